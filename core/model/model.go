@@ -1,0 +1,272 @@
+// Package model holds Grove's domain types (Senlin's object model: profiles,
+// policies, clusters, nodes, actions, events, bindings), their statuses and
+// the validation rules that do not need the store.
+package model
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Cluster statuses (seed 004).
+const (
+	ClusterInit       = "INIT"
+	ClusterActive     = "ACTIVE"
+	ClusterCreating   = "CREATING"
+	ClusterUpdating   = "UPDATING"
+	ClusterResizing   = "RESIZING"
+	ClusterDeleting   = "DELETING"
+	ClusterChecking   = "CHECKING"
+	ClusterRecovering = "RECOVERING"
+	ClusterCritical   = "CRITICAL"
+	ClusterError      = "ERROR"
+	ClusterWarning    = "WARNING"
+	ClusterOperating  = "OPERATING"
+)
+
+// Node statuses.
+const (
+	NodeInit       = "INIT"
+	NodeActive     = "ACTIVE"
+	NodeError      = "ERROR"
+	NodeWarning    = "WARNING"
+	NodeCreating   = "CREATING"
+	NodeUpdating   = "UPDATING"
+	NodeDeleting   = "DELETING"
+	NodeRecovering = "RECOVERING"
+	NodeOperating  = "OPERATING"
+)
+
+// Action statuses.
+const (
+	ActionInit      = "INIT"
+	ActionWaiting   = "WAITING"
+	ActionReady     = "READY"
+	ActionRunning   = "RUNNING"
+	ActionSucceeded = "SUCCEEDED"
+	ActionFailed    = "FAILED"
+	ActionCancelled = "CANCELLED"
+)
+
+// Action signals stored in Action.Control.
+const (
+	SignalCancel = "CANCEL"
+)
+
+// Action causes.
+const (
+	CauseRPC     = "RPC Request"
+	CauseDerived = "Derived Action"
+)
+
+// Action names.
+const (
+	ClusterCreateAction       = "CLUSTER_CREATE"
+	ClusterDeleteAction       = "CLUSTER_DELETE"
+	ClusterUpdateAction       = "CLUSTER_UPDATE"
+	ClusterAddNodesAction     = "CLUSTER_ADD_NODES"
+	ClusterDelNodesAction     = "CLUSTER_DEL_NODES"
+	ClusterReplaceNodesAction = "CLUSTER_REPLACE_NODES"
+	ClusterResizeAction       = "CLUSTER_RESIZE"
+	ClusterScaleOutAction     = "CLUSTER_SCALE_OUT"
+	ClusterScaleInAction      = "CLUSTER_SCALE_IN"
+	ClusterCheckAction        = "CLUSTER_CHECK"
+	ClusterRecoverAction      = "CLUSTER_RECOVER"
+	ClusterAttachPolicyAction = "CLUSTER_ATTACH_POLICY"
+	ClusterDetachPolicyAction = "CLUSTER_DETACH_POLICY"
+	ClusterUpdatePolicyAction = "CLUSTER_UPDATE_POLICY"
+	NodeCreateAction          = "NODE_CREATE"
+	NodeDeleteAction          = "NODE_DELETE"
+	NodeUpdateAction          = "NODE_UPDATE"
+	NodeCheckAction           = "NODE_CHECK"
+	NodeRecoverAction         = "NODE_RECOVER"
+)
+
+// Event levels, stored as Python logging's numbers as Senlin does.
+const (
+	LevelDebug    = 10
+	LevelInfo     = 20
+	LevelWarning  = 30
+	LevelError    = 40
+	LevelCritical = 50
+)
+
+// LevelName returns Senlin's string for an event level.
+func LevelName(l int) string {
+	switch {
+	case l >= LevelCritical:
+		return "CRITICAL"
+	case l >= LevelError:
+		return "ERROR"
+	case l >= LevelWarning:
+		return "WARNING"
+	case l >= LevelInfo:
+		return "INFO"
+	}
+	return "DEBUG"
+}
+
+// Profile is a typed template for nodes.
+type Profile struct {
+	ID      string
+	Name    string
+	Type    string // e.g. local.process
+	Version string // e.g. 1.0
+	// Spec is the spec as submitted; Properties are validated with defaults.
+	Spec       map[string]any
+	Properties map[string]any
+	Metadata   map[string]any
+	User       string
+	Project    string
+	Domain     string
+	CreatedAt  time.Time
+	UpdatedAt  *time.Time
+}
+
+// FullType is Senlin's "type-version" string.
+func (p *Profile) FullType() string { return p.Type + "-" + p.Version }
+
+// Policy is a typed rule set evaluated around actions.
+type Policy struct {
+	ID         string
+	Name       string
+	Type       string
+	Version    string
+	Spec       map[string]any
+	Properties map[string]any
+	Data       map[string]any
+	User       string
+	Project    string
+	Domain     string
+	CreatedAt  time.Time
+	UpdatedAt  *time.Time
+}
+
+// FullType is Senlin's "type-version" string.
+func (p *Policy) FullType() string { return p.Type + "-" + p.Version }
+
+// Cluster is a set of nodes made from one profile.
+type Cluster struct {
+	ID              string
+	Name            string
+	ProfileID       string
+	User            string
+	Project         string
+	Domain          string
+	InitAt          time.Time
+	CreatedAt       *time.Time
+	UpdatedAt       *time.Time
+	MinSize         int
+	MaxSize         int
+	DesiredCapacity int
+	NextIndex       int
+	Timeout         int
+	Status          string
+	StatusReason    string
+	Metadata        map[string]any
+	Data            map[string]any
+	Config          map[string]any
+	Dependents      map[string]any
+}
+
+// Node is one cluster member, or an orphan node.
+type Node struct {
+	ID           string
+	Name         string
+	ClusterID    string
+	PhysicalID   string
+	ProfileID    string
+	User         string
+	Project      string
+	Domain       string
+	Index        int
+	Role         string
+	InitAt       time.Time
+	CreatedAt    *time.Time
+	UpdatedAt    *time.Time
+	Status       string
+	StatusReason string
+	Tainted      bool
+	Data         map[string]any
+	Metadata     map[string]any
+	Dependents   map[string]any
+	// State is the driver's opaque state, handed back on every call.
+	State []byte
+}
+
+// Action is a persisted unit of work.
+type Action struct {
+	ID           string
+	Name         string
+	ClusterID    string
+	Target       string
+	Action       string
+	Cause        string
+	Owner        string
+	LeaseExpires time.Time
+	StartTime    float64
+	EndTime      float64
+	Timeout      int
+	Status       string
+	StatusReason string
+	Control      string
+	Inputs       map[string]any
+	Outputs      map[string]any
+	Data         map[string]any
+	ParentID     string
+	User         string
+	Project      string
+	CreatedAt    time.Time
+	UpdatedAt    *time.Time
+}
+
+// Terminal reports whether the action has ended.
+func (a *Action) Terminal() bool {
+	return a.Status == ActionSucceeded || a.Status == ActionFailed || a.Status == ActionCancelled
+}
+
+// IsNodeAction reports whether the action targets a node.
+func (a *Action) IsNodeAction() bool { return len(a.Action) > 5 && a.Action[:5] == "NODE_" }
+
+// Binding attaches a policy to a cluster.
+type Binding struct {
+	ID        string
+	ClusterID string
+	PolicyID  string
+	Enabled   bool
+	Priority  int
+	Data      map[string]any
+	LastOp    *time.Time
+}
+
+// Event is an append-only record of what happened to a cluster or node.
+type Event struct {
+	ID           string
+	Timestamp    time.Time
+	OID          string
+	OName        string
+	OType        string // CLUSTER or NODE
+	ClusterID    string
+	User         string
+	Project      string
+	Action       string
+	Status       string
+	StatusReason string
+	Level        int
+	MetaData     map[string]any
+}
+
+var nameRE = regexp.MustCompile(`^[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}A-Za-z0-9._~-]{1,255}$`)
+
+// ValidateName applies Senlin's rule for object names; field names the field
+// in the error.
+func ValidateName(field, name string) error {
+	if name == "" {
+		return fmt.Errorf("%s is required.", field)
+	}
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%s %q is not valid: use 1 to 255 characters of letters, digits, '.', '_', '~' and '-'.", field, name)
+	}
+	return nil
+}

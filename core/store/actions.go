@@ -1,0 +1,252 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/grovehq/grove/core/model"
+)
+
+const actionCols = "id, name, cluster_id, target, action, cause, owner, lease_expires, start_time, end_time, timeout, status, status_reason, control, inputs, outputs, data, parent_id, usr, project, created_at, updated_at"
+
+func scanAction(r scanner) (*model.Action, error) {
+	a := &model.Action{}
+	var lease, created int64
+	var updated sql.NullInt64
+	var inputs, outputs, data string
+	if err := r.Scan(&a.ID, &a.Name, &a.ClusterID, &a.Target, &a.Action, &a.Cause, &a.Owner, &lease, &a.StartTime, &a.EndTime,
+		&a.Timeout, &a.Status, &a.StatusReason, &a.Control, &inputs, &outputs, &data, &a.ParentID, &a.User, &a.Project, &created, &updated); err != nil {
+		return nil, err
+	}
+	a.LeaseExpires, a.CreatedAt, a.UpdatedAt = fromUS(lease), fromUS(created), fromUSPtr(updated)
+	a.Inputs, a.Outputs, a.Data = fromJSON(inputs), fromJSON(outputs), fromJSON(data)
+	return a, nil
+}
+
+func actionArgs(a *model.Action) []any {
+	return []any{a.ID, a.Name, a.ClusterID, a.Target, a.Action, a.Cause, a.Owner, us(a.LeaseExpires), a.StartTime, a.EndTime,
+		a.Timeout, a.Status, a.StatusReason, a.Control, toJSON(a.Inputs), toJSON(a.Outputs), toJSON(a.Data), a.ParentID,
+		a.User, a.Project, us(a.CreatedAt), usPtr(a.UpdatedAt)}
+}
+
+// CreateActions implements Store.
+func (s *SQL) CreateActions(ctx context.Context, actions []*model.Action) error {
+	return s.insertMany(ctx, "actions", actionCols, len(actions), func(i int) []any { return actionArgs(actions[i]) })
+}
+
+// GetAction implements Store.
+func (s *SQL) GetAction(ctx context.Context, id string) (*model.Action, error) {
+	return getOne(ctx, s, "action", "SELECT "+actionCols+" FROM actions WHERE id = ?", scanAction, id)
+}
+
+// FindAction implements Store.
+func (s *SQL) FindAction(ctx context.Context, project, ident string) (a *model.Action, err error) {
+	err = s.find(ctx, "action", "actions", project, ident, func(id string) error { a, err = s.GetAction(ctx, id); return err })
+	return a, err
+}
+
+// ListActions implements Store.
+func (s *SQL) ListActions(ctx context.Context, o ListOpts) ([]*model.Action, error) {
+	var out []*model.Action
+	err := s.list(ctx, "actions", actionCols, o, []string{"created_at"}, func(r scanner) (string, error) {
+		a, err := scanAction(r)
+		if err != nil {
+			return "", err
+		}
+		out = append(out, a)
+		return a.ID, nil
+	})
+	return out, err
+}
+
+func (s *SQL) actionsWhere(ctx context.Context, where string, args ...any) ([]*model.Action, error) {
+	rows, err := s.query(ctx, "SELECT "+actionCols+" FROM actions WHERE "+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query actions: %w", err)
+	}
+	defer rows.Close()
+	var out []*model.Action
+	for rows.Next() {
+		a, err := scanAction(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// UpdateActions implements Store.
+func (s *SQL) UpdateActions(ctx context.Context, actions []*model.Action) error {
+	return s.InTx(ctx, func(tx Store) error {
+		t := tx.(*SQL)
+		for _, a := range actions {
+			args := actionArgs(a)
+			_, err := t.exec(ctx, `UPDATE actions SET name = ?, cluster_id = ?, target = ?, action = ?, cause = ?, owner = ?, lease_expires = ?, start_time = ?, end_time = ?,
+				timeout = ?, status = ?, status_reason = ?, control = ?, inputs = ?, outputs = ?, data = ?, parent_id = ?, usr = ?, project = ?, created_at = ?, updated_at = ?
+				WHERE id = ?`, append(args[1:], a.ID)...)
+			if err != nil {
+				return fmt.Errorf("update action %s: %w", a.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// ClaimActions implements Store.
+func (s *SQL) ClaimActions(ctx context.Context, owner string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error) {
+	var claimed []*model.Action
+	err := s.InTx(ctx, func(tx Store) error {
+		t := tx.(*SQL)
+		lock := ""
+		if t.dialect == "postgres" {
+			lock = " FOR UPDATE SKIP LOCKED"
+		}
+		var ids []string
+		if nodeLevel {
+			var parent, name string
+			err := t.q.QueryRowContext(ctx, t.rebind("SELECT parent_id, action FROM actions WHERE status = ? AND parent_id <> '' ORDER BY created_at, id LIMIT 1"+lock), model.ActionReady).Scan(&parent, &name)
+			if err == sql.ErrNoRows {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			rows, err := t.query(ctx, "SELECT id FROM actions WHERE status = ? AND parent_id = ? AND action = ? ORDER BY created_at, id LIMIT ?"+lock, model.ActionReady, parent, name, max)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				ids = append(ids, id)
+			}
+			rows.Close()
+		} else {
+			var id string
+			err := t.q.QueryRowContext(ctx, t.rebind("SELECT id FROM actions WHERE status = ? AND parent_id = '' ORDER BY created_at, id LIMIT 1"+lock), model.ActionReady).Scan(&id)
+			if err == sql.ErrNoRows {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			ids = []string{id}
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		now := time.Now()
+		args := append([]any{model.ActionRunning, "The action is being processed.", owner, us(until), float64(now.UnixMicro()) / 1e6, us(now), model.ActionReady}, anys(ids)...)
+		if _, err := t.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = ?, lease_expires = ?, start_time = CASE WHEN start_time = 0 THEN ? ELSE start_time END, updated_at = ? WHERE status = ? AND id IN ("+placeholders(len(ids))+")", args...); err != nil {
+			return err
+		}
+		got, err := t.actionsWhere(ctx, "owner = ? AND status = ? AND id IN ("+placeholders(len(ids))+") ORDER BY created_at, id", append([]any{owner, model.ActionRunning}, anys(ids)...)...)
+		claimed = got
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim actions: %w", err)
+	}
+	return claimed, nil
+}
+
+// RenewLeases implements Store.
+func (s *SQL) RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) error {
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		args := append([]any{us(until), owner, model.ActionRunning}, anys(chunk)...)
+		if _, err := s.exec(ctx, "UPDATE actions SET lease_expires = ? WHERE owner = ? AND status = ? AND id IN ("+placeholders(len(chunk))+")", args...); err != nil {
+			return fmt.Errorf("renew leases: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReclaimActions implements Store.
+func (s *SQL) ReclaimActions(ctx context.Context, owner string, now time.Time) (int, error) {
+	res, err := s.exec(ctx, "UPDATE actions SET status = ?, owner = '', status_reason = ? WHERE status = ? AND (lease_expires < ? OR (owner = ? AND owner <> ''))",
+		model.ActionReady, "The action was reclaimed after its worker stopped.", model.ActionRunning, us(now), owner)
+	if err != nil {
+		return 0, fmt.Errorf("reclaim actions: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return int(n), nil
+}
+
+// Children implements Store.
+func (s *SQL) Children(ctx context.Context, parentID string) ([]*model.Action, error) {
+	return s.actionsWhere(ctx, "parent_id = ? ORDER BY created_at, id", parentID)
+}
+
+// SummarizeChildren implements Store.
+func (s *SQL) SummarizeChildren(ctx context.Context, parentID string) (ChildSummary, error) {
+	var sum ChildSummary
+	rows, err := s.query(ctx, "SELECT status, COUNT(*) FROM actions WHERE parent_id = ? GROUP BY status", parentID)
+	if err != nil {
+		return sum, fmt.Errorf("summarize children: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return sum, err
+		}
+		sum.Total += n
+		switch st {
+		case model.ActionSucceeded:
+		case model.ActionFailed, model.ActionCancelled:
+			sum.Failed += n
+		default:
+			sum.Pending += n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return sum, err
+	}
+	if sum.Failed > 0 {
+		err := s.q.QueryRowContext(ctx, s.rebind("SELECT status_reason FROM actions WHERE parent_id = ? AND status IN (?, ?) ORDER BY updated_at, id LIMIT 1"),
+			parentID, model.ActionFailed, model.ActionCancelled).Scan(&sum.FirstFailure)
+		if err != nil {
+			return sum, err
+		}
+	}
+	return sum, nil
+}
+
+// ActiveActions implements Store.
+func (s *SQL) ActiveActions(ctx context.Context, target string) ([]*model.Action, error) {
+	return s.actionsWhere(ctx, "target = ? AND status IN (?, ?, ?, ?) ORDER BY created_at, id", target, model.ActionInit, model.ActionReady, model.ActionRunning, model.ActionWaiting)
+}
+
+// SignalChildren implements Store.
+func (s *SQL) SignalChildren(ctx context.Context, parentID, control string, now time.Time) error {
+	if _, err := s.exec(ctx, "UPDATE actions SET control = ? WHERE parent_id = ? AND status IN (?, ?, ?, ?)", control, parentID,
+		model.ActionInit, model.ActionReady, model.ActionRunning, model.ActionWaiting); err != nil {
+		return fmt.Errorf("signal children: %w", err)
+	}
+	if control == model.SignalCancel {
+		if _, err := s.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, end_time = ?, updated_at = ? WHERE parent_id = ? AND status IN (?, ?, ?)",
+			model.ActionCancelled, "The action was cancelled.", float64(now.UnixMicro())/1e6, us(now), parentID, model.ActionInit, model.ActionReady, model.ActionWaiting); err != nil {
+			return fmt.Errorf("cancel children: %w", err)
+		}
+	}
+	return nil
+}
+
+// DeleteActions implements Store.
+func (s *SQL) DeleteActions(ctx context.Context, ids []string) error {
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		if _, err := s.exec(ctx, "DELETE FROM actions WHERE id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
+			return fmt.Errorf("delete actions: %w", err)
+		}
+	}
+	return nil
+}

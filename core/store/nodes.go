@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"fmt"
+
+	"github.com/grovehq/grove/core/model"
+)
+
+const nodeCols = "id, name, cluster_id, physical_id, profile_id, usr, project, domain, idx, role, init_at, created_at, updated_at, status, status_reason, tainted, data, metadata, dependents, state"
+
+func scanNode(r scanner) (*model.Node, error) {
+	n := &model.Node{}
+	var initAt int64
+	var created, updated sql.NullInt64
+	var tainted int
+	var data, meta, deps, state string
+	if err := r.Scan(&n.ID, &n.Name, &n.ClusterID, &n.PhysicalID, &n.ProfileID, &n.User, &n.Project, &n.Domain, &n.Index, &n.Role,
+		&initAt, &created, &updated, &n.Status, &n.StatusReason, &tainted, &data, &meta, &deps, &state); err != nil {
+		return nil, err
+	}
+	n.InitAt, n.CreatedAt, n.UpdatedAt = fromUS(initAt), fromUSPtr(created), fromUSPtr(updated)
+	n.Tainted = tainted != 0
+	n.Data, n.Metadata, n.Dependents = fromJSON(data), fromJSON(meta), fromJSON(deps)
+	if state != "" {
+		b, err := base64.StdEncoding.DecodeString(state)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: driver state is corrupt: %w", n.ID, err)
+		}
+		n.State = b
+	}
+	return n, nil
+}
+
+func nodeArgs(n *model.Node) []any {
+	return []any{n.ID, n.Name, n.ClusterID, n.PhysicalID, n.ProfileID, n.User, n.Project, n.Domain, n.Index, n.Role,
+		us(n.InitAt), usPtr(n.CreatedAt), usPtr(n.UpdatedAt), n.Status, n.StatusReason, b2i(n.Tainted),
+		toJSON(n.Data), toJSON(n.Metadata), toJSON(n.Dependents), base64.StdEncoding.EncodeToString(n.State)}
+}
+
+// CreateNodes implements Store.
+func (s *SQL) CreateNodes(ctx context.Context, nodes []*model.Node) error {
+	return s.insertMany(ctx, "nodes", nodeCols, len(nodes), func(i int) []any { return nodeArgs(nodes[i]) })
+}
+
+// GetNode implements Store.
+func (s *SQL) GetNode(ctx context.Context, id string) (*model.Node, error) {
+	return getOne(ctx, s, "node", "SELECT "+nodeCols+" FROM nodes WHERE id = ?", scanNode, id)
+}
+
+// FindNode implements Store.
+func (s *SQL) FindNode(ctx context.Context, project, ident string) (n *model.Node, err error) {
+	err = s.find(ctx, "node", "nodes", project, ident, func(id string) error { n, err = s.GetNode(ctx, id); return err })
+	return n, err
+}
+
+// ListNodes implements Store.
+func (s *SQL) ListNodes(ctx context.Context, o ListOpts) ([]*model.Node, error) {
+	var out []*model.Node
+	err := s.list(ctx, "nodes", nodeCols, o, []string{"init_at"}, func(r scanner) (string, error) {
+		n, err := scanNode(r)
+		if err != nil {
+			return "", err
+		}
+		out = append(out, n)
+		return n.ID, nil
+	})
+	return out, err
+}
+
+func (s *SQL) nodesWhere(ctx context.Context, where string, args ...any) ([]*model.Node, error) {
+	rows, err := s.query(ctx, "SELECT "+nodeCols+" FROM nodes WHERE "+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("query nodes: %w", err)
+	}
+	defer rows.Close()
+	var out []*model.Node
+	for rows.Next() {
+		n, err := scanNode(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// ClusterNodes implements Store.
+func (s *SQL) ClusterNodes(ctx context.Context, clusterID string) ([]*model.Node, error) {
+	return s.nodesWhere(ctx, "cluster_id = ? ORDER BY idx, id", clusterID)
+}
+
+// GetNodes implements Store; missing ids are skipped.
+func (s *SQL) GetNodes(ctx context.Context, ids []string) ([]*model.Node, error) {
+	var out []*model.Node
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		ns, err := s.nodesWhere(ctx, "id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ns...)
+	}
+	return out, nil
+}
+
+// UpdateNodes implements Store.
+func (s *SQL) UpdateNodes(ctx context.Context, nodes []*model.Node) error {
+	return s.InTx(ctx, func(tx Store) error {
+		t := tx.(*SQL)
+		for _, n := range nodes {
+			args := nodeArgs(n)
+			_, err := t.exec(ctx, `UPDATE nodes SET name = ?, cluster_id = ?, physical_id = ?, profile_id = ?, usr = ?, project = ?, domain = ?, idx = ?, role = ?,
+				init_at = ?, created_at = ?, updated_at = ?, status = ?, status_reason = ?, tainted = ?, data = ?, metadata = ?, dependents = ?, state = ? WHERE id = ?`,
+				append(args[1:], n.ID)...)
+			if err != nil {
+				return fmt.Errorf("update node %s: %w", n.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteNodes implements Store.
+func (s *SQL) DeleteNodes(ctx context.Context, ids []string) error {
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		if _, err := s.exec(ctx, "DELETE FROM nodes WHERE id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
+			return fmt.Errorf("delete nodes: %w", err)
+		}
+		if _, err := s.exec(ctx, "DELETE FROM node_locks WHERE node_id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
+			return fmt.Errorf("delete node locks: %w", err)
+		}
+	}
+	return nil
+}
+
+// CountNodes implements Store.
+func (s *SQL) CountNodes(ctx context.Context, clusterID string) (int, error) {
+	var n int
+	err := s.q.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM nodes WHERE cluster_id = ?"), clusterID).Scan(&n)
+	return n, err
+}

@@ -1,0 +1,158 @@
+// Package store defines Grove's persistence interface and its one SQL
+// implementation, written for both SQLite and PostgreSQL. The sqlite and
+// postgres sub-packages open a database and pick the dialect; storetest holds
+// the conformance suite both pass.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/grovehq/grove/core/model"
+)
+
+// ErrNotFound is returned (wrapped) when an object does not exist.
+var ErrNotFound = errors.New("not found")
+
+// AmbiguousError is returned when a name or short id matches several objects.
+type AmbiguousError struct {
+	Kind  string
+	Ident string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("Multiple %ss have been found matching %q; use the full id.", e.Kind, e.Ident)
+}
+
+// NotFoundError names what was not found.
+type NotFoundError struct {
+	Kind  string
+	Ident string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("The %s '%s' could not be found.", e.Kind, e.Ident)
+}
+
+// Unwrap lets errors.Is(err, ErrNotFound) match.
+func (e *NotFoundError) Unwrap() error { return ErrNotFound }
+
+// SortKey is one sort key of a list.
+type SortKey struct {
+	Key  string
+	Desc bool
+}
+
+// ListOpts filters and orders a list. Filter and sort keys are API names;
+// the caller validates them against what the resource allows.
+type ListOpts struct {
+	// Project limits the list to one project; empty lists all projects.
+	Project string
+	Filters map[string][]string
+	Sort    []SortKey
+	Limit   int
+	// Marker is the id of the last item of the previous page.
+	Marker string
+}
+
+// Lock scopes, as Senlin's.
+const (
+	LockCluster = -1 // exclusive
+	LockNode    = 1  // shared, for node-level actions
+)
+
+// ChildSummary tells a parent action where its children stand.
+type ChildSummary struct {
+	Total   int
+	Pending int // not yet terminal
+	Failed  int
+	// FirstFailure is the status reason of one failed or cancelled child.
+	FirstFailure string
+}
+
+// Store is everything the engine and the API persist.
+type Store interface {
+	// InTx runs fn in one transaction; nested calls join the outer one.
+	InTx(ctx context.Context, fn func(tx Store) error) error
+	Close() error
+	// Dialect names the backend: "sqlite" or "postgres".
+	Dialect() string
+
+	CreateProfile(ctx context.Context, p *model.Profile) error
+	GetProfile(ctx context.Context, id string) (*model.Profile, error)
+	FindProfile(ctx context.Context, project, ident string) (*model.Profile, error)
+	ListProfiles(ctx context.Context, o ListOpts) ([]*model.Profile, error)
+	UpdateProfile(ctx context.Context, p *model.Profile) error
+	DeleteProfile(ctx context.Context, id string) error
+	ProfileInUse(ctx context.Context, id string) (bool, error)
+
+	CreatePolicy(ctx context.Context, p *model.Policy) error
+	GetPolicy(ctx context.Context, id string) (*model.Policy, error)
+	FindPolicy(ctx context.Context, project, ident string) (*model.Policy, error)
+	ListPolicies(ctx context.Context, o ListOpts) ([]*model.Policy, error)
+	UpdatePolicy(ctx context.Context, p *model.Policy) error
+	DeletePolicy(ctx context.Context, id string) error
+	PolicyInUse(ctx context.Context, id string) (bool, error)
+
+	CreateCluster(ctx context.Context, c *model.Cluster) error
+	GetCluster(ctx context.Context, id string) (*model.Cluster, error)
+	FindCluster(ctx context.Context, project, ident string) (*model.Cluster, error)
+	ListClusters(ctx context.Context, o ListOpts) ([]*model.Cluster, error)
+	UpdateCluster(ctx context.Context, c *model.Cluster) error
+	DeleteCluster(ctx context.Context, id string) error
+
+	CreateNodes(ctx context.Context, nodes []*model.Node) error
+	GetNode(ctx context.Context, id string) (*model.Node, error)
+	FindNode(ctx context.Context, project, ident string) (*model.Node, error)
+	ListNodes(ctx context.Context, o ListOpts) ([]*model.Node, error)
+	// ClusterNodes returns a cluster's nodes ordered by index.
+	ClusterNodes(ctx context.Context, clusterID string) ([]*model.Node, error)
+	GetNodes(ctx context.Context, ids []string) ([]*model.Node, error)
+	UpdateNodes(ctx context.Context, nodes []*model.Node) error
+	DeleteNodes(ctx context.Context, ids []string) error
+	CountNodes(ctx context.Context, clusterID string) (int, error)
+
+	CreateActions(ctx context.Context, actions []*model.Action) error
+	GetAction(ctx context.Context, id string) (*model.Action, error)
+	FindAction(ctx context.Context, project, ident string) (*model.Action, error)
+	ListActions(ctx context.Context, o ListOpts) ([]*model.Action, error)
+	UpdateActions(ctx context.Context, actions []*model.Action) error
+	// ClaimActions moves up to max READY actions to RUNNING under owner with
+	// a lease until the given time. nodeLevel picks derived node actions,
+	// which are claimed in batches of one parent and one action name;
+	// otherwise one top-level action is claimed.
+	ClaimActions(ctx context.Context, owner string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error)
+	RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) error
+	// ReclaimActions makes RUNNING actions READY again when their lease has
+	// expired before now, or when they belong to owner (pass "" for none).
+	ReclaimActions(ctx context.Context, owner string, now time.Time) (int, error)
+	Children(ctx context.Context, parentID string) ([]*model.Action, error)
+	SummarizeChildren(ctx context.Context, parentID string) (ChildSummary, error)
+	// ActiveActions lists non-terminal actions on a target.
+	ActiveActions(ctx context.Context, target string) ([]*model.Action, error)
+	// SignalChildren sets control on the pending children of parentID and
+	// cancels those that have not started.
+	SignalChildren(ctx context.Context, parentID, control string, now time.Time) error
+	// DeleteActions removes terminal actions by id.
+	DeleteActions(ctx context.Context, ids []string) error
+
+	CreateBinding(ctx context.Context, b *model.Binding) error
+	GetBinding(ctx context.Context, clusterID, policyID string) (*model.Binding, error)
+	ListBindings(ctx context.Context, clusterID string) ([]*model.Binding, error)
+	UpdateBinding(ctx context.Context, b *model.Binding) error
+	DeleteBinding(ctx context.Context, clusterID, policyID string) error
+
+	CreateEvents(ctx context.Context, events []*model.Event) error
+	GetEvent(ctx context.Context, id string) (*model.Event, error)
+	ListEvents(ctx context.Context, o ListOpts) ([]*model.Event, error)
+
+	// AcquireClusterLock takes the cluster lock in a scope for an action.
+	// It succeeds if free, already held by the action, or (node scope) shared
+	// with other node-scope holders.
+	AcquireClusterLock(ctx context.Context, clusterID, actionID string, scope int) (bool, error)
+	ReleaseClusterLock(ctx context.Context, clusterID, actionID string) error
+	AcquireNodeLock(ctx context.Context, nodeID, actionID string) (bool, error)
+	ReleaseNodeLock(ctx context.Context, nodeID, actionID string) error
+}

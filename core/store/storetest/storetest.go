@@ -1,0 +1,379 @@
+// Package storetest is the conformance suite every Store implementation
+// passes. Run it from each backend's tests with a fresh store per call.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+)
+
+// Run runs the suite; open returns a fresh, empty store.
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"ProfileCRUDAndFind", testProfiles},
+		{"ListFilterSortPage", testList},
+		{"ClusterAndNodes", testClusterNodes},
+		{"ClaimBatchesNodeActions", testClaim},
+		{"LeasesAndReclaim", testLeases},
+		{"ChildrenAndCancel", testChildren},
+		{"Locks", testLocks},
+		{"BindingsAndEvents", testBindingsEvents},
+		{"TransactionRollback", testTx},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			tc.fn(t, s)
+		})
+	}
+}
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func profile(name string, at time.Time) *model.Profile {
+	return &model.Profile{ID: uuid.NewString(), Name: name, Type: "local.process", Version: "1.0",
+		Spec: map[string]any{"type": "local.process"}, Properties: map[string]any{"command": []any{"sleep"}},
+		Project: "p1", User: "u", CreatedAt: at}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testProfiles(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a := profile("web", t0)
+	a.ID = "abcd0000-0000-4000-8000-000000000001"
+	b := profile("db", t0.Add(time.Second))
+	b.ID = "abce0000-0000-4000-8000-000000000002"
+	must(t, s.CreateProfile(ctx, a))
+	must(t, s.CreateProfile(ctx, b))
+	got, err := s.GetProfile(ctx, a.ID)
+	must(t, err)
+	if got.Name != "web" || got.Properties["command"].([]any)[0] != "sleep" || !got.CreatedAt.Equal(t0) {
+		t.Fatalf("round trip lost data: %+v", got)
+	}
+	for ident, want := range map[string]string{a.ID: a.ID, "db": b.ID, "abcd": a.ID} {
+		p, err := s.FindProfile(ctx, "p1", ident)
+		if err != nil || p.ID != want {
+			t.Errorf("find %q = %v, %v; want %s", ident, p, err, want)
+		}
+	}
+	var amb *store.AmbiguousError
+	if _, err := s.FindProfile(ctx, "p1", "abc"); !errors.As(err, &amb) {
+		t.Errorf("a prefix of two ids must be ambiguous, got %v", err)
+	}
+	if _, err := s.FindProfile(ctx, "p1", "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("unknown name must be not found, got %v", err)
+	}
+	if _, err := s.FindProfile(ctx, "other-project", "web"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("find must stay within the project, got %v", err)
+	}
+	dup := profile("web", t0)
+	must(t, s.CreateProfile(ctx, dup))
+	if _, err := s.FindProfile(ctx, "p1", "web"); !errors.As(err, &amb) {
+		t.Errorf("a name used twice must be ambiguous, got %v", err)
+	}
+	now := t0.Add(time.Hour)
+	a.Name, a.UpdatedAt = "web2", &now
+	must(t, s.UpdateProfile(ctx, a))
+	got, _ = s.GetProfile(ctx, a.ID)
+	if got.Name != "web2" || got.UpdatedAt == nil {
+		t.Errorf("update lost: %+v", got)
+	}
+	must(t, s.DeleteProfile(ctx, a.ID))
+	if _, err := s.GetProfile(ctx, a.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleted profile still there: %v", err)
+	}
+}
+
+func testList(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < 5; i++ {
+		c := &model.Cluster{ID: uuid.NewString(), Name: fmt.Sprintf("c%d", i), ProfileID: "p", Project: "p1", InitAt: t0.Add(time.Duration(i) * time.Second),
+			MaxSize: -1, Status: []string{"ACTIVE", "ERROR"}[i%2]}
+		must(t, s.CreateCluster(ctx, c))
+		ids = append(ids, c.ID)
+	}
+	all, err := s.ListClusters(ctx, store.ListOpts{})
+	must(t, err)
+	if len(all) != 5 || all[0].ID != ids[0] || all[4].ID != ids[4] {
+		t.Fatalf("default order is by init_at: got %d", len(all))
+	}
+	act, _ := s.ListClusters(ctx, store.ListOpts{Filters: map[string][]string{"status": {"ACTIVE"}}})
+	if len(act) != 3 {
+		t.Errorf("status filter: got %d, want 3", len(act))
+	}
+	both, _ := s.ListClusters(ctx, store.ListOpts{Filters: map[string][]string{"status": {"ACTIVE", "ERROR"}}})
+	if len(both) != 5 {
+		t.Errorf("repeated filter values are OR: got %d", len(both))
+	}
+	desc, _ := s.ListClusters(ctx, store.ListOpts{Sort: []store.SortKey{{Key: "name", Desc: true}}, Limit: 2})
+	if len(desc) != 2 || desc[0].Name != "c4" || desc[1].Name != "c3" {
+		t.Errorf("sort name:desc limit 2 = %v", names(desc))
+	}
+	page, _ := s.ListClusters(ctx, store.ListOpts{Sort: []store.SortKey{{Key: "name", Desc: true}}, Limit: 2, Marker: desc[1].ID})
+	if len(page) != 2 || page[0].Name != "c2" || page[1].Name != "c1" {
+		t.Errorf("second page after marker = %v", names(page))
+	}
+	other, _ := s.ListClusters(ctx, store.ListOpts{Project: "p2"})
+	if len(other) != 0 {
+		t.Errorf("project scoping leaked %d clusters", len(other))
+	}
+}
+
+func names(cs []*model.Cluster) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+func testClusterNodes(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "big", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterInit,
+		Metadata: map[string]any{"k": "v"}}
+	must(t, s.CreateCluster(ctx, c))
+	var nodes []*model.Node
+	for i := 0; i < 1200; i++ {
+		nodes = append(nodes, &model.Node{ID: uuid.NewString(), Name: fmt.Sprintf("n%d", i), ClusterID: c.ID, Index: i + 1, InitAt: t0,
+			Status: model.NodeInit, State: []byte{0, 1, 2, byte(i)}, Data: map[string]any{"port": float64(9000 + i)}})
+	}
+	must(t, s.CreateNodes(ctx, nodes))
+	n, err := s.CountNodes(ctx, c.ID)
+	must(t, err)
+	if n != 1200 {
+		t.Fatalf("batch insert: %d nodes", n)
+	}
+	got, _ := s.ClusterNodes(ctx, c.ID)
+	if len(got) != 1200 || got[0].Index != 1 || got[1199].Index != 1200 || got[5].State[3] != 5 || got[5].Data["port"].(float64) != 9005 {
+		t.Fatalf("nodes did not round trip")
+	}
+	got[0].Status, got[0].PhysicalID = model.NodeActive, "pid-1"
+	must(t, s.UpdateNodes(ctx, got[:1]))
+	one, _ := s.GetNode(ctx, got[0].ID)
+	if one.Status != model.NodeActive || one.PhysicalID != "pid-1" {
+		t.Errorf("node update lost: %+v", one)
+	}
+	ids := make([]string, 0, 600)
+	for _, n := range got[:600] {
+		ids = append(ids, n.ID)
+	}
+	sub, _ := s.GetNodes(ctx, ids)
+	if len(sub) != 600 {
+		t.Errorf("GetNodes across chunks: %d", len(sub))
+	}
+	must(t, s.DeleteNodes(ctx, ids))
+	n, _ = s.CountNodes(ctx, c.ID)
+	if n != 600 {
+		t.Errorf("after delete: %d", n)
+	}
+	got2, _ := s.GetCluster(ctx, c.ID)
+	if got2.Metadata["k"] != "v" {
+		t.Errorf("cluster metadata lost")
+	}
+}
+
+func action(name, parent string, at time.Time) *model.Action {
+	return &model.Action{ID: uuid.NewString(), Name: name, Action: name, Target: "t", ParentID: parent, Status: model.ActionReady,
+		Cause: model.CauseDerived, CreatedAt: at, Inputs: map[string]any{}}
+}
+
+func testClaim(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	parent := action(model.ClusterCreateAction, "", t0)
+	var kids []*model.Action
+	for i := 0; i < 7; i++ {
+		kids = append(kids, action(model.NodeCreateAction, parent.ID, t0.Add(time.Duration(i)*time.Millisecond)))
+	}
+	other := action(model.NodeDeleteAction, parent.ID, t0.Add(time.Second))
+	must(t, s.CreateActions(ctx, append(append([]*model.Action{parent}, kids...), other)))
+	until := time.Now().Add(time.Minute)
+	top, err := s.ClaimActions(ctx, "e1", until, false, 10)
+	must(t, err)
+	if len(top) != 1 || top[0].ID != parent.ID || top[0].Status != model.ActionRunning || top[0].Owner != "e1" {
+		t.Fatalf("top-level claim: %+v", top)
+	}
+	again, _ := s.ClaimActions(ctx, "e2", until, false, 10)
+	if len(again) != 0 {
+		t.Fatalf("a claimed action must not be claimed twice")
+	}
+	b1, _ := s.ClaimActions(ctx, "e1", until, true, 5)
+	b2, _ := s.ClaimActions(ctx, "e2", until, true, 5)
+	b3, _ := s.ClaimActions(ctx, "e2", until, true, 5)
+	if len(b1) != 5 || len(b2) != 2 || len(b3) != 1 || b3[0].Action != model.NodeDeleteAction {
+		t.Fatalf("node batches must group one parent and one action name: %d %d %d", len(b1), len(b2), len(b3))
+	}
+	for _, a := range b1 {
+		if a.Action != model.NodeCreateAction || a.StartTime == 0 {
+			t.Errorf("claimed action not started: %+v", a)
+		}
+	}
+}
+
+func testLeases(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a := action(model.ClusterCreateAction, "", t0)
+	b := action(model.ClusterDeleteAction, "", t0.Add(time.Second))
+	must(t, s.CreateActions(ctx, []*model.Action{a, b}))
+	now := time.Now()
+	ca, _ := s.ClaimActions(ctx, "dead", now.Add(-time.Second), false, 1)
+	cb, _ := s.ClaimActions(ctx, "alive", now.Add(time.Hour), false, 1)
+	if len(ca) != 1 || len(cb) != 1 {
+		t.Fatal("claims failed")
+	}
+	must(t, s.RenewLeases(ctx, "alive", []string{b.ID}, now.Add(2*time.Hour)))
+	n, err := s.ReclaimActions(ctx, "", now)
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("only the expired lease is reclaimed, got %d", n)
+	}
+	got, _ := s.GetAction(ctx, a.ID)
+	if got.Status != model.ActionReady || got.Owner != "" {
+		t.Errorf("reclaimed action: %+v", got)
+	}
+	n, _ = s.ReclaimActions(ctx, "alive", now)
+	if n != 1 {
+		t.Errorf("actions of a restarted owner are reclaimed at once, got %d", n)
+	}
+}
+
+func testChildren(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	p := action(model.ClusterCreateAction, "", t0)
+	k1, k2, k3 := action(model.NodeCreateAction, p.ID, t0), action(model.NodeCreateAction, p.ID, t0), action(model.NodeCreateAction, p.ID, t0)
+	k1.Status = model.ActionSucceeded
+	k2.Status, k2.StatusReason = model.ActionFailed, "boom"
+	must(t, s.CreateActions(ctx, []*model.Action{p, k1, k2, k3}))
+	sum, err := s.SummarizeChildren(ctx, p.ID)
+	must(t, err)
+	if sum.Total != 3 || sum.Pending != 1 || sum.Failed != 1 || sum.FirstFailure != "boom" {
+		t.Fatalf("summary: %+v", sum)
+	}
+	must(t, s.SignalChildren(ctx, p.ID, model.SignalCancel, time.Now()))
+	got, _ := s.GetAction(ctx, k3.ID)
+	if got.Status != model.ActionCancelled || got.Control != model.SignalCancel {
+		t.Errorf("a ready child is cancelled at once: %+v", got)
+	}
+	kids, _ := s.Children(ctx, p.ID)
+	if len(kids) != 3 {
+		t.Errorf("children: %d", len(kids))
+	}
+	active, _ := s.ActiveActions(ctx, "t")
+	if len(active) != 1 || active[0].ID != p.ID {
+		t.Errorf("active actions on target: %d", len(active))
+	}
+}
+
+func testLocks(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	ok, err := s.AcquireClusterLock(ctx, "c", "a1", store.LockCluster)
+	must(t, err)
+	if !ok {
+		t.Fatal("free lock not acquired")
+	}
+	if ok, _ := s.AcquireClusterLock(ctx, "c", "a1", store.LockCluster); !ok {
+		t.Error("the holder re-acquires")
+	}
+	if ok, _ := s.AcquireClusterLock(ctx, "c", "a2", store.LockNode); ok {
+		t.Error("a node-scope lock must not share an exclusive one")
+	}
+	must(t, s.ReleaseClusterLock(ctx, "c", "a1"))
+	if ok, _ := s.AcquireClusterLock(ctx, "c", "n1", store.LockNode); !ok {
+		t.Error("node scope after release")
+	}
+	if ok, _ := s.AcquireClusterLock(ctx, "c", "n2", store.LockNode); !ok {
+		t.Error("node scopes share")
+	}
+	if ok, _ := s.AcquireClusterLock(ctx, "c", "a3", store.LockCluster); ok {
+		t.Error("exclusive while shared")
+	}
+	must(t, s.ReleaseClusterLock(ctx, "c", "n1"))
+	must(t, s.ReleaseClusterLock(ctx, "c", "n2"))
+	if ok, _ := s.AcquireClusterLock(ctx, "c", "a3", store.LockCluster); !ok {
+		t.Error("exclusive after all shared holders left")
+	}
+	if ok, _ := s.AcquireNodeLock(ctx, "n", "a1"); !ok {
+		t.Error("node lock")
+	}
+	if ok, _ := s.AcquireNodeLock(ctx, "n", "a2"); ok {
+		t.Error("node lock is exclusive")
+	}
+	must(t, s.ReleaseNodeLock(ctx, "n", "a1"))
+	if ok, _ := s.AcquireNodeLock(ctx, "n", "a2"); !ok {
+		t.Error("node lock after release")
+	}
+}
+
+func testBindingsEvents(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	b1 := &model.Binding{ID: uuid.NewString(), ClusterID: "c", PolicyID: "p1", Enabled: true, Priority: 400, Data: map[string]any{"x": "y"}}
+	b2 := &model.Binding{ID: uuid.NewString(), ClusterID: "c", PolicyID: "p2", Enabled: false, Priority: 100}
+	must(t, s.CreateBinding(ctx, b1))
+	must(t, s.CreateBinding(ctx, b2))
+	if err := s.CreateBinding(ctx, &model.Binding{ID: uuid.NewString(), ClusterID: "c", PolicyID: "p1"}); err == nil {
+		t.Error("a policy binds to a cluster once")
+	}
+	bs, _ := s.ListBindings(ctx, "c")
+	if len(bs) != 2 || bs[0].PolicyID != "p2" {
+		t.Errorf("bindings ordered by priority: %v", bs)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	b1.LastOp, b1.Enabled = &now, false
+	must(t, s.UpdateBinding(ctx, b1))
+	got, _ := s.GetBinding(ctx, "c", "p1")
+	if got.Enabled || got.LastOp == nil || !got.LastOp.Equal(now) || got.Data["x"] != "y" {
+		t.Errorf("binding update: %+v", got)
+	}
+	inUse, _ := s.PolicyInUse(ctx, "p1")
+	if !inUse {
+		t.Error("bound policy is in use")
+	}
+	must(t, s.DeleteBinding(ctx, "c", "p1"))
+	if _, err := s.GetBinding(ctx, "c", "p1"); !errors.Is(err, store.ErrNotFound) {
+		t.Error("binding not deleted")
+	}
+	var evs []*model.Event
+	for i := 0; i < 3; i++ {
+		evs = append(evs, &model.Event{ID: uuid.NewString(), Timestamp: t0.Add(time.Duration(i) * time.Second), OID: "o", OType: "NODE",
+			Level: model.LevelInfo, Action: "NODE_CREATE", Status: "end", Project: "p1"})
+	}
+	must(t, s.CreateEvents(ctx, evs))
+	list, _ := s.ListEvents(ctx, store.ListOpts{Sort: []store.SortKey{{Key: "timestamp", Desc: true}}})
+	if len(list) != 3 || list[0].ID != evs[2].ID {
+		t.Errorf("events by timestamp desc")
+	}
+}
+
+func testTx(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	p := profile("tx", t0)
+	err := s.InTx(ctx, func(tx store.Store) error {
+		if err := tx.CreateProfile(ctx, p); err != nil {
+			return err
+		}
+		return errors.New("abort")
+	})
+	if err == nil {
+		t.Fatal("InTx must return fn's error")
+	}
+	if _, err := s.GetProfile(ctx, p.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Error("a failed transaction wrote its profile")
+	}
+}

@@ -1,0 +1,142 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/grovehq/grove/plugins/proto"
+	"github.com/grovehq/grove/plugins/sdk/schema"
+)
+
+// Client calls a plugin with SDK types. The host uses it behind its
+// supervision, and sdktest uses it against an author's binary.
+type Client struct {
+	Info    pb.InfoClient
+	Profile pb.ProfileClient
+	Policy  pb.PolicyClient
+}
+
+// NewClient wraps a gRPC connection to a plugin.
+func NewClient(c *grpc.ClientConn) *Client {
+	return &Client{Info: pb.NewInfoClient(c), Profile: pb.NewProfileClient(c), Policy: pb.NewPolicyClient(c)}
+}
+
+func diagsFromProto(ds []*pb.Diagnostic) schema.Diagnostics {
+	var out schema.Diagnostics
+	for _, d := range ds {
+		out = append(out, schema.Diagnostic{Field: d.Field, Message: d.Message})
+	}
+	return out
+}
+
+// ValidateProfile asks the plugin to validate a profile spec.
+func (c *Client) ValidateProfile(ctx context.Context, s Spec) (schema.Diagnostics, error) {
+	resp, err := c.Profile.Validate(ctx, &pb.ValidateRequest{Spec: SpecToProto(s)})
+	if err != nil {
+		return nil, err
+	}
+	return diagsFromProto(resp.Diagnostics), nil
+}
+
+// ValidatePolicy asks the plugin to validate a policy spec.
+func (c *Client) ValidatePolicy(ctx context.Context, s Spec) (schema.Diagnostics, error) {
+	resp, err := c.Policy.Validate(ctx, &pb.ValidateRequest{Spec: SpecToProto(s)})
+	if err != nil {
+		return nil, err
+	}
+	return diagsFromProto(resp.Diagnostics), nil
+}
+
+// ProfileCall names a batch call of the profile service.
+type ProfileCall string
+
+// The batch calls of a profile driver.
+const (
+	CallCreate ProfileCall = "create"
+	CallDelete ProfileCall = "delete"
+	CallCheck  ProfileCall = "check"
+)
+
+// Batch runs create, delete or check on a batch of nodes. A failure of the
+// whole call is returned as an error; per-node failures are in the results.
+func (c *Client) Batch(ctx context.Context, call ProfileCall, p Spec, nodes []Node) ([]Result, error) {
+	req := &pb.BatchRequest{Profile: SpecToProto(p), Nodes: nodesToProto(nodes)}
+	var resp *pb.BatchResponse
+	var err error
+	switch call {
+	case CallCreate:
+		resp, err = c.Profile.Create(ctx, req)
+	case CallDelete:
+		resp, err = c.Profile.Delete(ctx, req)
+	case CallCheck:
+		resp, err = c.Profile.Check(ctx, req)
+	default:
+		return nil, fmt.Errorf("unknown profile call %q", call)
+	}
+	return batchResult(resp, err)
+}
+
+// Update changes nodes from the old profile to the new one.
+func (c *Client) Update(ctx context.Context, old, new Spec, nodes []Node) ([]Result, error) {
+	resp, err := c.Profile.Update(ctx, &pb.UpdateRequest{OldProfile: SpecToProto(old), NewProfile: SpecToProto(new), Nodes: nodesToProto(nodes)})
+	return batchResult(resp, err)
+}
+
+// Recover recovers nodes with the given operation.
+func (c *Client) Recover(ctx context.Context, p Spec, nodes []Node, op string, params map[string]any) ([]Result, error) {
+	resp, err := c.Profile.Recover(ctx, &pb.RecoverRequest{Profile: SpecToProto(p), Nodes: nodesToProto(nodes), Operation: op, ParamsJson: encodeJSON(params)})
+	return batchResult(resp, err)
+}
+
+func batchResult(resp *pb.BatchResponse, err error) ([]Result, error) {
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, ErrorFromProto(resp.Error)
+	}
+	return resultsFromProto(resp.Results), nil
+}
+
+// Attach asks a policy for its binding data.
+func (c *Client) Attach(ctx context.Context, p Spec, cl Cluster) (map[string]any, error) {
+	resp, err := c.Policy.Attach(ctx, &pb.AttachRequest{Policy: SpecToProto(p), Cluster: ClusterToProto(cl)})
+	if err != nil {
+		return nil, err
+	}
+	if resp.Error != nil {
+		return nil, ErrorFromProto(resp.Error)
+	}
+	return decodeMap(resp.BindingDataJson), nil
+}
+
+// Detach tells a policy it is being detached.
+func (c *Client) Detach(ctx context.Context, p Spec, cl Cluster, data map[string]any) error {
+	resp, err := c.Policy.Detach(ctx, &pb.AttachRequest{Policy: SpecToProto(p), Cluster: ClusterToProto(cl), BindingDataJson: encodeJSON(data)})
+	if err != nil {
+		return err
+	}
+	return ErrorFromProto(resp.Error)
+}
+
+// Check runs a policy check.
+func (c *Client) Check(ctx context.Context, req CheckRequest) (CheckResult, error) {
+	resp, err := c.Policy.Check(ctx, &pb.CheckRequest{
+		Policy: SpecToProto(req.Policy), Phase: req.Phase,
+		Action: &pb.ActionSnapshot{Id: req.Action.ID, Action: req.Action.Name, Target: req.Action.Target,
+			InputsJson: encodeJSON(req.Action.Inputs), DataJson: encodeJSON(req.Action.Data)},
+		Cluster: ClusterToProto(req.Cluster), BindingDataJson: encodeJSON(req.BindingData), LastOp: req.LastOp, Now: req.Now,
+	})
+	if err != nil {
+		return CheckResult{}, err
+	}
+	if resp.Error != nil {
+		return CheckResult{}, ErrorFromProto(resp.Error)
+	}
+	if resp.Status == "ERROR" {
+		return CheckResult{Refuse: resp.Reason}, nil
+	}
+	return CheckResult{Data: decodeMap(resp.ActionDataJson)}, nil
+}

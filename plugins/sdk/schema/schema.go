@@ -1,0 +1,387 @@
+// Package schema describes the properties of profile and policy types once, so
+// that the same description drives validation in the plugin, in the engine at
+// submit time, in the API's type endpoints and in the CLI and Terraform
+// diagnostics.
+//
+// The JSON form of a Schema is the `schema` object of Senlin's
+// /v1/profile-types/{type} answer: property name to
+// {type, description, required, updatable, default, constraints, schema}.
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Type names follow Senlin's spelling.
+const (
+	String  = "String"
+	Integer = "Integer"
+	Number  = "Number"
+	Boolean = "Boolean"
+	List    = "List"
+	Map     = "Map"
+)
+
+// Schema maps property names to their descriptions.
+type Schema map[string]*Property
+
+// Property describes one property.
+type Property struct {
+	Type        string       `json:"type"`
+	Description string       `json:"description,omitempty"`
+	Required    bool         `json:"required"`
+	Updatable   bool         `json:"updatable"`
+	Sensitive   bool         `json:"sensitive,omitempty"`
+	Default     any          `json:"default,omitempty"`
+	Constraints []Constraint `json:"constraints,omitempty"`
+	// Schema holds the fields of a Map with fixed keys. A Map without Schema
+	// accepts any keys; Elem, when set, describes each value.
+	Schema Schema `json:"schema,omitempty"`
+	// Elem describes the items of a List, or the values of a free-form Map.
+	Elem *Property `json:"elem,omitempty"`
+}
+
+// Constraint restricts a property's value.
+type Constraint struct {
+	// Type is AllowedValues, Range, Length or Pattern.
+	Type string `json:"type"`
+	// Constraint is the list of allowed values for AllowedValues, the
+	// expression for Pattern.
+	Constraint any      `json:"constraint,omitempty"`
+	Min        *float64 `json:"min,omitempty"`
+	Max        *float64 `json:"max,omitempty"`
+}
+
+// Diagnostic is one validation failure. Field is a dotted path such as
+// "properties.command[0]".
+type Diagnostic struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (d Diagnostic) Error() string {
+	if d.Field == "" {
+		return d.Message
+	}
+	return fmt.Sprintf("%s: %s", d.Field, d.Message)
+}
+
+// Diagnostics is a list of failures that is also an error.
+type Diagnostics []Diagnostic
+
+func (ds Diagnostics) Error() string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = d.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Err returns nil for an empty list, so callers can write `return ds.Err()`.
+func (ds Diagnostics) Err() error {
+	if len(ds) == 0 {
+		return nil
+	}
+	return ds
+}
+
+// AllowedValues builds an AllowedValues constraint.
+func AllowedValues(values ...any) Constraint {
+	return Constraint{Type: "AllowedValues", Constraint: values}
+}
+
+// Range builds a Range constraint; nil means unbounded on that side.
+func Range(min, max *float64) Constraint { return Constraint{Type: "Range", Min: min, Max: max} }
+
+// Length builds a Length constraint on strings, lists and maps.
+func Length(min, max *float64) Constraint { return Constraint{Type: "Length", Min: min, Max: max} }
+
+// F returns a pointer to f, for Range and Length bounds.
+func F(f float64) *float64 { return &f }
+
+// Validate checks props against the schema, fills defaults and returns the
+// normalised properties. prefix names the enclosing field in diagnostics
+// (usually "properties"). Unknown properties are errors: a typo should not be
+// silently ignored.
+func (s Schema) Validate(prefix string, props map[string]any) (map[string]any, Diagnostics) {
+	out := make(map[string]any, len(s))
+	var diags Diagnostics
+	for _, k := range sortedKeys(props) {
+		if _, ok := s[k]; !ok {
+			diags = append(diags, Diagnostic{Field: join(prefix, k), Message: fmt.Sprintf("%q is not a property of this type; known properties are %s.", k, strings.Join(s.names(), ", "))})
+		}
+	}
+	for _, name := range s.names() {
+		p := s[name]
+		v, present := props[name]
+		if !present || v == nil {
+			if p.Required {
+				diags = append(diags, Diagnostic{Field: join(prefix, name), Message: "is required."})
+				continue
+			}
+			if p.Default != nil {
+				out[name] = p.Default
+			}
+			continue
+		}
+		nv, ds := p.validate(join(prefix, name), v)
+		diags = append(diags, ds...)
+		if ds == nil {
+			out[name] = nv
+		}
+	}
+	return out, diags
+}
+
+// NotUpdatable returns the names of properties that differ between old and
+// new and are not marked updatable, sorted. Both maps should be normalised.
+func (s Schema) NotUpdatable(old, new map[string]any) []string {
+	var names []string
+	for _, name := range s.names() {
+		if s[name].Updatable {
+			continue
+		}
+		a, _ := json.Marshal(old[name])
+		b, _ := json.Marshal(new[name])
+		if string(a) != string(b) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+func (s Schema) names() []string {
+	names := make([]string, 0, len(s))
+	for k := range s {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (p *Property) validate(field string, v any) (any, Diagnostics) {
+	nv, err := p.coerce(field, v)
+	if err != nil {
+		return nil, Diagnostics{*err}
+	}
+	for _, c := range p.Constraints {
+		if d := c.check(field, nv); d != nil {
+			return nil, Diagnostics{*d}
+		}
+	}
+	switch p.Type {
+	case List:
+		if p.Elem == nil {
+			return nv, nil
+		}
+		items := nv.([]any)
+		var diags Diagnostics
+		outItems := make([]any, len(items))
+		for i, it := range items {
+			iv, ds := p.Elem.validate(fmt.Sprintf("%s[%d]", field, i), it)
+			diags = append(diags, ds...)
+			outItems[i] = iv
+		}
+		return outItems, diags
+	case Map:
+		m := nv.(map[string]any)
+		if p.Schema != nil {
+			return p.Schema.Validate(field, m)
+		}
+		if p.Elem == nil {
+			return m, nil
+		}
+		var diags Diagnostics
+		outMap := make(map[string]any, len(m))
+		for _, k := range sortedKeys(m) {
+			iv, ds := p.Elem.validate(join(field, k), m[k])
+			diags = append(diags, ds...)
+			outMap[k] = iv
+		}
+		return outMap, diags
+	}
+	return nv, nil
+}
+
+// coerce converts JSON-decoded values to the property's type. Like Senlin it
+// accepts numeric strings for numbers and "true"/"false" for booleans, since
+// CLIs and webhooks send strings.
+func (p *Property) coerce(field string, v any) (any, *Diagnostic) {
+	bad := func(want string) *Diagnostic {
+		return &Diagnostic{Field: field, Message: fmt.Sprintf("must be %s, got %s.", want, describe(v))}
+	}
+	switch p.Type {
+	case String:
+		switch x := v.(type) {
+		case string:
+			return x, nil
+		case float64, int, int64, json.Number, bool:
+			return fmt.Sprint(x), nil
+		}
+		return nil, bad("a string")
+	case Integer:
+		f, ok := toFloat(v)
+		if !ok || f != math.Trunc(f) {
+			return nil, bad("an integer")
+		}
+		return int64(f), nil
+	case Number:
+		f, ok := toFloat(v)
+		if !ok {
+			return nil, bad("a number")
+		}
+		return f, nil
+	case Boolean:
+		switch x := v.(type) {
+		case bool:
+			return x, nil
+		case string:
+			if b, err := strconv.ParseBool(x); err == nil {
+				return b, nil
+			}
+		}
+		return nil, bad("a boolean")
+	case List:
+		if x, ok := v.([]any); ok {
+			return x, nil
+		}
+		if x, ok := v.([]string); ok {
+			out := make([]any, len(x))
+			for i, s := range x {
+				out[i] = s
+			}
+			return out, nil
+		}
+		return nil, bad("a list")
+	case Map:
+		if x, ok := v.(map[string]any); ok {
+			return x, nil
+		}
+		if x, ok := v.(map[string]string); ok {
+			out := make(map[string]any, len(x))
+			for k, s := range x {
+				out[k] = s
+			}
+			return out, nil
+		}
+		return nil, bad("a map")
+	}
+	return v, nil
+}
+
+func (c Constraint) check(field string, v any) *Diagnostic {
+	switch c.Type {
+	case "AllowedValues":
+		allowed, _ := c.Constraint.([]any)
+		for _, a := range allowed {
+			if fmt.Sprint(a) == fmt.Sprint(v) {
+				return nil
+			}
+		}
+		strs := make([]string, len(allowed))
+		for i, a := range allowed {
+			strs[i] = fmt.Sprint(a)
+		}
+		return &Diagnostic{Field: field, Message: fmt.Sprintf("%q is not one of the allowed values: %s.", fmt.Sprint(v), strings.Join(strs, ", "))}
+	case "Range":
+		f, ok := toFloat(v)
+		if !ok {
+			return nil
+		}
+		if c.Min != nil && f < *c.Min {
+			return &Diagnostic{Field: field, Message: fmt.Sprintf("must be at least %v, got %v.", *c.Min, f)}
+		}
+		if c.Max != nil && f > *c.Max {
+			return &Diagnostic{Field: field, Message: fmt.Sprintf("must be at most %v, got %v.", *c.Max, f)}
+		}
+	case "Length":
+		var n int
+		switch x := v.(type) {
+		case string:
+			n = len(x)
+		case []any:
+			n = len(x)
+		case map[string]any:
+			n = len(x)
+		default:
+			return nil
+		}
+		if c.Min != nil && float64(n) < *c.Min {
+			return &Diagnostic{Field: field, Message: fmt.Sprintf("must have a length of at least %v, got %d.", *c.Min, n)}
+		}
+		if c.Max != nil && float64(n) > *c.Max {
+			return &Diagnostic{Field: field, Message: fmt.Sprintf("must have a length of at most %v, got %d.", *c.Max, n)}
+		}
+	case "Pattern":
+		s, ok := v.(string)
+		expr, _ := c.Constraint.(string)
+		if !ok || expr == "" {
+			return nil
+		}
+		re, err := regexp.Compile(expr)
+		if err == nil && !re.MatchString(s) {
+			return &Diagnostic{Field: field, Message: fmt.Sprintf("%q does not match the pattern %s.", s, expr)}
+		}
+	}
+	return nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	}
+	return 0, false
+}
+
+func describe(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("the string %q", x)
+	case bool:
+		return fmt.Sprintf("the boolean %v", x)
+	case float64, int, int64:
+		return fmt.Sprintf("the number %v", x)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a map"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,418 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	pb "github.com/grovehq/grove/plugins/proto"
+	"github.com/grovehq/grove/plugins/sdk/schema"
+)
+
+// Versions. The three axes are kept apart on purpose (see docs/plugins.md):
+// go-plugin's core protocol is go-plugin's business; HandshakeVersion changes
+// only when the transport or envelope breaks; the API versions change when a
+// kind's calls change meaning.
+const (
+	// HandshakeVersion is Grove's go-plugin application protocol version.
+	HandshakeVersion = 1
+	// MagicCookieKey and MagicCookieValue keep a plugin binary from being run
+	// by hand by mistake; they are not a security measure.
+	MagicCookieKey   = "GROVE_PLUGIN_MAGIC_COOKIE"
+	MagicCookieValue = "d3b1c2f0-grove-plugin-7a6e"
+	// PluginName is the go-plugin dispense name of Grove's gRPC plugin.
+	PluginName = "grove"
+)
+
+// ProfileAPIVersions and PolicyAPIVersions are the per-kind API versions this
+// SDK speaks, newest last.
+var (
+	ProfileAPIVersions = []string{"1"}
+	PolicyAPIVersions  = []string{"1"}
+)
+
+// Handshake is the go-plugin handshake shared by host and plugins.
+func Handshake() goplugin.HandshakeConfig {
+	return goplugin.HandshakeConfig{ProtocolVersion: HandshakeVersion, MagicCookieKey: MagicCookieKey, MagicCookieValue: MagicCookieValue}
+}
+
+// Plugin describes a plugin binary: its name, version and components.
+type Plugin struct {
+	Name     string
+	Version  string
+	Profiles []ProfileType
+	Policies []PolicyType
+	// Logger receives the plugin's logs; the host shows them under the
+	// plugin's name. Defaults to JSON on stderr, which go-plugin forwards.
+	Logger hclog.Logger
+}
+
+// Describe returns the description the host uses for discovery.
+func (p *Plugin) Describe() *pb.Description {
+	d := &pb.Description{Name: p.Name, Version: p.Version, HandshakeVersion: HandshakeVersion}
+	for _, pt := range p.Profiles {
+		d.Components = append(d.Components, &pb.Component{Kind: pb.Kind_KIND_PROFILE, Type: pt.Type, Versions: pt.Versions,
+			ApiVersions: ProfileAPIVersions, Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), Operations: pt.Operations})
+	}
+	for _, pt := range p.Policies {
+		c := &pb.Component{Kind: pb.Kind_KIND_POLICY, Type: pt.Type, Versions: pt.Versions, ApiVersions: PolicyAPIVersions,
+			Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), DefaultPriority: int32(pt.Priority), Singleton: pt.Singleton}
+		for _, t := range pt.Targets {
+			c.Targets = append(c.Targets, &pb.Target{Phase: t.Phase, Action: t.Action})
+		}
+		d.Components = append(d.Components, c)
+	}
+	return d
+}
+
+// DescriptionJSON is the JSON form printed by the `describe` sub-command.
+type DescriptionJSON struct {
+	Name             string          `json:"name"`
+	Version          string          `json:"version"`
+	HandshakeVersion int             `json:"handshake_version"`
+	Components       []ComponentJSON `json:"components"`
+}
+
+// ComponentJSON is one component in DescriptionJSON.
+type ComponentJSON struct {
+	Kind            string        `json:"kind"`
+	Type            string        `json:"type"`
+	Versions        []string      `json:"versions"`
+	APIVersions     []string      `json:"api_versions"`
+	Description     string        `json:"description"`
+	Schema          schema.Schema `json:"schema"`
+	Targets         []Target      `json:"targets,omitempty"`
+	DefaultPriority int           `json:"default_priority,omitempty"`
+	Singleton       bool          `json:"singleton,omitempty"`
+	Operations      []string      `json:"operations,omitempty"`
+}
+
+// DescriptionToJSON converts a wire description to its JSON form.
+func DescriptionToJSON(d *pb.Description) (DescriptionJSON, error) {
+	out := DescriptionJSON{Name: d.Name, Version: d.Version, HandshakeVersion: int(d.HandshakeVersion)}
+	for _, c := range d.Components {
+		cj := ComponentJSON{Type: c.Type, Versions: c.Versions, APIVersions: c.ApiVersions, Description: c.Description,
+			DefaultPriority: int(c.DefaultPriority), Singleton: c.Singleton, Operations: c.Operations}
+		switch c.Kind {
+		case pb.Kind_KIND_PROFILE:
+			cj.Kind = "profile"
+		case pb.Kind_KIND_POLICY:
+			cj.Kind = "policy"
+		default:
+			return out, fmt.Errorf("component %s has an unknown kind %d", c.Type, c.Kind)
+		}
+		if len(c.SchemaJson) > 0 {
+			if err := json.Unmarshal(c.SchemaJson, &cj.Schema); err != nil {
+				return out, fmt.Errorf("component %s: schema is not valid JSON: %w", c.Type, err)
+			}
+		}
+		for _, t := range c.Targets {
+			cj.Targets = append(cj.Targets, Target{Phase: t.Phase, Action: t.Action})
+		}
+		out.Components = append(out.Components, cj)
+	}
+	return out, nil
+}
+
+// Main is the entry point of a plugin binary: `describe` prints the JSON
+// description and exits; anything else serves over go-plugin. Call it from main.
+func Main(p *Plugin) {
+	if len(os.Args) > 1 && os.Args[1] == "describe" {
+		if err := WriteDescription(os.Stdout, p); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	Serve(p)
+}
+
+// WriteDescription writes the JSON description of p to w.
+func WriteDescription(w io.Writer, p *Plugin) error {
+	d, err := DescriptionToJSON(p.Describe())
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(d)
+}
+
+// Serve serves p over go-plugin until the host closes the connection. When the
+// process that started the plugin goes away, the plugin exits too, so an agent
+// killed with SIGKILL leaves no plugin behind.
+func Serve(p *Plugin) {
+	logger := p.Logger
+	if logger == nil {
+		logger = hclog.New(&hclog.LoggerOptions{Name: p.Name, Level: hclog.LevelFromString(os.Getenv("GROVE_PLUGIN_LOG_LEVEL")), JSONFormat: true, Output: os.Stderr})
+	}
+	go exitWithParent(os.Getppid())
+	goplugin.Serve(&goplugin.ServeConfig{
+		HandshakeConfig: Handshake(),
+		Plugins:         goplugin.PluginSet{PluginName: &GRPCPlugin{Impl: p}},
+		GRPCServer:      goplugin.DefaultGRPCServer,
+		Logger:          logger,
+	})
+}
+
+// exitWithParent watches for re-parenting: go-plugin has no parent-death
+// signal, and an orphaned plugin would otherwise live on forever.
+func exitWithParent(parent int) {
+	if parent <= 1 {
+		return
+	}
+	for range time.Tick(500 * time.Millisecond) {
+		if os.Getppid() != parent {
+			os.Exit(0)
+		}
+	}
+}
+
+// GRPCPlugin is the go-plugin glue, used by Serve and by the host.
+type GRPCPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	// Impl is set on the plugin side only.
+	Impl *Plugin
+}
+
+// GRPCServer registers Grove's services on the plugin's gRPC server.
+func (g *GRPCPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	srv := newServer(g.Impl)
+	pb.RegisterInfoServer(s, srv)
+	pb.RegisterProfileServer(s, &profileServer{server: srv})
+	pb.RegisterPolicyServer(s, &policyServer{server: srv})
+	return nil
+}
+
+// GRPCClient returns a *Client on the host side.
+func (g *GRPCPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return NewClient(c), nil
+}
+
+type server struct {
+	pb.UnimplementedInfoServer
+	plugin   *Plugin
+	profiles map[string]*ProfileType
+	policies map[string]*PolicyType
+}
+
+func newServer(p *Plugin) *server {
+	s := &server{plugin: p, profiles: map[string]*ProfileType{}, policies: map[string]*PolicyType{}}
+	for i := range p.Profiles {
+		s.profiles[p.Profiles[i].Type] = &p.Profiles[i]
+	}
+	for i := range p.Policies {
+		s.policies[p.Policies[i].Type] = &p.Policies[i]
+	}
+	return s
+}
+
+func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.Description, error) {
+	return s.plugin.Describe(), nil
+}
+
+func (s *server) Configure(_ context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
+	resp := &pb.ConfigureResponse{}
+	if len(s.plugin.Profiles) > 0 {
+		v, err := Negotiate("profile", req.ProfileApiVersions, ProfileAPIVersions)
+		if err != nil {
+			return nil, err
+		}
+		resp.ProfileApiVersion = v
+	}
+	if len(s.plugin.Policies) > 0 {
+		v, err := Negotiate("policy", req.PolicyApiVersions, PolicyAPIVersions)
+		if err != nil {
+			return nil, err
+		}
+		resp.PolicyApiVersion = v
+	}
+	return resp, nil
+}
+
+// Negotiate picks the highest API version both sides speak, or explains why
+// there is none, naming both lists.
+func Negotiate(kind string, host, plugin []string) (string, error) {
+	var common []string
+	for _, v := range plugin {
+		if slices.Contains(host, v) {
+			common = append(common, v)
+		}
+	}
+	if len(common) == 0 {
+		return "", fmt.Errorf("no common %s API version: the host speaks %v, the plugin speaks %v", kind, host, plugin)
+	}
+	sort.Slice(common, func(i, j int) bool {
+		if len(common[i]) != len(common[j]) {
+			return len(common[i]) < len(common[j])
+		}
+		return common[i] < common[j]
+	})
+	return common[len(common)-1], nil
+}
+
+func (s *server) profile(spec *pb.Spec) (*ProfileType, Spec, error) {
+	pt, ok := s.profiles[spec.GetType()]
+	if !ok {
+		return nil, Spec{}, fmt.Errorf("this plugin does not serve profile type %q", spec.GetType())
+	}
+	sp := SpecFromProto(spec)
+	props, diags := pt.Schema.Validate("properties", sp.Properties)
+	if err := diags.Err(); err != nil {
+		return nil, Spec{}, err
+	}
+	sp.Properties = props
+	return pt, sp, nil
+}
+
+func (s *server) policy(spec *pb.Spec) (*PolicyType, Spec, error) {
+	pt, ok := s.policies[spec.GetType()]
+	if !ok {
+		return nil, Spec{}, fmt.Errorf("this plugin does not serve policy type %q", spec.GetType())
+	}
+	sp := SpecFromProto(spec)
+	props, diags := pt.Schema.Validate("properties", sp.Properties)
+	if err := diags.Err(); err != nil {
+		return nil, Spec{}, err
+	}
+	sp.Properties = props
+	return pt, sp, nil
+}
+
+func validateSpec(ctx context.Context, sc schema.Schema, versions []string, extra func(context.Context, Spec) schema.Diagnostics, spec *pb.Spec) *pb.ValidateResponse {
+	var diags schema.Diagnostics
+	if !slices.Contains(versions, spec.GetVersion()) {
+		diags = append(diags, schema.Diagnostic{Field: "version", Message: fmt.Sprintf("version %q of type %s is not supported; supported versions are %v.", spec.GetVersion(), spec.GetType(), versions)})
+	}
+	sp := SpecFromProto(spec)
+	props, ds := sc.Validate("properties", sp.Properties)
+	diags = append(diags, ds...)
+	if len(diags) == 0 && extra != nil {
+		sp.Properties = props
+		diags = append(diags, extra(ctx, sp)...)
+	}
+	resp := &pb.ValidateResponse{}
+	for _, d := range diags {
+		resp.Diagnostics = append(resp.Diagnostics, &pb.Diagnostic{Field: d.Field, Message: d.Message})
+	}
+	return resp
+}
+
+type profileServer struct {
+	pb.UnimplementedProfileServer
+	*server
+}
+
+func (s *profileServer) Validate(ctx context.Context, req *pb.ValidateRequest) (*pb.ValidateResponse, error) {
+	pt, ok := s.profiles[req.GetSpec().GetType()]
+	if !ok {
+		return nil, fmt.Errorf("this plugin does not serve profile type %q", req.GetSpec().GetType())
+	}
+	return validateSpec(ctx, pt.Schema, pt.Versions, pt.Validate, req.Spec), nil
+}
+
+func (s *profileServer) batch(ctx context.Context, spec *pb.Spec, nodes []*pb.Node, call func(context.Context, *ProfileType, Spec, []Node) []Result) (*pb.BatchResponse, error) {
+	pt, sp, err := s.profile(spec)
+	if err != nil {
+		return &pb.BatchResponse{Error: ErrorToProto(err)}, nil
+	}
+	return &pb.BatchResponse{Results: resultsToProto(call(ctx, pt, sp, nodesFromProto(nodes)))}, nil
+}
+
+func (s *profileServer) Create(ctx context.Context, req *pb.BatchRequest) (*pb.BatchResponse, error) {
+	return s.batch(ctx, req.Profile, req.Nodes, func(ctx context.Context, pt *ProfileType, sp Spec, n []Node) []Result {
+		return pt.Driver.Create(ctx, sp, n)
+	})
+}
+
+func (s *profileServer) Delete(ctx context.Context, req *pb.BatchRequest) (*pb.BatchResponse, error) {
+	return s.batch(ctx, req.Profile, req.Nodes, func(ctx context.Context, pt *ProfileType, sp Spec, n []Node) []Result {
+		return pt.Driver.Delete(ctx, sp, n)
+	})
+}
+
+func (s *profileServer) Check(ctx context.Context, req *pb.BatchRequest) (*pb.BatchResponse, error) {
+	return s.batch(ctx, req.Profile, req.Nodes, func(ctx context.Context, pt *ProfileType, sp Spec, n []Node) []Result {
+		return pt.Driver.Check(ctx, sp, n)
+	})
+}
+
+func (s *profileServer) Update(ctx context.Context, req *pb.UpdateRequest) (*pb.BatchResponse, error) {
+	_, oldSpec, err := s.profile(req.OldProfile)
+	if err != nil {
+		return &pb.BatchResponse{Error: ErrorToProto(err)}, nil
+	}
+	return s.batch(ctx, req.NewProfile, req.Nodes, func(ctx context.Context, pt *ProfileType, sp Spec, n []Node) []Result {
+		return pt.Driver.Update(ctx, oldSpec, sp, n)
+	})
+}
+
+func (s *profileServer) Recover(ctx context.Context, req *pb.RecoverRequest) (*pb.BatchResponse, error) {
+	return s.batch(ctx, req.Profile, req.Nodes, func(ctx context.Context, pt *ProfileType, sp Spec, n []Node) []Result {
+		return pt.Driver.Recover(ctx, sp, n, req.Operation, decodeMap(req.ParamsJson))
+	})
+}
+
+func (s *profileServer) Details(ctx context.Context, req *pb.BatchRequest) (*pb.DetailsResponse, error) {
+	return &pb.DetailsResponse{}, nil
+}
+
+type policyServer struct {
+	pb.UnimplementedPolicyServer
+	*server
+}
+
+func (s *policyServer) Validate(ctx context.Context, req *pb.ValidateRequest) (*pb.ValidateResponse, error) {
+	pt, ok := s.policies[req.GetSpec().GetType()]
+	if !ok {
+		return nil, fmt.Errorf("this plugin does not serve policy type %q", req.GetSpec().GetType())
+	}
+	return validateSpec(ctx, pt.Schema, pt.Versions, pt.Validate, req.Spec), nil
+}
+
+func (s *policyServer) Attach(ctx context.Context, req *pb.AttachRequest) (*pb.AttachResponse, error) {
+	pt, sp, err := s.policy(req.Policy)
+	if err != nil {
+		return &pb.AttachResponse{Error: ErrorToProto(err)}, nil
+	}
+	data, err := pt.Policy.Attach(ctx, sp, ClusterFromProto(req.Cluster))
+	return &pb.AttachResponse{BindingDataJson: encodeJSON(data), Error: ErrorToProto(err)}, nil
+}
+
+func (s *policyServer) Detach(ctx context.Context, req *pb.AttachRequest) (*pb.AttachResponse, error) {
+	pt, sp, err := s.policy(req.Policy)
+	if err != nil {
+		return &pb.AttachResponse{Error: ErrorToProto(err)}, nil
+	}
+	err = pt.Policy.Detach(ctx, sp, ClusterFromProto(req.Cluster), decodeMap(req.BindingDataJson))
+	return &pb.AttachResponse{Error: ErrorToProto(err)}, nil
+}
+
+func (s *policyServer) Check(ctx context.Context, req *pb.CheckRequest) (*pb.CheckResponse, error) {
+	pt, sp, err := s.policy(req.Policy)
+	if err != nil {
+		return &pb.CheckResponse{Error: ErrorToProto(err)}, nil
+	}
+	a := req.GetAction()
+	res, err := pt.Policy.Check(ctx, CheckRequest{
+		Policy: sp, Phase: req.Phase,
+		Action:  Action{ID: a.GetId(), Name: a.GetAction(), Target: a.GetTarget(), Inputs: decodeMap(a.GetInputsJson()), Data: decodeMap(a.GetDataJson())},
+		Cluster: ClusterFromProto(req.Cluster), BindingData: decodeMap(req.BindingDataJson), LastOp: req.LastOp, Now: req.Now,
+	})
+	if err != nil {
+		return &pb.CheckResponse{Error: ErrorToProto(err)}, nil
+	}
+	if res.Refuse != "" {
+		return &pb.CheckResponse{Status: "ERROR", Reason: res.Refuse}, nil
+	}
+	return &pb.CheckResponse{Status: "OK", ActionDataJson: encodeJSON(res.Data)}, nil
+}

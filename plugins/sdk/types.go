@@ -1,0 +1,185 @@
+// Package sdk is what a Grove plugin author imports: the interfaces of profile
+// drivers and policies, the types that cross the plugin boundary, and Main,
+// which serves them from one binary. It imports nothing from Grove's core.
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/grovehq/grove/plugins/sdk/schema"
+)
+
+// Spec is a profile or policy as the engine stores it. Properties are
+// validated against the component's schema, with defaults filled in, before a
+// driver or policy sees them.
+type Spec struct {
+	ID         string
+	Name       string
+	Type       string
+	Version    string
+	Properties map[string]any
+}
+
+// Node is everything the engine knows about a node. Drivers keep no state of
+// their own: whatever they need later they return in Result.State and get back
+// here on every call.
+type Node struct {
+	ID          string
+	Name        string
+	Index       int
+	ClusterID   string
+	ClusterName string
+	PhysicalID  string
+	State       []byte
+	Data        map[string]any
+	Metadata    map[string]any
+}
+
+// Result is the outcome for one node of a batch call. Results are matched to
+// nodes by ID; a node without a result is reported as failed by the engine.
+type Result struct {
+	ID         string
+	PhysicalID string
+	State      []byte
+	// Data replaces the node's data when not nil.
+	Data map[string]any
+	// Healthy is what Check reports.
+	Healthy bool
+	// Reason explains the node's state, e.g. "process exited with status 3".
+	Reason string
+	// Err fails this node. Wrap with Retryable when a retry may succeed.
+	Err error
+}
+
+// Profile is a profile driver: it turns nodes into real things and back. Every
+// method takes a batch of nodes and must honour ctx's deadline. Delete of a
+// node that does not exist succeeds. Create must be idempotent per node ID:
+// after a crash the engine calls Create again for nodes whose outcome it did
+// not record.
+type Profile interface {
+	Create(ctx context.Context, p Spec, nodes []Node) []Result
+	Delete(ctx context.Context, p Spec, nodes []Node) []Result
+	Check(ctx context.Context, p Spec, nodes []Node) []Result
+	Update(ctx context.Context, old, new Spec, nodes []Node) []Result
+	Recover(ctx context.Context, p Spec, nodes []Node, operation string, params map[string]any) []Result
+}
+
+// ProfileType registers a profile driver under a type name.
+type ProfileType struct {
+	Type        string
+	Versions    []string
+	Description string
+	Schema      schema.Schema
+	// Operations lists the recovery operations the driver supports
+	// (RECREATE, REBOOT, REBUILD). RECREATE is assumed when empty.
+	Operations []string
+	Driver     Profile
+	// Validate runs checks the schema cannot express. Optional.
+	Validate func(ctx context.Context, p Spec) schema.Diagnostics
+}
+
+// Target is a (phase, action) pair a policy checks.
+type Target struct {
+	Phase  string // BEFORE or AFTER
+	Action string // e.g. CLUSTER_SCALE_IN
+}
+
+// Cluster is the snapshot a policy sees.
+type Cluster struct {
+	ID              string
+	Name            string
+	ProfileID       string
+	ProfileType     string
+	DesiredCapacity int
+	MinSize         int
+	MaxSize         int
+	Nodes           []ClusterNode
+	Config          map[string]any
+}
+
+// ClusterNode is one node in a Cluster snapshot. Times are Unix microseconds.
+type ClusterNode struct {
+	ID               string
+	Name             string
+	Status           string
+	Index            int
+	ProfileID        string
+	CreatedAt        int64
+	ProfileCreatedAt int64
+	Tainted          bool
+	Data             map[string]any
+}
+
+// Action is the action a policy check is about.
+type Action struct {
+	ID     string
+	Name   string // e.g. CLUSTER_SCALE_IN
+	Target string
+	Inputs map[string]any
+	Data   map[string]any
+}
+
+// CheckRequest carries everything a policy needs to decide.
+type CheckRequest struct {
+	Policy      Spec
+	Phase       string
+	Action      Action
+	Cluster     Cluster
+	BindingData map[string]any
+	LastOp      int64 // Unix microseconds, 0 if never
+	Now         int64 // Unix microseconds
+}
+
+// CheckResult lets the action go on (Refuse empty), optionally with data
+// merged into the action's data, or refuses it with a reason.
+type CheckResult struct {
+	Refuse string
+	Data   map[string]any
+}
+
+// Policy is a policy plugin. Check is called once per action and phase.
+type Policy interface {
+	Attach(ctx context.Context, p Spec, c Cluster) (bindingData map[string]any, err error)
+	Detach(ctx context.Context, p Spec, c Cluster, bindingData map[string]any) error
+	Check(ctx context.Context, req CheckRequest) (CheckResult, error)
+}
+
+// PolicyType registers a policy under a type name.
+type PolicyType struct {
+	Type        string
+	Versions    []string
+	Description string
+	Schema      schema.Schema
+	Targets     []Target
+	// Priority orders checks when a binding does not set one; lower runs first.
+	Priority int
+	// Singleton allows at most one policy of this type per cluster.
+	Singleton bool
+	Policy    Policy
+	Validate  func(ctx context.Context, p Spec) schema.Diagnostics
+}
+
+// RetryableError marks a failure that may succeed if tried again.
+type RetryableError struct{ Err error }
+
+func (e *RetryableError) Error() string { return e.Err.Error() }
+func (e *RetryableError) Unwrap() error { return e.Err }
+
+// Retryable wraps err so the engine may retry the call.
+func Retryable(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &RetryableError{Err: err}
+}
+
+// IsRetryable reports whether err was marked Retryable.
+func IsRetryable(err error) bool {
+	var r *RetryableError
+	return errors.As(err, &r)
+}
+
+// Errorf is fmt.Errorf, for symmetry with Retryable in driver code.
+func Errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
