@@ -206,7 +206,10 @@ type Component struct {
 	// Policies: whether at most one policy of this type may be bound to a cluster.
 	Singleton bool `protobuf:"varint,9,opt,name=singleton,proto3" json:"singleton,omitempty"`
 	// Profiles: recovery operations supported, e.g. ["RECREATE", "REBOOT"].
-	Operations    []string `protobuf:"bytes,10,rep,name=operations,proto3" json:"operations,omitempty"`
+	Operations []string `protobuf:"bytes,10,rep,name=operations,proto3" json:"operations,omitempty"`
+	// Profiles: the engine allocates a free TCP port on 127.0.0.1 for each node
+	// and puts it in the node's data as "port" before create.
+	NeedsPort     bool `protobuf:"varint,11,opt,name=needs_port,json=needsPort,proto3" json:"needs_port,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -309,6 +312,13 @@ func (x *Component) GetOperations() []string {
 		return x.Operations
 	}
 	return nil
+}
+
+func (x *Component) GetNeedsPort() bool {
+	if x != nil {
+		return x.NeedsPort
+	}
+	return false
 }
 
 type Target struct {
@@ -1884,7 +1894,7 @@ const file_grove_proto_rawDesc = "" +
 	"\x11handshake_version\x18\x03 \x01(\x05R\x10handshakeVersion\x12:\n" +
 	"\n" +
 	"components\x18\x04 \x03(\v2\x1a.grove.plugin.v1.ComponentR\n" +
-	"components\"\xe8\x02\n" +
+	"components\"\x87\x03\n" +
 	"\tComponent\x12)\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x15.grove.plugin.v1.KindR\x04kind\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
@@ -1899,7 +1909,9 @@ const file_grove_proto_rawDesc = "" +
 	"\n" +
 	"operations\x18\n" +
 	" \x03(\tR\n" +
-	"operations\"6\n" +
+	"operations\x12\x1d\n" +
+	"\n" +
+	"needs_port\x18\v \x01(\bR\tneedsPort\"6\n" +
 	"\x06Target\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\"\xb0\x01\n" +

@@ -16,12 +16,17 @@ type Client struct {
 	Info    pb.InfoClient
 	Profile pb.ProfileClient
 	Policy  pb.PolicyClient
+	done    <-chan struct{}
 }
 
-// NewClient wraps a gRPC connection to a plugin.
-func NewClient(c *grpc.ClientConn) *Client {
-	return &Client{Info: pb.NewInfoClient(c), Profile: pb.NewProfileClient(c), Policy: pb.NewPolicyClient(c)}
+// NewClient wraps a gRPC connection to a plugin. done is closed when the
+// plugin process exits (nil when unknown).
+func NewClient(c *grpc.ClientConn, done <-chan struct{}) *Client {
+	return &Client{Info: pb.NewInfoClient(c), Profile: pb.NewProfileClient(c), Policy: pb.NewPolicyClient(c), done: done}
 }
+
+// Done is closed when the plugin process has exited.
+func (c *Client) Done() <-chan struct{} { return c.done }
 
 func diagsFromProto(ds []*pb.Diagnostic) schema.Diagnostics {
 	var out schema.Diagnostics

@@ -61,7 +61,7 @@ func (p *Plugin) Describe() *pb.Description {
 	d := &pb.Description{Name: p.Name, Version: p.Version, HandshakeVersion: HandshakeVersion}
 	for _, pt := range p.Profiles {
 		d.Components = append(d.Components, &pb.Component{Kind: pb.Kind_KIND_PROFILE, Type: pt.Type, Versions: pt.Versions,
-			ApiVersions: ProfileAPIVersions, Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), Operations: pt.Operations})
+			ApiVersions: ProfileAPIVersions, Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), Operations: pt.Operations, NeedsPort: pt.NeedsPort})
 	}
 	for _, pt := range p.Policies {
 		c := &pb.Component{Kind: pb.Kind_KIND_POLICY, Type: pt.Type, Versions: pt.Versions, ApiVersions: PolicyAPIVersions,
@@ -94,6 +94,7 @@ type ComponentJSON struct {
 	DefaultPriority int           `json:"default_priority,omitempty"`
 	Singleton       bool          `json:"singleton,omitempty"`
 	Operations      []string      `json:"operations,omitempty"`
+	NeedsPort       bool          `json:"needs_port,omitempty"`
 }
 
 // DescriptionToJSON converts a wire description to its JSON form.
@@ -101,7 +102,7 @@ func DescriptionToJSON(d *pb.Description) (DescriptionJSON, error) {
 	out := DescriptionJSON{Name: d.Name, Version: d.Version, HandshakeVersion: int(d.HandshakeVersion)}
 	for _, c := range d.Components {
 		cj := ComponentJSON{Type: c.Type, Versions: c.Versions, APIVersions: c.ApiVersions, Description: c.Description,
-			DefaultPriority: int(c.DefaultPriority), Singleton: c.Singleton, Operations: c.Operations}
+			DefaultPriority: int(c.DefaultPriority), Singleton: c.Singleton, Operations: c.Operations, NeedsPort: c.NeedsPort}
 		switch c.Kind {
 		case pb.Kind_KIND_PROFILE:
 			cj.Kind = "profile"
@@ -195,7 +196,7 @@ func (g *GRPCPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
 
 // GRPCClient returns a *Client on the host side.
 func (g *GRPCPlugin) GRPCClient(ctx context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
-	return NewClient(c), nil
+	return NewClient(c, ctx.Done()), nil
 }
 
 type server struct {

@@ -76,6 +76,9 @@ type ProfileType struct {
 	// (RECREATE, REBOOT, REBUILD). RECREATE is assumed when empty.
 	Operations []string
 	Driver     Profile
+	// NeedsPort asks the engine for a free 127.0.0.1 port per node, passed in
+	// Node.Data["port"].
+	NeedsPort bool
 	// Validate runs checks the schema cannot express. Optional.
 	Validate func(ctx context.Context, p Spec) schema.Diagnostics
 }

@@ -1,0 +1,66 @@
+// Package noop is the grove.noop profile: nodes that exist only in Grove's
+// store. It measures the engine and the plugin boundary without any backend,
+// and lets users dry-run policies.
+package noop
+
+import (
+	"context"
+
+	"github.com/grovehq/grove/plugins/sdk"
+	"github.com/grovehq/grove/plugins/sdk/schema"
+)
+
+// TypeName is the profile type.
+const TypeName = "grove.noop"
+
+// Type returns the profile type registration.
+func Type() sdk.ProfileType {
+	return sdk.ProfileType{
+		Type:        TypeName,
+		Versions:    []string{"1.0"},
+		Description: "Nodes with no backend: create, check and delete succeed at once. For benchmarks and policy dry runs.",
+		Schema: schema.Schema{
+			"label": {Type: schema.String, Updatable: true, Default: "", Description: "A free label copied into each node's data."},
+		},
+		Operations: []string{"RECREATE"},
+		Driver:     driver{},
+	}
+}
+
+type driver struct{}
+
+func each(nodes []sdk.Node, f func(sdk.Node) sdk.Result) []sdk.Result {
+	out := make([]sdk.Result, len(nodes))
+	for i, n := range nodes {
+		out[i] = f(n)
+	}
+	return out
+}
+
+func created(p sdk.Spec) func(sdk.Node) sdk.Result {
+	return func(n sdk.Node) sdk.Result {
+		return sdk.Result{ID: n.ID, PhysicalID: "noop-" + n.ID, Healthy: true, Data: map[string]any{"label": p.Properties["label"]}}
+	}
+}
+
+func (driver) Create(_ context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	return each(nodes, created(p))
+}
+
+func (driver) Delete(_ context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	return each(nodes, func(n sdk.Node) sdk.Result { return sdk.Result{ID: n.ID} })
+}
+
+func (driver) Check(_ context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	return each(nodes, func(n sdk.Node) sdk.Result {
+		return sdk.Result{ID: n.ID, Healthy: true, PhysicalID: n.PhysicalID, State: n.State}
+	})
+}
+
+func (driver) Update(_ context.Context, _, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	return each(nodes, created(p))
+}
+
+func (driver) Recover(_ context.Context, p sdk.Spec, nodes []sdk.Node, _ string, _ map[string]any) []sdk.Result {
+	return each(nodes, created(p))
+}

@@ -1,0 +1,382 @@
+// Package process is the local.process profile driver: each node is an OS
+// process on this machine. Processes are detached from the plugin, so they
+// outlive a restart of the plugin and of the agent, and are found again from
+// the state the engine stores.
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/grovehq/grove/plugins/sdk"
+	"github.com/grovehq/grove/plugins/sdk/schema"
+)
+
+// TypeName is the profile type.
+const TypeName = "local.process"
+
+// Type returns the profile type registration.
+func Type() sdk.ProfileType {
+	return sdk.ProfileType{
+		Type:        TypeName,
+		Versions:    []string{"1.0"},
+		Description: "Each node is a process on the agent's machine, started from command with env and workdir. The engine allocates a 127.0.0.1 port per node (GROVE_NODE_PORT).",
+		Schema: schema.Schema{
+			"command": {Type: schema.List, Required: true, Updatable: true, Description: "The program and its arguments.",
+				Elem: &schema.Property{Type: schema.String}, Constraints: []schema.Constraint{schema.Length(schema.F(1), nil)}},
+			"env":          {Type: schema.Map, Updatable: true, Description: "Extra environment variables.", Elem: &schema.Property{Type: schema.String}},
+			"workdir":      {Type: schema.String, Updatable: true, Description: "Working directory; defaults to the node's runtime directory."},
+			"stop_timeout": {Type: schema.Integer, Updatable: true, Default: int64(10), Description: "Seconds between SIGTERM and SIGKILL when a node is stopped.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(3600))}},
+		},
+		Operations: []string{"RECREATE", "REBOOT"},
+		NeedsPort:  true,
+		Driver:     &Driver{},
+		Validate: func(_ context.Context, p sdk.Spec) schema.Diagnostics {
+			if wd, _ := p.Properties["workdir"].(string); wd != "" && !filepath.IsAbs(wd) {
+				return schema.Diagnostics{{Field: "properties.workdir", Message: fmt.Sprintf("must be an absolute path, got %q.", wd)}}
+			}
+			return nil
+		},
+	}
+}
+
+// Driver implements sdk.Profile for local processes.
+type Driver struct {
+	// Dir overrides the runtime directory (default $GROVE_PLUGIN_DATA_DIR).
+	Dir string
+}
+
+// state is what the engine stores for each node.
+type state struct {
+	PID        int    `json:"pid"`
+	StartTicks uint64 `json:"start_ticks"`
+	Dir        string `json:"dir"`
+}
+
+func (d *Driver) root() string {
+	if d.Dir != "" {
+		return d.Dir
+	}
+	if dir := os.Getenv("GROVE_PLUGIN_DATA_DIR"); dir != "" {
+		return dir
+	}
+	return filepath.Join(os.TempDir(), "grove-local-process")
+}
+
+func (d *Driver) nodeDir(n sdk.Node) string { return filepath.Join(d.root(), "nodes", n.ID) }
+
+// Create starts one process per node. It is idempotent per node id: a node
+// whose process is already running (recorded in its runtime directory) is
+// returned as it is, so a create retried after a crash starts nothing twice.
+func (d *Driver) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	out := make([]sdk.Result, len(nodes))
+	for i, n := range nodes {
+		out[i] = d.create(ctx, p, n)
+	}
+	return out
+}
+
+func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result {
+	if err := ctx.Err(); err != nil {
+		return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
+	}
+	dir := d.nodeDir(n)
+	if st, err := readState(dir); err == nil && alive(st) {
+		return d.result(n, st)
+	}
+	port, err := nodePort(n)
+	if err != nil {
+		return sdk.Result{ID: n.ID, Err: err}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return sdk.Result{ID: n.ID, Err: fmt.Errorf("create runtime directory: %w", err)}
+	}
+	os.Remove(filepath.Join(dir, "exit"))
+	cmdline := toStrings(p.Properties["command"])
+	exe, err := os.Executable()
+	if err != nil {
+		return sdk.Result{ID: n.ID, Err: fmt.Errorf("find own executable for the process wrapper: %w", err)}
+	}
+	log, err := os.OpenFile(filepath.Join(dir, "output.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return sdk.Result{ID: n.ID, Err: fmt.Errorf("open output log: %w", err)}
+	}
+	defer log.Close()
+	workdir, _ := p.Properties["workdir"].(string)
+	if workdir == "" {
+		workdir = dir
+	}
+	args := append([]string{WrapCommand, dir, "--"}, cmdline...)
+	cmd := exec.Command(exe, args...)
+	cmd.Dir = workdir
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = nodeEnv(p, n, port)
+	// A new session detaches the process from the plugin: it survives the
+	// plugin's exit and gets no terminal signals meant for the agent.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return sdk.Result{ID: n.ID, Err: fmt.Errorf("start %s: %w", strings.Join(cmdline, " "), err)}
+	}
+	// Reap the wrapper when it exits while this plugin is its parent.
+	go cmd.Wait()
+	st := state{PID: cmd.Process.Pid, Dir: dir}
+	st.StartTicks, _ = startTicks(st.PID)
+	if err := writeState(dir, st); err != nil {
+		_ = syscall.Kill(-st.PID, syscall.SIGKILL)
+		return sdk.Result{ID: n.ID, Err: err}
+	}
+	return d.result(n, st)
+}
+
+func (d *Driver) result(n sdk.Node, st state) sdk.Result {
+	b, _ := json.Marshal(st)
+	data := map[string]any{}
+	for k, v := range n.Data {
+		data[k] = v
+	}
+	data["pid"] = st.PID
+	if port, err := nodePort(n); err == nil {
+		data["port"] = port
+		data["address"] = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	return sdk.Result{ID: n.ID, PhysicalID: fmt.Sprintf("pid-%d", st.PID), State: b, Data: data, Healthy: true}
+}
+
+func nodeEnv(p sdk.Spec, n sdk.Node, port int) []string {
+	env := os.Environ()
+	extra := map[string]string{}
+	if m, ok := p.Properties["env"].(map[string]any); ok {
+		for k, v := range m {
+			extra[k] = fmt.Sprint(v)
+		}
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return append(env,
+		"GROVE_NODE_PORT="+strconv.Itoa(port),
+		"GROVE_NODE_NAME="+n.Name,
+		"GROVE_NODE_ID="+n.ID,
+		"GROVE_NODE_INDEX="+strconv.Itoa(n.Index),
+		"GROVE_CLUSTER_NAME="+n.ClusterName,
+	)
+}
+
+// Delete stops each node's process: SIGTERM to its process group, SIGKILL
+// after stop_timeout. A node whose process is already gone is deleted.
+func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	grace := time.Duration(toInt(p.Properties["stop_timeout"], 10)) * time.Second
+	out := make([]sdk.Result, len(nodes))
+	type pending struct {
+		i  int
+		st state
+	}
+	var running []pending
+	for i, n := range nodes {
+		out[i] = sdk.Result{ID: n.ID}
+		st, ok := d.stateOf(n)
+		if ok && alive(st) {
+			_ = syscall.Kill(-st.PID, syscall.SIGTERM)
+			running = append(running, pending{i, st})
+		}
+	}
+	deadline := time.Now().Add(grace)
+	for _, r := range running {
+		for alive(r.st) && time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if alive(r.st) {
+			_ = syscall.Kill(-r.st.PID, syscall.SIGKILL)
+			for j := 0; j < 100 && alive(r.st); j++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		if alive(r.st) {
+			out[r.i].Err = sdk.Retryable(fmt.Errorf("process %d did not exit after SIGKILL", r.st.PID))
+		}
+	}
+	for i, n := range nodes {
+		if out[i].Err == nil {
+			os.RemoveAll(d.nodeDir(n))
+		}
+	}
+	return out
+}
+
+// Check reports each node's process as alive or dead, with its exit status.
+func (d *Driver) Check(_ context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	out := make([]sdk.Result, len(nodes))
+	for i, n := range nodes {
+		st, ok := d.stateOf(n)
+		switch {
+		case !ok:
+			out[i] = sdk.Result{ID: n.ID, Reason: "the node has no process recorded"}
+		case alive(st):
+			out[i] = sdk.Result{ID: n.ID, Healthy: true, Reason: fmt.Sprintf("process %d is running", st.PID), PhysicalID: n.PhysicalID, State: n.State}
+		default:
+			out[i] = sdk.Result{ID: n.ID, Reason: exitReason(st), PhysicalID: n.PhysicalID, State: n.State}
+		}
+	}
+	return out
+}
+
+// Update restarts each node's process with the new profile; the node keeps
+// its id, name and port.
+func (d *Driver) Update(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	return d.recreate(ctx, old, new, nodes)
+}
+
+// Recover recreates dead processes (RECREATE and REBOOT are the same for a
+// process).
+func (d *Driver) Recover(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op string, _ map[string]any) []sdk.Result {
+	switch strings.ToUpper(op) {
+	case "", "RECREATE", "REBOOT", "REBUILD":
+	default:
+		out := make([]sdk.Result, len(nodes))
+		for i, n := range nodes {
+			out[i] = sdk.Result{ID: n.ID, Err: fmt.Errorf("recover operation %q is not supported by %s; use RECREATE or REBOOT", op, TypeName)}
+		}
+		return out
+	}
+	return d.recreate(ctx, p, p, nodes)
+}
+
+func (d *Driver) recreate(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	del := d.Delete(ctx, old, nodes)
+	out := make([]sdk.Result, len(nodes))
+	for i, n := range nodes {
+		if del[i].Err != nil {
+			out[i] = del[i]
+			continue
+		}
+		out[i] = d.create(ctx, new, n)
+	}
+	return out
+}
+
+func (d *Driver) stateOf(n sdk.Node) (state, bool) {
+	var st state
+	if len(n.State) > 0 && json.Unmarshal(n.State, &st) == nil && st.PID > 0 {
+		return st, true
+	}
+	// The engine may not have recorded the state yet (a crash right after
+	// start); the runtime directory still knows.
+	st, err := readState(d.nodeDir(n))
+	return st, err == nil
+}
+
+func nodePort(n sdk.Node) (int, error) {
+	switch v := n.Data["port"].(type) {
+	case float64:
+		return int(v), nil
+	case int:
+		return v, nil
+	case int64:
+		return int(v), nil
+	}
+	return 0, fmt.Errorf("node %s has no port allocated in its data; local.process needs one", n.Name)
+}
+
+func readState(dir string) (state, error) {
+	var st state
+	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil {
+		return st, err
+	}
+	return st, json.Unmarshal(b, &st)
+}
+
+func writeState(dir string, st state) error {
+	b, _ := json.Marshal(st)
+	tmp := filepath.Join(dir, "state.json.tmp")
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write node state: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, "state.json"))
+}
+
+// alive reports whether the recorded process still runs. The start time
+// guards against PID reuse: a different process with the same pid is not
+// ours, and is never signalled.
+func alive(st state) bool {
+	if st.PID <= 0 {
+		return false
+	}
+	ticks, zombie := procStat(st.PID)
+	if ticks == 0 || zombie {
+		return false
+	}
+	return st.StartTicks == 0 || ticks == st.StartTicks
+}
+
+func startTicks(pid int) (uint64, error) {
+	t, _ := procStat(pid)
+	if t == 0 {
+		return 0, errors.New("process not found")
+	}
+	return t, nil
+}
+
+// procStat reads the start time (field 22) and whether the process is a
+// zombie from /proc/<pid>/stat.
+func procStat(pid int) (uint64, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, false
+	}
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 20 {
+		return 0, false
+	}
+	t, _ := strconv.ParseUint(fields[19], 10, 64)
+	return t, fields[0] == "Z"
+}
+
+func exitReason(st state) string {
+	b, err := os.ReadFile(filepath.Join(st.Dir, "exit"))
+	if err != nil {
+		return fmt.Sprintf("process %d is gone and left no exit status", st.PID)
+	}
+	return "process exited: " + strings.TrimSpace(string(b))
+}
+
+func toStrings(v any) []string {
+	items, _ := v.([]any)
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, fmt.Sprint(it))
+	}
+	return out
+}
+
+func toInt(v any, def int) int {
+	switch x := v.(type) {
+	case int64:
+		return int(x)
+	case float64:
+		return int(x)
+	case int:
+		return x
+	}
+	return def
+}

@@ -1,0 +1,64 @@
+package process
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+)
+
+// WrapCommand is the hidden grove sub-command that runs a node's process.
+// The wrapper outlives the plugin, waits for the process and records its
+// exit status in the node's runtime directory, which is how check can tell
+// "exited with status 3" from "vanished".
+const WrapCommand = "__process-wrap"
+
+// RunWrapper runs `__process-wrap DIR -- COMMAND...` and returns the exit code.
+func RunWrapper(args []string) int {
+	if len(args) < 3 || args[1] != "--" {
+		fmt.Fprintln(os.Stderr, "usage: grove __process-wrap DIR -- COMMAND [ARGS...]")
+		return 2
+	}
+	dir, argv := args[0], args[2:]
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
+	// The process dies with its wrapper, so a SIGKILL of the wrapper leaves
+	// nothing behind.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	if err := cmd.Start(); err != nil {
+		writeExit(dir, fmt.Sprintf("could not start: %v", err))
+		return 127
+	}
+	go func() {
+		for s := range sigs {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		writeExit(dir, "status 0")
+		return 0
+	case errors.As(err, &ee):
+		ws := ee.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			writeExit(dir, "killed by signal "+ws.Signal().String())
+			return 128 + int(ws.Signal())
+		}
+		writeExit(dir, fmt.Sprintf("status %d", ws.ExitStatus()))
+		return ws.ExitStatus()
+	default:
+		writeExit(dir, err.Error())
+		return 1
+	}
+}
+
+func writeExit(dir, msg string) {
+	_ = os.WriteFile(filepath.Join(dir, "exit"), []byte(msg+"\n"), 0o644)
+}

@@ -1,0 +1,396 @@
+// Package host runs plugin binaries out of process, keeps them running, and
+// gives the engine typed access to the profile and policy components they
+// serve. It never kills a process it did not start.
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+
+	pb "github.com/grovehq/grove/plugins/proto"
+	"github.com/grovehq/grove/plugins/sdk"
+	"github.com/grovehq/grove/plugins/sdk/schema"
+)
+
+// Config describes one plugin binary to run.
+type Config struct {
+	// Name identifies the plugin in logs, errors and `grove plugin list`.
+	Name string
+	// Command is the binary and its arguments.
+	Command []string
+	// SHA256, when set, must match the binary's checksum before it runs.
+	SHA256 string
+	// Override lets the plugin's components replace built-ins of the same type.
+	Override bool
+	// Settings is passed to the plugin as its configuration.
+	Settings map[string]any
+}
+
+// Component is one profile or policy type, as the plugin described it.
+type Component struct {
+	Kind            string // profile or policy
+	Type            string
+	Versions        []string
+	Description     string
+	Schema          schema.Schema
+	Targets         []sdk.Target
+	DefaultPriority int
+	Singleton       bool
+	Operations      []string
+	NeedsPort       bool
+	Plugin          string
+}
+
+// WantsCheck reports whether a policy checks the given phase and action.
+func (c *Component) WantsCheck(phase, action string) bool {
+	if len(c.Targets) == 0 {
+		return true
+	}
+	for _, t := range c.Targets {
+		if t.Phase == phase && t.Action == action {
+			return true
+		}
+	}
+	return false
+}
+
+// Status is a plugin's state as `grove plugin list` shows it.
+type Status struct {
+	Name       string    `json:"name"`
+	Command    []string  `json:"command"`
+	State      string    `json:"state"` // running, restarting, failed
+	PID        int       `json:"pid"`
+	Restarts   int       `json:"restarts"`
+	LastError  string    `json:"last_error,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	Components []string  `json:"components"`
+}
+
+// Host supervises plugins.
+type Host struct {
+	logger  hclog.Logger
+	dataDir string
+
+	mu         sync.RWMutex
+	plugins    map[string]*instance
+	components map[string]*Component // key: kind + "/" + type
+	closed     bool
+}
+
+// New returns a host; dataDir holds per-plugin runtime directories and logs.
+func New(logger hclog.Logger, dataDir string) *Host {
+	return &Host{logger: logger, dataDir: dataDir, plugins: map[string]*instance{}, components: map[string]*Component{}}
+}
+
+type instance struct {
+	cfg    Config
+	host   *Host
+	logger hclog.Logger
+
+	mu        sync.Mutex
+	client    *goplugin.Client
+	rpc       *sdk.Client
+	state     string
+	restarts  int
+	lastErr   string
+	startedAt time.Time
+	ready     chan struct{} // closed when a running client is available
+	comps     []*Component
+}
+
+// ErrUnavailable marks calls refused because a plugin is not running; it is
+// retryable.
+var ErrUnavailable = errors.New("plugin unavailable")
+
+// Start launches a plugin, verifies its checksum and versions, and registers
+// its components. A component type already registered is refused unless the
+// plugin's config says it overrides.
+func (h *Host) Start(ctx context.Context, cfg Config) error {
+	if len(cfg.Command) == 0 {
+		return fmt.Errorf("plugin %s: command is empty", cfg.Name)
+	}
+	in := &instance{cfg: cfg, host: h, logger: h.logger.Named(cfg.Name), ready: make(chan struct{})}
+	if err := in.launch(ctx); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range in.comps {
+		key := c.Kind + "/" + c.Type
+		if prev, ok := h.components[key]; ok && !cfg.Override {
+			in.kill()
+			return fmt.Errorf("plugin %s: %s type %s is already provided by plugin %s; set override = true in the plugin's config to replace it", cfg.Name, c.Kind, c.Type, prev.Plugin)
+		}
+	}
+	for _, c := range in.comps {
+		h.components[c.Kind+"/"+c.Type] = c
+	}
+	h.plugins[cfg.Name] = in
+	go in.supervise()
+	return nil
+}
+
+func (in *instance) launch(ctx context.Context) error {
+	cfg := in.cfg
+	bin := cfg.Command[0]
+	if cfg.SHA256 != "" {
+		sum, err := fileSHA256(bin)
+		if err != nil {
+			return fmt.Errorf("plugin %s: read binary for its checksum: %w", cfg.Name, err)
+		}
+		if sum != cfg.SHA256 {
+			return fmt.Errorf("plugin %s: checksum mismatch for %s: the config registers sha256 %s but the file has %s; refusing to run it", cfg.Name, bin, cfg.SHA256, sum)
+		}
+	}
+	dir := filepath.Join(in.host.dataDir, "plugins", cfg.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("plugin %s: create data dir: %w", cfg.Name, err)
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, "plugin.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("plugin %s: open log file: %w", cfg.Name, err)
+	}
+	settings, _ := json.Marshal(cfg.Settings)
+	cmd := exec.Command(bin, cfg.Command[1:]...)
+	cmd.Env = append(os.Environ(), "GROVE_PLUGIN_DATA_DIR="+dir, "GROVE_PLUGIN_NAME="+cfg.Name, "GROVE_PLUGIN_CONFIG="+string(settings))
+	// The plugin dies with the agent; the processes it manages for nodes are
+	// its own business (local.process detaches them).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	client := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake(),
+		Plugins:          goplugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{}},
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		// go-plugin re-emits the plugin's hclog lines through this logger,
+		// under the plugin's name, and copies raw stderr to the log file.
+		Logger:       in.logger,
+		StartTimeout: 20 * time.Second,
+		Stderr:       logFile,
+	})
+	fail := func(err error) error {
+		client.Kill()
+		logFile.Close()
+		return fmt.Errorf("plugin %s: %w", cfg.Name, err)
+	}
+	proto, err := client.Client()
+	if err != nil {
+		return fail(fmt.Errorf("start %s: %w", bin, err))
+	}
+	raw, err := proto.Dispense(sdk.PluginName)
+	if err != nil {
+		return fail(fmt.Errorf("dispense: %w", err))
+	}
+	rpc := raw.(*sdk.Client)
+	desc, err := rpc.Info.Describe(ctx, &pb.DescribeRequest{})
+	if err != nil {
+		return fail(fmt.Errorf("describe: %w", err))
+	}
+	if desc.HandshakeVersion != sdk.HandshakeVersion {
+		return fail(fmt.Errorf("handshake version mismatch: the agent speaks %d, the plugin %d", sdk.HandshakeVersion, desc.HandshakeVersion))
+	}
+	if _, err := rpc.Info.Configure(ctx, &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions, PolicyApiVersions: sdk.PolicyAPIVersions,
+		DataDir: dir, ConfigJson: settings}); err != nil {
+		return fail(fmt.Errorf("configure: %w", err))
+	}
+	dj, err := sdk.DescriptionToJSON(desc)
+	if err != nil {
+		return fail(err)
+	}
+	var comps []*Component
+	for _, c := range dj.Components {
+		comps = append(comps, &Component{Kind: c.Kind, Type: c.Type, Versions: c.Versions, Description: c.Description, Schema: c.Schema,
+			Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, Operations: c.Operations, NeedsPort: c.NeedsPort, Plugin: cfg.Name})
+	}
+	in.mu.Lock()
+	in.client, in.rpc, in.state, in.startedAt, in.comps = client, rpc, "running", time.Now(), comps
+	close(in.ready)
+	in.mu.Unlock()
+	in.logger.Info("plugin started", "pid", client.ReattachConfig().Pid, "components", len(comps))
+	return nil
+}
+
+// supervise restarts the plugin when its process exits, with exponential
+// backoff; calls made meanwhile fail as retryable.
+func (in *instance) supervise() {
+	backoff := 100 * time.Millisecond
+	for {
+		in.mu.Lock()
+		rpc := in.rpc
+		in.mu.Unlock()
+		if rpc != nil {
+			<-rpc.Done()
+		}
+		in.host.mu.RLock()
+		closed := in.host.closed
+		in.host.mu.RUnlock()
+		if closed {
+			return
+		}
+		in.mu.Lock()
+		in.restarts++
+		in.state = "restarting"
+		in.lastErr = "the plugin process exited"
+		in.rpc = nil
+		in.ready = make(chan struct{})
+		in.mu.Unlock()
+		in.logger.Warn("plugin exited; restarting", "backoff", backoff)
+		time.Sleep(backoff)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err := in.launch(ctx)
+		cancel()
+		if err != nil {
+			in.mu.Lock()
+			in.lastErr = err.Error()
+			if in.restarts >= 5 {
+				in.state = "failed"
+			}
+			in.mu.Unlock()
+			in.logger.Error("plugin restart failed", "error", err)
+			backoff = min(backoff*2, 30*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+	}
+}
+
+func (in *instance) kill() {
+	in.mu.Lock()
+	c := in.client
+	in.mu.Unlock()
+	if c != nil {
+		c.Kill()
+	}
+}
+
+// client returns the running client, waiting up to wait for a restart.
+func (in *instance) current(ctx context.Context, wait time.Duration) (*sdk.Client, error) {
+	in.mu.Lock()
+	rpc, ready, lastErr := in.rpc, in.ready, in.lastErr
+	in.mu.Unlock()
+	if rpc != nil {
+		return rpc, nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ready:
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		if in.rpc != nil {
+			return in.rpc, nil
+		}
+	case <-t.C:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return nil, sdk.Retryable(fmt.Errorf("%w: plugin %s is restarting (%s)", ErrUnavailable, in.cfg.Name, lastErr))
+}
+
+// Close stops every plugin the host started.
+func (h *Host) Close() {
+	h.mu.Lock()
+	h.closed = true
+	plugins := h.plugins
+	h.mu.Unlock()
+	for _, in := range plugins {
+		in.kill()
+	}
+}
+
+// Components lists the registered components of a kind ("" for all), by type.
+func (h *Host) Components(kind string) []*Component {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []*Component
+	for _, c := range h.components {
+		if kind == "" || c.Kind == kind {
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Type < out[j].Type })
+	return out
+}
+
+// Component returns a registered component.
+func (h *Host) Component(kind, typ string) (*Component, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	c, ok := h.components[kind+"/"+typ]
+	return c, ok
+}
+
+// Statuses describes every plugin.
+func (h *Host) Statuses() []Status {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var out []Status
+	for _, in := range h.plugins {
+		in.mu.Lock()
+		st := Status{Name: in.cfg.Name, Command: in.cfg.Command, State: in.state, Restarts: in.restarts, LastError: in.lastErr, StartedAt: in.startedAt}
+		if in.client != nil && in.state == "running" {
+			if rc := in.client.ReattachConfig(); rc != nil {
+				st.PID = rc.Pid
+			}
+		}
+		for _, c := range in.comps {
+			st.Components = append(st.Components, c.Kind+":"+c.Type)
+		}
+		in.mu.Unlock()
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Client returns the client of the plugin serving a component. It waits a
+// short while for a plugin that is restarting.
+func (h *Host) Client(ctx context.Context, kind, typ string) (*sdk.Client, *Component, error) {
+	c, ok := h.Component(kind, typ)
+	if !ok {
+		return nil, nil, fmt.Errorf("no plugin provides the %s type %q", kind, typ)
+	}
+	h.mu.RLock()
+	in := h.plugins[c.Plugin]
+	h.mu.RUnlock()
+	rpc, err := in.current(ctx, 5*time.Second)
+	return rpc, c, err
+}
+
+// PluginPID returns the process id of a running plugin (for tests and
+// `grove plugin info`).
+func (h *Host) PluginPID(name string) int {
+	for _, st := range h.Statuses() {
+		if st.Name == name {
+			return st.PID
+		}
+	}
+	return 0
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,92 @@
+package scaling
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// ResizeFromInputs reads a CLUSTER_RESIZE action's inputs (adjustment_type,
+// number, min_size, max_size, min_step, strict). Values may be numbers or
+// numeric strings, as Senlin accepts both.
+func ResizeFromInputs(in map[string]any) (Resize, error) {
+	var r Resize
+	r.AdjustmentType, _ = in["adjustment_type"].(string)
+	if v, ok := in["number"]; ok && v != nil {
+		f, err := Float(v)
+		if err != nil {
+			return r, fmt.Errorf("number: %w", err)
+		}
+		r.Number = &f
+	}
+	for key, dst := range map[string]**int{"min_size": &r.MinSize, "max_size": &r.MaxSize} {
+		if v, ok := in[key]; ok && v != nil {
+			n, err := Int(v)
+			if err != nil {
+				return r, fmt.Errorf("%s: %w", key, err)
+			}
+			*dst = &n
+		}
+	}
+	if v, ok := in["min_step"]; ok && v != nil {
+		n, err := Int(v)
+		if err != nil {
+			return r, fmt.Errorf("min_step: %w", err)
+		}
+		r.MinStep = n
+	}
+	r.Strict = true
+	if v, ok := in["strict"]; ok && v != nil {
+		b, err := Bool(v)
+		if err != nil {
+			return r, fmt.Errorf("strict: %w", err)
+		}
+		r.Strict = b
+	}
+	return r, nil
+}
+
+// Float reads a number or numeric string.
+func Float(v any) (float64, error) {
+	switch x := v.(type) {
+	case float64:
+		return x, nil
+	case int:
+		return float64(x), nil
+	case int64:
+		return float64(x), nil
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a number", x)
+		}
+		return f, nil
+	}
+	return 0, fmt.Errorf("%v is not a number", v)
+}
+
+// Int reads an integer or integer string.
+func Int(v any) (int, error) {
+	f, err := Float(v)
+	if err != nil {
+		return 0, err
+	}
+	if f != float64(int(f)) {
+		return 0, fmt.Errorf("%v is not an integer", v)
+	}
+	return int(f), nil
+}
+
+// Bool reads a boolean or "true"/"false".
+func Bool(v any) (bool, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		b, err := strconv.ParseBool(x)
+		if err != nil {
+			return false, fmt.Errorf("%q is not a boolean", x)
+		}
+		return b, nil
+	}
+	return false, fmt.Errorf("%v is not a boolean", v)
+}
