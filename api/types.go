@@ -1,0 +1,207 @@
+// Package api holds Grove's wire types, which follow Senlin's v1 JSON shapes,
+// and a Go client for the REST API. It imports nothing from core/, so the
+// CLI, the Terraform provider and tests use it without the engine.
+package api
+
+import "fmt"
+
+// Profile is a profile as the API shows it.
+type Profile struct {
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Type      string         `json:"type"`
+	User      string         `json:"user"`
+	Project   string         `json:"project"`
+	Domain    string         `json:"domain"`
+	Spec      map[string]any `json:"spec"`
+	Metadata  map[string]any `json:"metadata"`
+	CreatedAt *string        `json:"created_at"`
+	UpdatedAt *string        `json:"updated_at"`
+}
+
+// Policy is a policy as the API shows it.
+type Policy struct {
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Type      string         `json:"type"`
+	User      string         `json:"user"`
+	Project   string         `json:"project"`
+	Domain    string         `json:"domain"`
+	Spec      map[string]any `json:"spec"`
+	Data      map[string]any `json:"data"`
+	CreatedAt *string        `json:"created_at"`
+	UpdatedAt *string        `json:"updated_at"`
+}
+
+// Cluster is a cluster as the API shows it.
+type Cluster struct {
+	ID              string         `json:"id"`
+	Name            string         `json:"name"`
+	ProfileID       string         `json:"profile_id"`
+	ProfileName     string         `json:"profile_name"`
+	User            string         `json:"user"`
+	Project         string         `json:"project"`
+	Domain          string         `json:"domain"`
+	InitAt          *string        `json:"init_at"`
+	CreatedAt       *string        `json:"created_at"`
+	UpdatedAt       *string        `json:"updated_at"`
+	MinSize         int            `json:"min_size"`
+	MaxSize         int            `json:"max_size"`
+	DesiredCapacity int            `json:"desired_capacity"`
+	Timeout         int            `json:"timeout"`
+	Status          string         `json:"status"`
+	StatusReason    string         `json:"status_reason"`
+	Metadata        map[string]any `json:"metadata"`
+	Data            map[string]any `json:"data"`
+	Dependents      map[string]any `json:"dependents"`
+	Config          map[string]any `json:"config"`
+	Nodes           []string       `json:"nodes"`
+	Policies        []string       `json:"policies"`
+}
+
+// Node is a node as the API shows it.
+type Node struct {
+	ID           string         `json:"id"`
+	Name         string         `json:"name"`
+	ClusterID    string         `json:"cluster_id"`
+	PhysicalID   string         `json:"physical_id"`
+	ProfileID    string         `json:"profile_id"`
+	ProfileName  string         `json:"profile_name"`
+	User         string         `json:"user"`
+	Project      string         `json:"project"`
+	Domain       string         `json:"domain"`
+	Index        int            `json:"index"`
+	Role         string         `json:"role"`
+	InitAt       *string        `json:"init_at"`
+	CreatedAt    *string        `json:"created_at"`
+	UpdatedAt    *string        `json:"updated_at"`
+	Status       string         `json:"status"`
+	StatusReason string         `json:"status_reason"`
+	Data         map[string]any `json:"data"`
+	Metadata     map[string]any `json:"metadata"`
+	Dependents   map[string]any `json:"dependents"`
+	Tainted      bool           `json:"tainted"`
+	Details      map[string]any `json:"details,omitempty"`
+}
+
+// Action is an action as the API shows it.
+type Action struct {
+	ID           string         `json:"id"`
+	Name         string         `json:"name"`
+	ClusterID    string         `json:"cluster_id"`
+	Target       string         `json:"target"`
+	Action       string         `json:"action"`
+	Cause        string         `json:"cause"`
+	Owner        *string        `json:"owner"`
+	Interval     int            `json:"interval"`
+	StartTime    float64        `json:"start_time"`
+	EndTime      float64        `json:"end_time"`
+	Timeout      int            `json:"timeout"`
+	Status       string         `json:"status"`
+	StatusReason string         `json:"status_reason"`
+	Inputs       map[string]any `json:"inputs"`
+	Outputs      map[string]any `json:"outputs"`
+	DependsOn    []string       `json:"depends_on"`
+	DependedBy   []string       `json:"depended_by"`
+	Data         map[string]any `json:"data"`
+	CreatedAt    *string        `json:"created_at"`
+	UpdatedAt    *string        `json:"updated_at"`
+	User         string         `json:"user"`
+	Project      string         `json:"project"`
+}
+
+// Terminal reports whether the action has ended.
+func (a *Action) Terminal() bool {
+	return a.Status == "SUCCEEDED" || a.Status == "FAILED" || a.Status == "CANCELLED"
+}
+
+// Event is an event as the API shows it.
+type Event struct {
+	ID           string         `json:"id"`
+	Timestamp    string         `json:"timestamp"`
+	OID          string         `json:"oid"`
+	OName        string         `json:"oname"`
+	OType        string         `json:"otype"`
+	ClusterID    string         `json:"cluster_id"`
+	User         string         `json:"user"`
+	Project      string         `json:"project"`
+	Action       string         `json:"action"`
+	Status       string         `json:"status"`
+	StatusReason string         `json:"status_reason"`
+	Level        string         `json:"level"`
+	MetaData     map[string]any `json:"meta_data"`
+}
+
+// ClusterPolicy is a policy binding as the API shows it.
+type ClusterPolicy struct {
+	ID          string         `json:"id"`
+	ClusterID   string         `json:"cluster_id"`
+	ClusterName string         `json:"cluster_name"`
+	PolicyID    string         `json:"policy_id"`
+	PolicyName  string         `json:"policy_name"`
+	PolicyType  string         `json:"policy_type"`
+	Enabled     bool           `json:"enabled"`
+	Priority    int            `json:"priority"`
+	Data        map[string]any `json:"data"`
+	LastOp      *string        `json:"last_op"`
+}
+
+// TypeSummary is one entry of /v1/profile-types or /v1/policy-types.
+type TypeSummary struct {
+	Name          string                     `json:"name"`
+	Version       string                     `json:"version"`
+	SupportStatus map[string][]SupportStatus `json:"support_status"`
+}
+
+// SupportStatus is Senlin's support status of a type version.
+type SupportStatus struct {
+	Status string `json:"status"`
+	Since  string `json:"since"`
+}
+
+// TypeDetail is /v1/profile-types/{type} or /v1/policy-types/{type}.
+type TypeDetail struct {
+	Name          string                     `json:"name"`
+	Schema        map[string]any             `json:"schema"`
+	SupportStatus map[string][]SupportStatus `json:"support_status"`
+	Description   string                     `json:"description,omitempty"`
+	Plugin        string                     `json:"plugin,omitempty"`
+}
+
+// ErrorBody is Senlin's fault body.
+type ErrorBody struct {
+	Code        int    `json:"code"`
+	Title       string `json:"title"`
+	Explanation string `json:"explanation"`
+	Error       struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+		Type    string `json:"type"`
+	} `json:"error"`
+}
+
+// Error is an API failure seen by the client.
+type Error struct {
+	Status  int
+	Type    string
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Type == "" {
+		return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
+	}
+	return fmt.Sprintf("%s (%s, HTTP %d)", e.Message, e.Type, e.Status)
+}
+
+// PluginStatus is one plugin in /v1/plugins.
+type PluginStatus struct {
+	Name       string   `json:"name"`
+	Command    []string `json:"command"`
+	State      string   `json:"state"`
+	PID        int      `json:"pid"`
+	Restarts   int      `json:"restarts"`
+	LastError  string   `json:"last_error,omitempty"`
+	StartedAt  string   `json:"started_at"`
+	Components []string `json:"components"`
+}

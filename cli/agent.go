@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/core/agent"
+	"github.com/grovehq/grove/plugins/builtin"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+func runAgent(ctx context.Context, env *Env, args []string) error {
+	g := &globals{}
+	fs := flagSet("agent", g)
+	dev := fs.Bool("dev", false, "development mode: embedded SQLite store, bound to "+agent.DefaultBind)
+	bind := fs.String("bind", "", "ADDR:PORT to listen on (default "+agent.DefaultBind+")")
+	dataDir := fs.String("data-dir", "", "data directory (default $GROVE_DATA_DIR or ~/.grove)")
+	configFile := fs.String("config", "", "HCL agent config file")
+	logLevel := fs.String("log-level", "info", "trace, debug, info, warn or error")
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if !*dev && *configFile == "" {
+		return usagef("grove agent needs -dev or -config FILE")
+	}
+	cfg := &agent.Config{}
+	if *configFile != "" {
+		c, err := agent.LoadConfig(*configFile)
+		if err != nil {
+			return err
+		}
+		cfg = c
+	}
+	if *bind != "" {
+		cfg.Bind = *bind
+	}
+	if *dataDir != "" {
+		cfg.DataDir = *dataDir
+	}
+	if cfg.LogLevel != "" && *logLevel == "info" {
+		*logLevel = cfg.LogLevel
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "grove", Level: hclog.LevelFromString(*logLevel), Output: env.Stderr})
+	a, err := agent.Start(ctx, cfg, Version, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	fmt.Fprintf(env.Stdout, "Grove agent %s listening on %s (data dir %s, %s store).\n", Version, a.Addr, cfg.DataDir, cfg.Store.Driver)
+	<-ctx.Done()
+	fmt.Fprintln(env.Stdout, "Grove agent stopping; nodes keep running and are found again at the next start.")
+	return nil
+}
+
+func runPlugin(ctx context.Context, env *Env, args []string) error {
+	if len(args) == 0 {
+		return usagef("usage: grove plugin serve|describe|list|info")
+	}
+	switch args[0] {
+	case "serve":
+		sdk.Serve(builtin.Plugin(Version))
+		return nil
+	case "describe":
+		return sdk.WriteDescription(env.Stdout, builtin.Plugin(Version))
+	case "list", "info":
+		g := &globals{}
+		fs := flagSet("plugin "+args[0], g)
+		pos, err := parseFlags(fs, args[1:])
+		if err != nil {
+			return err
+		}
+		var out struct {
+			Plugins []api.PluginStatus `json:"plugins"`
+		}
+		if _, err := g.client().Do(ctx, http.MethodGet, "/v1/plugins", nil, nil, &out); err != nil {
+			return err
+		}
+		if args[0] == "info" {
+			if len(pos) != 1 {
+				return usagef("usage: grove plugin info <name>")
+			}
+			for _, p := range out.Plugins {
+				if p.Name == pos[0] {
+					if g.json {
+						return printJSON(env.Stdout, p)
+					}
+					return details(env, p)
+				}
+			}
+			return fmt.Errorf("no plugin named %q is loaded", pos[0])
+		}
+		if g.json {
+			return printJSON(env.Stdout, out.Plugins)
+		}
+		fmt.Fprintf(env.Stdout, "%-12s %-10s %-8s %-8s %s\n", "NAME", "STATE", "PID", "RESTARTS", "COMPONENTS")
+		for _, p := range out.Plugins {
+			fmt.Fprintf(env.Stdout, "%-12s %-10s %-8d %-8d %s\n", p.Name, p.State, p.PID, p.Restarts, strings.Join(p.Components, ", "))
+		}
+		return nil
+	}
+	return usagef("%q is not a plugin subcommand; use serve, describe, list or info", args[0])
+}
+
+// runDemoHTTP is the small HTTP server the quick start's nodes run, so the
+// quick start needs nothing but Go.
+func runDemoHTTP(ctx context.Context, env *Env, _ []string) error {
+	port := os.Getenv("GROVE_NODE_PORT")
+	if port == "" {
+		return usagef("demo-http serves on $GROVE_NODE_PORT, which is not set")
+	}
+	name := os.Getenv("GROVE_NODE_NAME")
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello from %s (node %s of cluster %s)\n", name, os.Getenv("GROVE_NODE_INDEX"), os.Getenv("GROVE_CLUSTER_NAME"))
+	})
+	srv := &http.Server{Addr: "127.0.0.1:" + port, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
+		return err
+	}
+	return nil
+}
+
+// runQuickstart runs Grove's main job on the embedded default: an agent with
+// SQLite and the built-in plugins, a local.process profile and a 3-node
+// cluster whose nodes answer HTTP.
+func runQuickstart(ctx context.Context, env *Env, args []string) error {
+	g := &globals{}
+	fs := flagSet("quickstart", g)
+	dataDir := fs.String("data-dir", filepath.Join(os.TempDir(), "grove-quickstart"), "data directory")
+	bind := fs.String("bind", "127.0.0.1:0", "agent address")
+	size := fs.Int("nodes", 3, "number of nodes")
+	keep := fs.Bool("keep", false, "leave the cluster running at exit")
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "grove", Level: hclog.Warn, Output: env.Stderr})
+	a, err := agent.Start(ctx, &agent.Config{Bind: *bind, DataDir: *dataDir}, Version, log)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	c := api.NewClient(a.Addr)
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "Grove agent running at %s (data in %s).\n", a.Addr, *dataDir)
+	profile := map[string]any{"name": "quickstart-web", "spec": map[string]any{"type": "local.process", "version": "1.0",
+		"properties": map[string]any{"command": []any{exe, "demo-http"}}}}
+	if _, err := c.Do(ctx, http.MethodPost, "/v1/profiles", nil, map[string]any{"profile": profile}, nil); err != nil && !isConflict(err) {
+		return err
+	}
+	cl, err := c.GetCluster(ctx, "quickstart")
+	if api.IsNotFound(err) {
+		resp, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": map[string]any{
+			"name": "quickstart", "profile_id": "quickstart-web", "desired_capacity": *size,
+			"config": map[string]any{"node.name.format": "web-$2I"}}}, nil)
+		if err != nil {
+			return err
+		}
+		if err := follow(ctx, env, c, &globals{wait: true}, resp.ActionID(), "Creating cluster quickstart"); err != nil {
+			return err
+		}
+		cl, err = c.GetCluster(ctx, "quickstart")
+		if err != nil {
+			return err
+		}
+	} else if err != nil {
+		return err
+	}
+	nodes, err := c.ListNodes(ctx, map[string][]string{"cluster_id": {cl.ID}, "sort": {"index"}})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "\nCluster %s is %s with %d nodes:\n", cl.Name, cl.Status, len(nodes))
+	for _, n := range nodes {
+		addr, _ := n.Data["address"].(string)
+		body := fetch(ctx, "http://"+addr+"/")
+		fmt.Fprintf(env.Stdout, "  %-8s %-8s http://%-22s %s\n", n.Name, n.Status, addr, body)
+	}
+	fmt.Fprintf(env.Stdout, "\nTry: curl http://%s/   or, with GROVE_ADDR=%s: grove cluster show quickstart, grove cluster resize -capacity 5 quickstart -wait\n", nodes[0].Data["address"], a.Addr)
+	fmt.Fprintln(env.Stdout, "Press Ctrl-C to stop.")
+	<-ctx.Done()
+	if *keep {
+		return nil
+	}
+	fmt.Fprintln(env.Stdout, "\nDeleting the quickstart cluster...")
+	stop, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	resp, err := c.Do(stop, http.MethodDelete, "/v1/clusters/quickstart", nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	_, err = c.WaitAction(stop, resp.ActionID(), nil)
+	return err
+}
+
+func isConflict(err error) bool {
+	ae, ok := err.(*api.Error)
+	return ok && ae.Status == http.StatusConflict
+}
+
+// fetch reads a node's page, waiting briefly for its server to come up.
+func fetch(ctx context.Context, url string) string {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := http.Get(url)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return strings.TrimSpace(string(b))
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return "(not answering yet: " + err.Error() + ")"
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/grovehq/grove/api"
+)
+
+// resource describes one API collection for the generic commands.
+type resource struct {
+	name    string // singular, the JSON envelope key
+	plural  string
+	path    string
+	columns []column
+	verbs   map[string]verb
+}
+
+type column struct {
+	title string
+	path  string // dotted path into the object
+	short bool   // show ids short
+}
+
+type verb func(ctx context.Context, env *Env, c *api.Client, g *globals, args []string) error
+
+type globals struct {
+	address string
+	json    bool
+	wait    bool
+}
+
+func (g *globals) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.address, "address", "", "agent address (default $GROVE_ADDR or "+api.DefaultAddress+")")
+	fs.BoolVar(&g.json, "json", false, "print JSON instead of a table")
+}
+
+func resourceCommand(r *resource) func(ctx context.Context, env *Env, args []string) error {
+	return func(ctx context.Context, env *Env, args []string) error {
+		if len(args) == 0 {
+			return usagef("grove %s needs a subcommand: %s", r.name, strings.Join(verbNames(r), ", "))
+		}
+		v, ok := r.verbs[args[0]]
+		if !ok {
+			return usagef("%q is not a %s subcommand; use one of %s", args[0], r.name, strings.Join(verbNames(r), ", "))
+		}
+		g := &globals{}
+		return v(ctx, env, nil, g, args[1:])
+	}
+}
+
+func verbNames(r *resource) []string {
+	var out []string
+	for k := range r.verbs {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}
+
+// flagSet returns a flag set with the global flags registered.
+func flagSet(name string, g *globals) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	g.register(fs)
+	return fs
+}
+
+func (g *globals) client() *api.Client { return api.NewClient(g.address) }
+
+func get(ctx context.Context, c *api.Client, path string, query url.Values) (map[string]any, error) {
+	var out map[string]any
+	_, err := c.Do(ctx, http.MethodGet, path, query, nil, &out)
+	return out, err
+}
+
+func listVerb(r *resource, filters ...string) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet(r.name+" list", g)
+		limit := fs.Int("limit", 0, "return at most this many")
+		sortBy := fs.String("sort", "", "sort keys, e.g. name:desc")
+		vals := map[string]*string{}
+		for _, f := range filters {
+			vals[f] = fs.String(f, "", "filter by "+f)
+		}
+		if _, err := parseFlags(fs, args); err != nil {
+			return err
+		}
+		q := url.Values{}
+		for k, v := range vals {
+			if *v != "" {
+				q.Set(k, *v)
+			}
+		}
+		if *limit > 0 {
+			q.Set("limit", strconv.Itoa(*limit))
+		}
+		if *sortBy != "" {
+			q.Set("sort", *sortBy)
+		}
+		out, err := get(ctx, g.client(), r.path, q)
+		if err != nil {
+			return err
+		}
+		items, _ := out[r.plural].([]any)
+		if g.json {
+			return printJSON(env.Stdout, items)
+		}
+		return table(env, r.columns, items)
+	}
+}
+
+func showVerb(r *resource) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet(r.name+" show", g)
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 {
+			return usagef("usage: grove %s show <id or name>", r.name)
+		}
+		out, err := get(ctx, g.client(), r.path+"/"+url.PathEscape(pos[0]), nil)
+		if err != nil {
+			return err
+		}
+		obj := out[r.name]
+		if g.json {
+			return printJSON(env.Stdout, obj)
+		}
+		return details(env, obj)
+	}
+}
+
+func deleteVerb(r *resource, async bool) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet(r.name+" delete", g)
+		force := false
+		if async {
+			fs.BoolVar(&g.wait, "wait", false, "wait for the deletion to finish")
+			fs.BoolVar(&force, "force", false, "delete even while an action runs")
+		}
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) == 0 {
+			return usagef("usage: grove %s delete <id or name>...", r.name)
+		}
+		c := g.client()
+		for _, id := range pos {
+			q := url.Values{}
+			if force {
+				q.Set("force", "true")
+			}
+			resp, err := c.Do(ctx, http.MethodDelete, r.path+"/"+url.PathEscape(id), q, nil, nil)
+			if err != nil {
+				return err
+			}
+			if !async {
+				fmt.Fprintf(env.Stdout, "%s %s deleted.\n", r.name, id)
+				continue
+			}
+			if err := follow(ctx, env, c, g, resp.ActionID(), fmt.Sprintf("Deleting %s %s", r.name, id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// follow reports an accepted action and, with -wait, follows it to its end.
+func follow(ctx context.Context, env *Env, c *api.Client, g *globals, actionID, what string) error {
+	if !g.wait {
+		if g.json {
+			return printJSON(env.Stdout, map[string]string{"action": actionID})
+		}
+		fmt.Fprintf(env.Stdout, "%s: action %s accepted. Follow it with `grove action show %s` or `grove action wait %s`.\n", what, actionID, actionID, actionID)
+		return nil
+	}
+	a, err := c.WaitAction(ctx, actionID, func(a *api.Action) {
+		if env.Terminal {
+			fmt.Fprintf(env.Stderr, "\r\033[K%s: %s %s", what, a.Status, a.StatusReason)
+		} else if !g.json {
+			fmt.Fprintf(env.Stderr, "%s: %s %s\n", what, a.Status, a.StatusReason)
+		}
+	})
+	if env.Terminal {
+		fmt.Fprintln(env.Stderr)
+	}
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(env.Stdout, a)
+	}
+	fmt.Fprintf(env.Stdout, "%s: done (%s).\n", what, a.StatusReason)
+	return nil
+}
+
+// table prints items with the resource's columns.
+func table(env *Env, cols []column, items []any) error {
+	w := tabwriter.NewWriter(env.Stdout, 0, 2, 2, ' ', 0)
+	titles := make([]string, len(cols))
+	for i, c := range cols {
+		titles[i] = c.title
+	}
+	fmt.Fprintln(w, strings.Join(titles, "\t"))
+	for _, it := range items {
+		vals := make([]string, len(cols))
+		for i, c := range cols {
+			vals[i] = cell(lookup(it, c.path), c.short)
+		}
+		fmt.Fprintln(w, strings.Join(vals, "\t"))
+	}
+	return w.Flush()
+}
+
+func lookup(v any, path string) any {
+	for _, p := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
+func cell(v any, short bool) string {
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		if short && len(x) > 8 {
+			return x[:8]
+		}
+		if x == "" {
+			return "-"
+		}
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case []any:
+		return strconv.Itoa(len(x))
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// details prints one object as YAML, which reads well for nested maps.
+func details(env *Env, obj any) error {
+	b, err := yaml.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	_, err = env.Stdout.Write(b)
+	return err
+}
+
+// readSpec reads a spec from a YAML or JSON file ("-" for stdin).
+func readSpec(path string) (map[string]any, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = readAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read spec: %w", err)
+	}
+	var spec map[string]any
+	if err := yaml.Unmarshal(b, &spec); err != nil {
+		return nil, fmt.Errorf("spec file %s is not valid YAML or JSON: %w", path, err)
+	}
+	return spec, nil
+}

@@ -1,0 +1,588 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/grovehq/grove/api"
+)
+
+var (
+	profileRes = &resource{name: "profile", plural: "profiles", path: "/v1/profiles", columns: []column{
+		{"ID", "id", true}, {"NAME", "name", false}, {"TYPE", "type", false}, {"CREATED", "created_at", false}}}
+	policyRes = &resource{name: "policy", plural: "policies", path: "/v1/policies", columns: []column{
+		{"ID", "id", true}, {"NAME", "name", false}, {"TYPE", "type", false}, {"CREATED", "created_at", false}}}
+	clusterRes = &resource{name: "cluster", plural: "clusters", path: "/v1/clusters", columns: []column{
+		{"ID", "id", true}, {"NAME", "name", false}, {"STATUS", "status", false}, {"DESIRED", "desired_capacity", false},
+		{"NODES", "nodes", false}, {"PROFILE", "profile_name", false}, {"REASON", "status_reason", false}}}
+	nodeRes = &resource{name: "node", plural: "nodes", path: "/v1/nodes", columns: []column{
+		{"ID", "id", true}, {"NAME", "name", false}, {"INDEX", "index", false}, {"STATUS", "status", false},
+		{"CLUSTER", "cluster_id", true}, {"PHYSICAL ID", "physical_id", false}, {"ADDRESS", "data.address", false}, {"REASON", "status_reason", false}}}
+	actionRes = &resource{name: "action", plural: "actions", path: "/v1/actions", columns: []column{
+		{"ID", "id", true}, {"NAME", "name", false}, {"ACTION", "action", false}, {"STATUS", "status", false},
+		{"TARGET", "target", true}, {"CREATED", "created_at", false}, {"REASON", "status_reason", false}}}
+	eventRes = &resource{name: "event", plural: "events", path: "/v1/events", columns: []column{
+		{"TIMESTAMP", "timestamp", false}, {"TYPE", "otype", false}, {"OBJECT", "oid", true}, {"ACTION", "action", false},
+		{"STATUS", "status", false}, {"LEVEL", "level", false}, {"REASON", "status_reason", false}}}
+)
+
+func init() {
+	profileRes.verbs = map[string]verb{
+		"list": listVerb(profileRes, "name", "type"), "show": showVerb(profileRes), "delete": deleteVerb(profileRes, false),
+		"create": specCreate(profileRes), "validate": specValidate(profileRes), "update": renameVerb(profileRes), "types": typesVerb("profile"),
+	}
+	policyRes.verbs = map[string]verb{
+		"list": listVerb(policyRes, "name", "type"), "show": showVerb(policyRes), "delete": deleteVerb(policyRes, false),
+		"create": specCreate(policyRes), "validate": specValidate(policyRes), "update": renameVerb(policyRes), "types": typesVerb("policy"),
+	}
+	clusterRes.verbs = map[string]verb{
+		"list": listVerb(clusterRes, "name", "status"), "show": showVerb(clusterRes), "delete": deleteVerb(clusterRes, true),
+		"create": clusterCreate, "update": clusterUpdate, "resize": clusterResize,
+		"scale-in": clusterScale("scale_in"), "scale-out": clusterScale("scale_out"),
+		"add-nodes": clusterNodes("add_nodes"), "del-nodes": clusterNodes("del_nodes"), "replace-nodes": clusterReplace,
+		"check": clusterSimple("check"), "recover": clusterRecover,
+		"policy-attach": clusterPolicy("policy_attach"), "policy-detach": clusterPolicy("policy_detach"), "policy-update": clusterPolicy("policy_update"),
+		"policies": clusterPolicies,
+	}
+	nodeRes.verbs = map[string]verb{
+		"list": listVerb(nodeRes, "cluster_id", "name", "status"), "show": showVerb(nodeRes), "delete": deleteVerb(nodeRes, true),
+		"create": nodeCreate, "update": nodeUpdate, "check": nodeAction("check"), "recover": nodeAction("recover"),
+	}
+	actionRes.verbs = map[string]verb{
+		"list": listVerb(actionRes, "name", "cluster_id", "target", "action", "status"), "show": showVerb(actionRes),
+		"cancel": actionCancel, "wait": actionWait,
+	}
+	eventRes.verbs = map[string]verb{
+		"list": listVerb(eventRes, "oid", "oname", "otype", "cluster_id", "action", "level"), "show": showVerb(eventRes),
+	}
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }
+
+func specCreate(r *resource) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet(r.name+" create", g)
+		specFile := fs.String("spec-file", "", "YAML or JSON spec file with type, version and properties (- for stdin)")
+		var meta multiFlag
+		if r.name == "profile" {
+			fs.Var(&meta, "metadata", "KEY=VALUE metadata (repeatable)")
+		}
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 || *specFile == "" {
+			return usagef("usage: grove %s create -spec-file FILE <name>", r.name)
+		}
+		spec, err := readSpec(*specFile)
+		if err != nil {
+			return err
+		}
+		body := map[string]any{"name": pos[0], "spec": spec}
+		if len(meta) > 0 {
+			m, err := kv(meta)
+			if err != nil {
+				return err
+			}
+			body["metadata"] = m
+		}
+		var out map[string]any
+		if _, err := g.client().Do(ctx, http.MethodPost, r.path, nil, map[string]any{r.name: body}, &out); err != nil {
+			return err
+		}
+		if g.json {
+			return printJSON(env.Stdout, out[r.name])
+		}
+		fmt.Fprintf(env.Stdout, "%s %s created with id %s.\n", strings.Title(r.name), pos[0], lookup(out[r.name], "id"))
+		return nil
+	}
+}
+
+func specValidate(r *resource) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet(r.name+" validate", g)
+		specFile := fs.String("spec-file", "", "YAML or JSON spec file")
+		if _, err := parseFlags(fs, args); err != nil {
+			return err
+		}
+		if *specFile == "" {
+			return usagef("usage: grove %s validate -spec-file FILE", r.name)
+		}
+		spec, err := readSpec(*specFile)
+		if err != nil {
+			return err
+		}
+		if _, err := g.client().Do(ctx, http.MethodPost, r.path+"/validate", nil, map[string]any{r.name: map[string]any{"spec": spec}}, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "The %s spec is valid.\n", r.name)
+		return nil
+	}
+}
+
+func renameVerb(r *resource) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet(r.name+" update", g)
+		name := fs.String("name", "", "new name")
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 || *name == "" {
+			return usagef("usage: grove %s update -name NEW <id or name>", r.name)
+		}
+		if _, err := g.client().Do(ctx, http.MethodPatch, r.path+"/"+url.PathEscape(pos[0]), nil, map[string]any{r.name: map[string]any{"name": *name}}, nil); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "%s %s renamed to %s.\n", strings.Title(r.name), pos[0], *name)
+		return nil
+	}
+}
+
+func typesVerb(kind string) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet(kind+" types", g)
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		c := g.client()
+		if len(pos) == 1 {
+			out, err := get(ctx, c, "/v1/"+kind+"-types/"+url.PathEscape(pos[0]), nil)
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return printJSON(env.Stdout, out[kind+"_type"])
+			}
+			return details(env, out[kind+"_type"])
+		}
+		out, err := get(ctx, c, "/v1/"+kind+"-types", nil)
+		if err != nil {
+			return err
+		}
+		items, _ := out[kind+"_types"].([]any)
+		if g.json {
+			return printJSON(env.Stdout, items)
+		}
+		return table(env, []column{{"NAME", "name", false}, {"VERSION", "version", false}}, items)
+	}
+}
+
+func clusterCreate(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("cluster create", g)
+	profile := fs.String("profile", "", "profile id or name (required)")
+	desired := fs.Int("desired-capacity", 0, "number of nodes")
+	minSize := fs.Int("min-size", 0, "minimum size")
+	maxSize := fs.Int("max-size", -1, "maximum size (-1 unbounded)")
+	timeout := fs.Int("timeout", 0, "action timeout in seconds (0: the default)")
+	var meta, config multiFlag
+	fs.Var(&meta, "metadata", "KEY=VALUE metadata (repeatable)")
+	fs.Var(&config, "config", "KEY=VALUE config, e.g. node.name.format=web-$3I (repeatable)")
+	fs.BoolVar(&g.wait, "wait", false, "wait until the cluster is created")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *profile == "" {
+		return usagef("usage: grove cluster create -profile PROFILE [-desired-capacity N] <name>")
+	}
+	body := map[string]any{"name": pos[0], "profile_id": *profile, "desired_capacity": *desired, "min_size": *minSize, "max_size": *maxSize}
+	if *timeout > 0 {
+		body["timeout"] = *timeout
+	}
+	for k, v := range map[string]multiFlag{"metadata": meta, "config": config} {
+		if len(v) > 0 {
+			m, err := kv(v)
+			if err != nil {
+				return err
+			}
+			body[k] = m
+		}
+	}
+	c := g.client()
+	resp, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": body}, nil)
+	if err != nil {
+		return err
+	}
+	return follow(ctx, env, c, g, resp.ActionID(), "Creating cluster "+pos[0])
+}
+
+func clusterUpdate(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("cluster update", g)
+	name := fs.String("name", "", "new name")
+	profile := fs.String("profile", "", "new profile (same type); nodes are updated")
+	profileOnly := fs.Bool("profile-only", false, "only new nodes use the new profile")
+	desired := fs.String("desired-capacity", "", "new desired capacity")
+	minSize := fs.String("min-size", "", "new minimum size")
+	maxSize := fs.String("max-size", "", "new maximum size")
+	timeout := fs.String("timeout", "", "new timeout")
+	var meta multiFlag
+	fs.Var(&meta, "metadata", "KEY=VALUE metadata to merge (repeatable)")
+	fs.BoolVar(&g.wait, "wait", false, "wait until the update finishes")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: grove cluster update [flags] <cluster>")
+	}
+	body := map[string]any{}
+	if *name != "" {
+		body["name"] = *name
+	}
+	if *profile != "" {
+		body["profile_id"] = *profile
+		body["profile_only"] = *profileOnly
+	}
+	for k, v := range map[string]string{"desired_capacity": *desired, "min_size": *minSize, "max_size": *maxSize, "timeout": *timeout} {
+		if v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return usagef("-%s must be an integer, got %q", strings.ReplaceAll(k, "_", "-"), v)
+			}
+			body[k] = n
+		}
+	}
+	if len(meta) > 0 {
+		m, err := kv(meta)
+		if err != nil {
+			return err
+		}
+		body["metadata"] = m
+	}
+	c := g.client()
+	resp, err := c.Do(ctx, http.MethodPatch, "/v1/clusters/"+url.PathEscape(pos[0]), nil, map[string]any{"cluster": body}, nil)
+	if err != nil {
+		return err
+	}
+	return follow(ctx, env, c, g, resp.ActionID(), "Updating cluster "+pos[0])
+}
+
+func clusterActionFollow(ctx context.Context, env *Env, g *globals, cluster, name string, params map[string]any) error {
+	c := g.client()
+	id, err := c.ClusterAction(ctx, cluster, name, params)
+	if err != nil {
+		return err
+	}
+	return follow(ctx, env, c, g, id, fmt.Sprintf("%s on cluster %s", strings.ReplaceAll(name, "_", " "), cluster))
+}
+
+func clusterResize(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("cluster resize", g)
+	capacity := fs.String("capacity", "", "EXACT_CAPACITY: the new size")
+	adjust := fs.String("adjustment", "", "CHANGE_IN_CAPACITY: nodes to add (negative to remove)")
+	percent := fs.String("percentage", "", "CHANGE_IN_PERCENTAGE: percent to grow (negative to shrink)")
+	minStep := fs.String("min-step", "", "with -percentage: the smallest step")
+	minSize := fs.String("min-size", "", "new minimum size")
+	maxSize := fs.String("max-size", "", "new maximum size")
+	strict := fs.Bool("strict", true, "refuse instead of truncating to the size bounds")
+	fs.BoolVar(&g.wait, "wait", false, "wait until the resize finishes")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: grove cluster resize (-capacity N | -adjustment N | -percentage P) [-min-size N] [-max-size N] <cluster>")
+	}
+	params := map[string]any{"strict": *strict}
+	n := 0
+	for typ, v := range map[string]string{"EXACT_CAPACITY": *capacity, "CHANGE_IN_CAPACITY": *adjust, "CHANGE_IN_PERCENTAGE": *percent} {
+		if v != "" {
+			n++
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return usagef("the resize amount must be a number, got %q", v)
+			}
+			params["adjustment_type"], params["number"] = typ, f
+		}
+	}
+	if n > 1 {
+		return usagef("give only one of -capacity, -adjustment and -percentage")
+	}
+	for k, v := range map[string]string{"min_step": *minStep, "min_size": *minSize, "max_size": *maxSize} {
+		if v != "" {
+			i, err := strconv.Atoi(v)
+			if err != nil {
+				return usagef("-%s must be an integer, got %q", strings.ReplaceAll(k, "_", "-"), v)
+			}
+			params[k] = i
+		}
+	}
+	return clusterActionFollow(ctx, env, g, pos[0], "resize", params)
+}
+
+func clusterScale(name string) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet("cluster "+name, g)
+		count := fs.Int("count", 0, "number of nodes (default: what the policies decide, or 1)")
+		fs.BoolVar(&g.wait, "wait", false, "wait until scaling finishes")
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 {
+			return usagef("usage: grove cluster %s [-count N] <cluster>", strings.ReplaceAll(name, "_", "-"))
+		}
+		params := map[string]any{}
+		if *count != 0 {
+			params["count"] = *count
+		}
+		return clusterActionFollow(ctx, env, g, pos[0], name, params)
+	}
+}
+
+func clusterNodes(name string) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet("cluster "+name, g)
+		destroy := fs.Bool("destroy", false, "destroy the removed nodes instead of keeping them as orphans (del-nodes)")
+		fs.BoolVar(&g.wait, "wait", false, "wait until the action finishes")
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) < 2 {
+			return usagef("usage: grove cluster %s <cluster> <node>...", strings.ReplaceAll(name, "_", "-"))
+		}
+		nodes := make([]any, len(pos)-1)
+		for i, n := range pos[1:] {
+			nodes[i] = n
+		}
+		params := map[string]any{"nodes": nodes}
+		if name == "del_nodes" {
+			params["destroy_after_deletion"] = *destroy
+		}
+		return clusterActionFollow(ctx, env, g, pos[0], name, params)
+	}
+}
+
+func clusterReplace(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("cluster replace-nodes", g)
+	fs.BoolVar(&g.wait, "wait", false, "wait until the action finishes")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 {
+		return usagef("usage: grove cluster replace-nodes <cluster> OLD=NEW...")
+	}
+	pairs, err := kv(pos[1:])
+	if err != nil {
+		return err
+	}
+	return clusterActionFollow(ctx, env, g, pos[0], "replace_nodes", map[string]any{"nodes": pairs})
+}
+
+func clusterSimple(name string) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet("cluster "+name, g)
+		fs.BoolVar(&g.wait, "wait", false, "wait until the action finishes")
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 {
+			return usagef("usage: grove cluster %s <cluster>", name)
+		}
+		return clusterActionFollow(ctx, env, g, pos[0], name, nil)
+	}
+}
+
+func clusterRecover(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("cluster recover", g)
+	op := fs.String("operation", "", "RECREATE, REBOOT or REBUILD")
+	check := fs.Bool("check", false, "check every node first and recover only the unhealthy")
+	capacity := fs.Bool("check-capacity", false, "then create or delete nodes to match desired_capacity")
+	fs.BoolVar(&g.wait, "wait", false, "wait until recovery finishes")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: grove cluster recover [flags] <cluster>")
+	}
+	params := map[string]any{"check": *check, "check_capacity": *capacity}
+	if *op != "" {
+		params["operation"] = *op
+	}
+	return clusterActionFollow(ctx, env, g, pos[0], "recover", params)
+}
+
+func clusterPolicy(name string) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet("cluster "+name, g)
+		enabled := fs.String("enabled", "", "true or false")
+		priority := fs.String("priority", "", "check order; lower runs first")
+		fs.BoolVar(&g.wait, "wait", false, "wait until the action finishes")
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 2 {
+			return usagef("usage: grove cluster %s <cluster> <policy>", strings.ReplaceAll(name, "_", "-"))
+		}
+		params := map[string]any{"policy_id": pos[1]}
+		if *enabled != "" {
+			b, err := strconv.ParseBool(*enabled)
+			if err != nil {
+				return usagef("-enabled must be true or false")
+			}
+			params["enabled"] = b
+		}
+		if *priority != "" {
+			n, err := strconv.Atoi(*priority)
+			if err != nil {
+				return usagef("-priority must be an integer")
+			}
+			params["priority"] = n
+		}
+		return clusterActionFollow(ctx, env, g, pos[0], name, params)
+	}
+}
+
+func clusterPolicies(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("cluster policies", g)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: grove cluster policies <cluster>")
+	}
+	out, err := get(ctx, g.client(), "/v1/clusters/"+url.PathEscape(pos[0])+"/policies", nil)
+	if err != nil {
+		return err
+	}
+	items, _ := out["cluster_policies"].([]any)
+	if g.json {
+		return printJSON(env.Stdout, items)
+	}
+	return table(env, []column{{"POLICY", "policy_name", false}, {"TYPE", "policy_type", false}, {"ENABLED", "enabled", false}, {"PRIORITY", "priority", false}}, items)
+}
+
+func nodeCreate(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("node create", g)
+	profile := fs.String("profile", "", "profile id or name (required)")
+	cluster := fs.String("cluster", "", "cluster to join")
+	role := fs.String("role", "", "role")
+	fs.BoolVar(&g.wait, "wait", false, "wait until the node is created")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *profile == "" {
+		return usagef("usage: grove node create -profile PROFILE [-cluster CLUSTER] <name>")
+	}
+	body := map[string]any{"name": pos[0], "profile_id": *profile, "role": *role}
+	if *cluster != "" {
+		body["cluster_id"] = *cluster
+	}
+	c := g.client()
+	resp, err := c.Do(ctx, http.MethodPost, "/v1/nodes", nil, map[string]any{"node": body}, nil)
+	if err != nil {
+		return err
+	}
+	return follow(ctx, env, c, g, resp.ActionID(), "Creating node "+pos[0])
+}
+
+func nodeUpdate(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("node update", g)
+	name := fs.String("name", "", "new name")
+	profile := fs.String("profile", "", "new profile (same type)")
+	role := fs.String("role", "", "new role")
+	tainted := fs.String("tainted", "", "true or false")
+	fs.BoolVar(&g.wait, "wait", false, "wait until the update finishes")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: grove node update [flags] <node>")
+	}
+	body := map[string]any{}
+	for k, v := range map[string]string{"name": *name, "profile_id": *profile, "role": *role} {
+		if v != "" {
+			body[k] = v
+		}
+	}
+	if *tainted != "" {
+		b, err := strconv.ParseBool(*tainted)
+		if err != nil {
+			return usagef("-tainted must be true or false")
+		}
+		body["tainted"] = b
+	}
+	c := g.client()
+	resp, err := c.Do(ctx, http.MethodPatch, "/v1/nodes/"+url.PathEscape(pos[0]), nil, map[string]any{"node": body}, nil)
+	if err != nil {
+		return err
+	}
+	return follow(ctx, env, c, g, resp.ActionID(), "Updating node "+pos[0])
+}
+
+func nodeAction(name string) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet("node "+name, g)
+		op := fs.String("operation", "", "recover: RECREATE, REBOOT or REBUILD")
+		fs.BoolVar(&g.wait, "wait", false, "wait until the action finishes")
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 {
+			return usagef("usage: grove node %s <node>", name)
+		}
+		params := map[string]any{}
+		if *op != "" {
+			params["operation"] = *op
+		}
+		c := g.client()
+		resp, err := c.Do(ctx, http.MethodPost, "/v1/nodes/"+url.PathEscape(pos[0])+"/actions", nil, map[string]any{name: params}, nil)
+		if err != nil {
+			return err
+		}
+		return follow(ctx, env, c, g, resp.ActionID(), name+" on node "+pos[0])
+	}
+}
+
+func actionCancel(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("action cancel", g)
+	force := fs.Bool("force", false, "mark cancelled at once and release locks")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: grove action cancel <action>")
+	}
+	q := url.Values{}
+	if *force {
+		q.Set("force", "true")
+	}
+	if _, err := g.client().Do(ctx, http.MethodPatch, "/v1/actions/"+url.PathEscape(pos[0]), q, map[string]any{"action": map[string]any{"status": "CANCELLED"}}, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "Cancellation of action %s requested.\n", pos[0])
+	return nil
+}
+
+func actionWait(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("action wait", g)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: grove action wait <action>")
+	}
+	g.wait = true
+	return follow(ctx, env, g.client(), g, pos[0], "Action "+pos[0])
+}

@@ -1,0 +1,162 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/grovehq/grove/core/engine"
+	"github.com/grovehq/grove/core/server"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/core/store/postgres"
+	"github.com/grovehq/grove/core/store/sqlite"
+	"github.com/grovehq/grove/plugins/builtin"
+	"github.com/grovehq/grove/plugins/host"
+)
+
+// Agent is a running Grove agent.
+type Agent struct {
+	Config *Config
+	Store  store.Store
+	Host   *host.Host
+	Engine *engine.Engine
+	Addr   string
+
+	http *http.Server
+	lock *os.File
+	log  hclog.Logger
+}
+
+// Start brings an agent up: it locks the data dir, opens the store, starts
+// the plugins, the engine (which reclaims unfinished work) and the API.
+func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (*Agent, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	a := &Agent{Config: cfg, log: log}
+	ok := false
+	defer func() {
+		if !ok {
+			a.Close()
+		}
+	}()
+	lock, err := os.OpenFile(filepath.Join(cfg.DataDir, "agent.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock data dir: %w", err)
+	}
+	a.lock = lock
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return nil, fmt.Errorf("another Grove agent is using the data dir %s; stop it or pass a different -data-dir", cfg.DataDir)
+	}
+	engineID, err := loadEngineID(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	switch cfg.Store.Driver {
+	case "postgres":
+		a.Store, err = postgres.Open(ctx, cfg.Store.DSN)
+	default:
+		a.Store, err = sqlite.Open(ctx, cfg.Store.DSN)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.Host = host.New(log.Named("plugin"), cfg.DataDir)
+	cmd := cfg.Builtin
+	if len(cmd) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find the grove executable to serve built-in plugins: %w", err)
+		}
+		cmd = []string{exe, "plugin", "serve"}
+	}
+	if err := a.Host.Start(ctx, host.Config{Name: builtin.Name, Command: cmd}); err != nil {
+		return nil, err
+	}
+	for _, p := range cfg.Plugins {
+		path := p.Command
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(cfg.PluginDir, path)
+		}
+		rel, err := filepath.Rel(cfg.PluginDir, path)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			return nil, fmt.Errorf("plugin %q: %s is outside the plugin dir %s; third-party plugins must live there", p.Name, path, cfg.PluginDir)
+		}
+		settings := map[string]any{}
+		for k, v := range p.Settings {
+			settings[k] = v
+		}
+		if err := a.Host.Start(ctx, host.Config{Name: p.Name, Command: append([]string{path}, p.Args...), SHA256: p.SHA256, Override: p.Override, Settings: settings}); err != nil {
+			return nil, err
+		}
+	}
+	a.Engine = engine.New(a.Store, a.Host, log.Named("engine"), engine.Config{EngineID: engineID, ClusterWorkers: cfg.Workers.Cluster,
+		NodeWorkers: cfg.Workers.Node, NodeBatch: cfg.Workers.NodeBatch, MaxNodesPerCluster: cfg.Workers.MaxNodesPerCluster})
+	if err := a.Engine.Start(ctx); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Bind)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Bind, err)
+	}
+	a.Addr = "http://" + ln.Addr().String()
+	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Version: version, Logger: log.Named("api"), Host: a.Host}),
+		ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("API server stopped", "error", err)
+		}
+	}()
+	ok = true
+	return a, nil
+}
+
+// Close stops the API, the engine and the plugins. Node processes keep
+// running; the next start finds them again.
+func (a *Agent) Close() {
+	if a.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = a.http.Shutdown(ctx)
+		cancel()
+	}
+	if a.Engine != nil {
+		a.Engine.Stop()
+	}
+	if a.Host != nil {
+		a.Host.Close()
+	}
+	if a.Store != nil {
+		a.Store.Close()
+	}
+	if a.lock != nil {
+		a.lock.Close()
+	}
+}
+
+// loadEngineID keeps the engine id stable across restarts of one agent, so
+// its unfinished actions are reclaimed at once instead of after their lease.
+func loadEngineID(dir string) (string, error) {
+	path := filepath.Join(dir, "engine-id")
+	b, err := os.ReadFile(path)
+	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	id := uuid.NewString()
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o644); err != nil {
+		return "", fmt.Errorf("write engine id: %w", err)
+	}
+	return id, nil
+}

@@ -1,0 +1,118 @@
+// Package agent wires a Grove agent together: configuration, store, plugin
+// host, engine and HTTP API.
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/hcl/v2/hclsimple"
+)
+
+// DefaultBind is the dev agent's address.
+const DefaultBind = "127.0.0.1:7470"
+
+// Config is the agent configuration (an HCL file for `grove agent -config`).
+type Config struct {
+	Bind       string         `hcl:"bind,optional"`
+	DataDir    string         `hcl:"data_dir,optional"`
+	PluginDir  string         `hcl:"plugin_dir,optional"`
+	AdminToken string         `hcl:"admin_token,optional"`
+	LogLevel   string         `hcl:"log_level,optional"`
+	Store      *StoreConfig   `hcl:"store,block"`
+	Workers    *WorkersConfig `hcl:"workers,block"`
+	Plugins    []PluginConfig `hcl:"plugin,block"`
+	// Builtin is the command that serves the built-in plugin; tests point it
+	// at a freshly built binary. Defaults to this executable.
+	Builtin []string `hcl:"builtin_command,optional"`
+}
+
+// StoreConfig picks the store.
+type StoreConfig struct {
+	Driver string `hcl:"driver"` // sqlite or postgres
+	DSN    string `hcl:"dsn,optional"`
+}
+
+// WorkersConfig sizes the engine.
+type WorkersConfig struct {
+	Cluster            int `hcl:"cluster,optional"`
+	Node               int `hcl:"node,optional"`
+	NodeBatch          int `hcl:"node_batch,optional"`
+	MaxNodesPerCluster int `hcl:"max_nodes_per_cluster,optional"`
+}
+
+// PluginConfig registers a third-party plugin binary.
+type PluginConfig struct {
+	Name     string            `hcl:"name,label"`
+	Command  string            `hcl:"command"`
+	Args     []string          `hcl:"args,optional"`
+	SHA256   string            `hcl:"sha256"`
+	Override bool              `hcl:"override,optional"`
+	Settings map[string]string `hcl:"config,optional"`
+}
+
+// LoadConfig reads an HCL agent config file.
+func LoadConfig(path string) (*Config, error) {
+	var c Config
+	if err := hclsimple.DecodeFile(path, nil, &c); err != nil {
+		return nil, fmt.Errorf("read agent config: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, fmt.Errorf("agent config %s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// Validate applies defaults and checks values.
+func (c *Config) Validate() error {
+	if c.Bind == "" {
+		c.Bind = DefaultBind
+	}
+	if c.DataDir == "" {
+		c.DataDir = defaultDataDir()
+	}
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return err
+	}
+	c.DataDir = abs
+	if c.PluginDir == "" {
+		c.PluginDir = filepath.Join(c.DataDir, "plugins.d")
+	}
+	if c.Store == nil {
+		c.Store = &StoreConfig{Driver: "sqlite"}
+	}
+	switch c.Store.Driver {
+	case "sqlite":
+		if c.Store.DSN == "" {
+			c.Store.DSN = filepath.Join(c.DataDir, "grove.db")
+		}
+	case "postgres":
+		if c.Store.DSN == "" {
+			return fmt.Errorf("store.dsn is required for the postgres driver")
+		}
+	default:
+		return fmt.Errorf("store.driver must be sqlite or postgres, got %q", c.Store.Driver)
+	}
+	if c.Workers == nil {
+		c.Workers = &WorkersConfig{}
+	}
+	for _, p := range c.Plugins {
+		if len(p.SHA256) != 64 {
+			return fmt.Errorf("plugin %q: sha256 must be the 64-character hex checksum of the binary", p.Name)
+		}
+	}
+	return nil
+}
+
+func defaultDataDir() string {
+	if d := os.Getenv("GROVE_DATA_DIR"); d != "" {
+		return d
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".grove")
+	}
+	return ".grove"
+}
+

@@ -1,0 +1,1005 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk"
+	"github.com/grovehq/grove/plugins/sdk/scaling"
+)
+
+// Cluster handlers run under the cluster's exclusive lock. Each step that
+// writes is recorded in the action's data ("stage.<name>") in the same
+// transaction, so an action reclaimed after a crash resumes without redoing
+// what is done: nodes are created once, children forked once.
+
+func (e *Engine) lockCluster(ctx context.Context, a *model.Action) (*model.Cluster, error) {
+	if err := e.lock(ctx, func() (bool, error) { return e.store.AcquireClusterLock(ctx, a.ClusterID, a.ID, store.LockCluster) }); err != nil {
+		return nil, err
+	}
+	return e.store.GetCluster(ctx, a.ClusterID)
+}
+
+func stageDone(a *model.Action, stage string) bool {
+	done, _ := a.Data["stage."+stage].(bool)
+	return done
+}
+
+// runStage runs fn once: its writes and the stage marker commit together.
+func (e *Engine) runStage(ctx context.Context, a *model.Action, stage string, fn func(tx store.Store) error) error {
+	if stageDone(a, stage) {
+		return nil
+	}
+	return e.store.InTx(ctx, func(tx store.Store) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		a.Data["stage."+stage] = true
+		return tx.UpdateActions(ctx, []*model.Action{a})
+	})
+}
+
+func (e *Engine) setClusterStatus(ctx context.Context, tx store.Store, clusterID, status, reason string, mutate func(*model.Cluster)) error {
+	cl, err := tx.GetCluster(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	cl.Status, cl.StatusReason = status, reason
+	if mutate != nil {
+		mutate(cl)
+	}
+	return tx.UpdateCluster(ctx, cl)
+}
+
+// child builds a derived node action.
+func (e *Engine) child(parent *model.Action, action, nodeID string, inputs map[string]any) *model.Action {
+	c := e.newAction(Caller{User: parent.User, Project: parent.Project}, action, nodeID, parent.ClusterID, inputs, parent.Timeout)
+	c.Cause, c.ParentID = model.CauseDerived, parent.ID
+	return c
+}
+
+// forkCreate creates count nodes in INIT with their NODE_CREATE children.
+func (e *Engine) forkCreate(ctx context.Context, tx store.Store, a *model.Action, clusterID string, count int) error {
+	if count <= 0 {
+		return nil
+	}
+	cl, err := tx.GetCluster(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	prof, err := tx.GetProfile(ctx, cl.ProfileID)
+	if err != nil {
+		return err
+	}
+	now := e.cfg.Now()
+	format := configString(cl.Config, "node.name.format")
+	nodes := make([]*model.Node, count)
+	kids := make([]*model.Action, count)
+	var placements []any
+	if p, ok := a.Data["placement"].(map[string]any); ok {
+		placements, _ = p["placements"].([]any)
+	}
+	for i := range nodes {
+		idx := cl.NextIndex + i
+		n := &model.Node{ID: e.newID(), Name: e.randName(format, idx), ClusterID: cl.ID, ProfileID: cl.ProfileID, User: a.User, Project: a.Project,
+			Index: idx, InitAt: now, Status: model.NodeInit, StatusReason: "Initializing", Data: map[string]any{}, Metadata: map[string]any{}, Dependents: map[string]any{}}
+		if i < len(placements) {
+			n.Data["placement"] = placements[i]
+		}
+		nodes[i] = n
+		kids[i] = e.child(a, model.NodeCreateAction, n.ID, nil)
+	}
+	if err := e.preparePorts(ctx, prof, nodes); err != nil {
+		return err
+	}
+	cl.NextIndex += count
+	if err := tx.UpdateCluster(ctx, cl); err != nil {
+		return err
+	}
+	if err := tx.CreateNodes(ctx, nodes); err != nil {
+		return err
+	}
+	ids := make([]any, count)
+	for i, n := range nodes {
+		ids[i] = n.ID
+	}
+	a.Outputs["nodes_added"] = append(toAnySlice(a.Outputs["nodes_added"]), ids...)
+	return tx.CreateActions(ctx, kids)
+}
+
+// forkEach forks one node action per node.
+func (e *Engine) forkEach(ctx context.Context, tx store.Store, a *model.Action, action string, nodeIDs []string, inputs map[string]any) error {
+	if len(nodeIDs) == 0 {
+		return nil
+	}
+	kids := make([]*model.Action, len(nodeIDs))
+	for i, id := range nodeIDs {
+		kids[i] = e.child(a, action, id, maps.Clone(inputs))
+	}
+	return tx.CreateActions(ctx, kids)
+}
+
+// settle re-evaluates a cluster's status after an operation, Senlin's
+// eval_status: mutate may adjust desired, min and max first. opErr, when
+// set, is appended to the reason.
+func (e *Engine) settle(ctx context.Context, clusterID, op string, mutate func(cl *model.Cluster, count int), opErr error) error {
+	ctx = context.WithoutCancel(ctx)
+	nodes, err := e.store.ClusterNodes(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	active := 0
+	for _, n := range nodes {
+		if n.Status == model.NodeActive {
+			active++
+		}
+	}
+	return e.store.InTx(ctx, func(tx store.Store) error {
+		cl, err := tx.GetCluster(ctx, clusterID)
+		if err != nil {
+			return err
+		}
+		if mutate != nil {
+			mutate(cl, len(nodes))
+		}
+		prev := cl.Status
+		cl.Status, cl.StatusReason = EvalStatus(op, active, cl.DesiredCapacity, cl.MinSize, cl.MaxSize)
+		if opErr != nil {
+			cl.StatusReason += " " + opErr.Error()
+		}
+		now := e.cfg.Now()
+		if prev == model.ClusterCreating && cl.CreatedAt == nil {
+			cl.CreatedAt = &now
+		} else {
+			cl.UpdatedAt = &now
+		}
+		return tx.UpdateCluster(ctx, cl)
+	})
+}
+
+func (e *Engine) doClusterCreate(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "create", func(tx store.Store) error {
+		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterCreating, "Creation in progress", nil); err != nil {
+			return err
+		}
+		return e.forkCreate(ctx, tx, a, cl.ID, cl.DesiredCapacity)
+	})
+	if err != nil {
+		return err
+	}
+	werr := e.waitChildren(ctx, a)
+	if werr != nil && (errors.Is(werr, errCancelled) || ctx.Err() != nil) {
+		_ = e.settle(ctx, cl.ID, model.ClusterCreateAction, nil, fmt.Errorf("Cluster creation stopped: %v.", werr))
+		return werr
+	}
+	if werr != nil {
+		werr = fmt.Errorf("Failed in creating nodes: %v", werr)
+	}
+	if err := e.settle(ctx, cl.ID, model.ClusterCreateAction, nil, werr); err != nil {
+		return err
+	}
+	if werr == nil {
+		a.StatusReason = "Cluster creation succeeded."
+	}
+	return werr
+}
+
+func (e *Engine) doClusterDelete(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !stageDone(a, "detach") {
+		bindings, err := e.store.ListBindings(ctx, cl.ID)
+		if err != nil {
+			return err
+		}
+		for _, b := range bindings {
+			if err := e.detach(ctx, cl, b); err != nil {
+				return err
+			}
+		}
+	}
+	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "delete", func(tx store.Store) error {
+		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterDeleting, "Deletion in progress", nil); err != nil {
+			return err
+		}
+		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, nodeIDs(nodes), nil)
+	})
+	if err != nil {
+		return err
+	}
+	if err := e.waitChildren(ctx, a); err != nil {
+		_ = e.store.InTx(context.WithoutCancel(ctx), func(tx store.Store) error {
+			return e.setClusterStatus(ctx, tx, cl.ID, model.ClusterError, "Failed in deleting nodes: "+err.Error(), nil)
+		})
+		return fmt.Errorf("Failed in deleting nodes: %w", err)
+	}
+	if err := e.store.DeleteCluster(ctx, cl.ID); err != nil {
+		return err
+	}
+	a.StatusReason = "Cluster deletion succeeded."
+	return nil
+}
+
+func (e *Engine) detach(ctx context.Context, cl *model.Cluster, b *model.Binding) error {
+	pol, err := e.store.GetPolicy(ctx, b.PolicyID)
+	if err != nil {
+		return err
+	}
+	client, _, err := e.plugins.Client(ctx, "policy", pol.Type)
+	if err != nil {
+		return fmt.Errorf("detach policy '%s': %w", pol.Name, err)
+	}
+	snap, err := e.snapshot(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if err := client.Detach(ctx, sdk.Spec{ID: pol.ID, Name: pol.Name, Type: pol.Type, Version: pol.Version, Properties: pol.Properties}, snap, b.Data); err != nil {
+		return fmt.Errorf("detach policy '%s': %w", pol.Name, err)
+	}
+	return e.store.DeleteBinding(ctx, cl.ID, pol.ID)
+}
+
+func nodeIDs(nodes []*model.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.ID
+	}
+	return out
+}
+
+func toAnySlice(v any) []any {
+	s, _ := v.([]any)
+	return s
+}
+
+func toStrings(v any) []string {
+	var out []string
+	switch x := v.(type) {
+	case []any:
+		for _, it := range x {
+			if s, ok := it.(string); ok {
+				out = append(out, s)
+			}
+		}
+	case []string:
+		out = x
+	}
+	return out
+}
+
+// sizePlan is what a resize, scale or update decided, stored in the action's
+// data so a resumed action keeps its decision.
+type sizePlan struct {
+	Desired int
+	Min     *int
+	Max     *int
+	Create  int
+	Victims []string
+	Destroy bool
+	Grace   int
+}
+
+func (p sizePlan) toMap() map[string]any {
+	m := map[string]any{"desired": p.Desired, "create": p.Create, "victims": p.Victims, "destroy": p.Destroy, "grace": p.Grace}
+	if p.Min != nil {
+		m["min"] = *p.Min
+	}
+	if p.Max != nil {
+		m["max"] = *p.Max
+	}
+	return m
+}
+
+func planFromMap(m map[string]any) sizePlan {
+	p := sizePlan{Victims: toStrings(m["victims"])}
+	p.Desired, _ = scaling.Int(m["desired"])
+	p.Create, _ = scaling.Int(m["create"])
+	p.Grace, _ = scaling.Int(m["grace"])
+	p.Destroy, _ = m["destroy"].(bool)
+	if v, ok := m["min"]; ok {
+		n, _ := scaling.Int(v)
+		p.Min = &n
+	}
+	if v, ok := m["max"]; ok {
+		n, _ := scaling.Int(v)
+		p.Max = &n
+	}
+	return p
+}
+
+// deletionData reads what a deletion policy decided.
+func deletionData(a *model.Action) (candidates []string, count int, destroy bool, grace int, ok bool) {
+	d, ok := a.Data["deletion"].(map[string]any)
+	if !ok {
+		return nil, 0, true, 0, false
+	}
+	candidates = toStrings(d["candidates"])
+	count, _ = scaling.Int(d["count"])
+	destroy = true
+	if v, present := d["destroy_after_deletion"]; present {
+		destroy, _ = scaling.Bool(v)
+	}
+	grace, _ = scaling.Int(d["grace_period"])
+	return candidates, count, destroy, grace, true
+}
+
+func (e *Engine) victims(nodes []*model.Node, count int) []string {
+	cands := make([]scaling.Candidate, len(nodes))
+	for i, n := range nodes {
+		c := scaling.Candidate{ID: n.ID, Status: n.Status, Tainted: n.Tainted}
+		if n.CreatedAt != nil {
+			c.CreatedAt = n.CreatedAt.UnixMicro()
+		}
+		cands[i] = c
+	}
+	e.rngMu.Lock()
+	defer e.rngMu.Unlock()
+	return scaling.SelectVictims(cands, count, scaling.Random, e.rng)
+}
+
+// planResize decides a resize, scale-in or scale-out against the current
+// nodes, honouring what the policies put in the action's data.
+func (e *Engine) planResize(a *model.Action, cl *model.Cluster, nodes []*model.Node) (sizePlan, error) {
+	current := len(nodes)
+	bounds := scaling.Bounds{Desired: cl.DesiredCapacity, Min: cl.MinSize, Max: cl.MaxSize}
+	cands, delCount, destroy, grace, hasDeletion := deletionData(a)
+	creation, _ := a.Data["creation"].(map[string]any)
+	plan := sizePlan{Destroy: destroy, Grace: grace}
+	switch a.Action {
+	case model.ClusterScaleOutAction:
+		count := 1
+		if c, ok := creation["count"]; ok {
+			count, _ = scaling.Int(c)
+		} else if c, ok := a.Inputs["count"]; ok {
+			count, _ = scaling.Int(c)
+		}
+		if count <= 0 {
+			return plan, fmt.Errorf("Invalid count (%d) for scaling out.", count)
+		}
+		desired := current + count
+		if msg := scaling.CheckSizeParams(&bounds, &desired, nil, nil, true, e.cfg.MaxNodesPerCluster); msg != "" {
+			return plan, errors.New(msg)
+		}
+		plan.Desired, plan.Create = desired, count
+	case model.ClusterScaleInAction:
+		count := 1
+		switch {
+		case len(cands) > 0:
+			count = len(cands)
+		case hasDeletion && delCount > 0:
+			count = delCount
+		default:
+			if c, ok := a.Inputs["count"]; ok {
+				count, _ = scaling.Int(c)
+			}
+		}
+		if count <= 0 {
+			return plan, fmt.Errorf("Invalid count (%d) for scaling in.", count)
+		}
+		count = min(count, current)
+		desired := current - count
+		if msg := scaling.CheckSizeParams(&bounds, &desired, nil, nil, true, e.cfg.MaxNodesPerCluster); msg != "" {
+			return plan, errors.New(msg)
+		}
+		plan.Desired = desired
+		plan.Victims = pickVictims(cands, count, func(n int) []string { return e.victims(nodes, n) })
+	default: // resize
+		r, err := scaling.ResizeFromInputs(a.Inputs)
+		if err != nil {
+			return plan, err
+		}
+		res, err := scaling.ParseResize(bounds, current, r, e.cfg.MaxNodesPerCluster)
+		if err != nil {
+			return plan, err
+		}
+		plan.Desired, plan.Min, plan.Max, plan.Create = res.Desired, r.MinSize, r.MaxSize, res.Create
+		if res.Delete > 0 {
+			plan.Victims = pickVictims(cands, res.Delete, func(n int) []string { return e.victims(nodes, n) })
+		}
+	}
+	return plan, nil
+}
+
+func pickVictims(policyChoice []string, count int, fallback func(int) []string) []string {
+	if len(policyChoice) >= count {
+		return policyChoice[:count]
+	}
+	return fallback(count)
+}
+
+func (e *Engine) doResize(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
+		return err
+	}
+	if _, ok := a.Data["plan"]; !ok {
+		nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+		if err != nil {
+			return err
+		}
+		plan, err := e.planResize(a, cl, nodes)
+		if err != nil {
+			return err
+		}
+		a.Data["plan"] = plan.toMap()
+	}
+	plan := planFromMap(a.Data["plan"].(map[string]any))
+	reason := map[string]string{model.ClusterResizeAction: "Cluster resize started.", model.ClusterScaleOutAction: "Cluster scale out started.",
+		model.ClusterScaleInAction: "Cluster scale in started."}[a.Action]
+	if err := e.applySize(ctx, a, cl, plan, reason); err != nil {
+		return err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
+		return err
+	}
+	a.StatusReason = map[string]string{model.ClusterResizeAction: "Cluster resize succeeded.", model.ClusterScaleOutAction: "Cluster scaling succeeded.",
+		model.ClusterScaleInAction: "Cluster scaling succeeded."}[a.Action]
+	return nil
+}
+
+// applySize carries out a size plan: new bounds, removals, creations, then
+// the cluster's status.
+func (e *Engine) applySize(ctx context.Context, a *model.Action, cl *model.Cluster, plan sizePlan, reason string) error {
+	err := e.runStage(ctx, a, "size", func(tx store.Store) error {
+		return e.setClusterStatus(ctx, tx, cl.ID, model.ClusterResizing, reason, func(c *model.Cluster) {
+			c.DesiredCapacity = plan.Desired
+			if plan.Min != nil {
+				c.MinSize = *plan.Min
+			}
+			if plan.Max != nil {
+				c.MaxSize = *plan.Max
+			}
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if len(plan.Victims) > 0 && !stageDone(a, "remove") && plan.Grace > 0 {
+		if err := sleepCtx(ctx, time.Duration(plan.Grace)*time.Second); err != nil {
+			return err
+		}
+	}
+	if err := e.removeNodes(ctx, a, plan.Victims, plan.Destroy); err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "grow", func(tx store.Store) error { return e.forkCreate(ctx, tx, a, cl.ID, plan.Create) })
+	if err != nil {
+		return err
+	}
+	werr := e.waitChildren(ctx, a)
+	if werr != nil {
+		werr = fmt.Errorf("Failed in resizing the cluster: %v", werr)
+	}
+	if err := e.settle(ctx, cl.ID, a.Action, nil, werr); err != nil {
+		return err
+	}
+	return werr
+}
+
+// removeNodes deletes victims (destroy) or makes them orphans.
+func (e *Engine) removeNodes(ctx context.Context, a *model.Action, victims []string, destroy bool) error {
+	if len(victims) == 0 {
+		return nil
+	}
+	a.Outputs["nodes_removed"] = toAny(victims)
+	return e.runStage(ctx, a, "remove", func(tx store.Store) error {
+		if destroy {
+			return e.forkEach(ctx, tx, a, model.NodeDeleteAction, victims, nil)
+		}
+		return e.leave(ctx, tx, a, victims)
+	})
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// leave makes nodes orphans: no cluster, index -1.
+func (e *Engine) leave(ctx context.Context, tx store.Store, a *model.Action, ids []string) error {
+	nodes, err := tx.GetNodes(ctx, ids)
+	if err != nil {
+		return err
+	}
+	now := e.cfg.Now()
+	var events []*model.Event
+	for _, n := range nodes {
+		n.ClusterID, n.Index, n.Role, n.UpdatedAt = "", -1, "", &now
+		events = append(events, e.nodeEvent(a, n, model.NodeActive, "Node left the cluster."))
+	}
+	if err := tx.UpdateNodes(ctx, nodes); err != nil {
+		return err
+	}
+	return tx.CreateEvents(ctx, events)
+}
+
+// join adds orphan nodes to a cluster, with the next indexes.
+func (e *Engine) join(ctx context.Context, tx store.Store, a *model.Action, clusterID string, ids []string) error {
+	cl, err := tx.GetCluster(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	nodes, err := tx.GetNodes(ctx, ids)
+	if err != nil {
+		return err
+	}
+	now := e.cfg.Now()
+	var events []*model.Event
+	for _, n := range nodes {
+		n.ClusterID, n.Index, n.Role, n.UpdatedAt = cl.ID, cl.NextIndex, "", &now
+		cl.NextIndex++
+		events = append(events, e.nodeEvent(a, n, model.NodeActive, "Node joined the cluster."))
+	}
+	if err := tx.UpdateCluster(ctx, cl); err != nil {
+		return err
+	}
+	if err := tx.UpdateNodes(ctx, nodes); err != nil {
+		return err
+	}
+	return tx.CreateEvents(ctx, events)
+}
+
+func (e *Engine) nodeEvent(a *model.Action, n *model.Node, status, reason string) *model.Event {
+	return &model.Event{ID: e.newID(), Timestamp: e.cfg.Now(), OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: a.ClusterID, User: a.User,
+		Project: a.Project, Action: a.Action, Status: status, StatusReason: reason, Level: model.LevelInfo, MetaData: map[string]any{"action": a.ID}}
+}
+
+func (e *Engine) doAddNodes(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
+		return err
+	}
+	ids := toStrings(a.Inputs["nodes"])
+	err = e.runStage(ctx, a, "join", func(tx store.Store) error {
+		nodes, err := tx.GetNodes(ctx, ids)
+		if err != nil {
+			return err
+		}
+		if len(nodes) != len(ids) {
+			return errors.New("Some of the nodes to add no longer exist.")
+		}
+		for _, n := range nodes {
+			if n.ClusterID != "" && n.ClusterID != cl.ID {
+				return fmt.Errorf("The node '%s' joined another cluster meanwhile.", n.Name)
+			}
+			if n.Status != model.NodeActive {
+				return fmt.Errorf("The node '%s' is %s; only ACTIVE nodes can be added.", n.Name, n.Status)
+			}
+		}
+		a.Outputs["nodes_added"] = toAny(ids)
+		return e.join(ctx, tx, a, cl.ID, ids)
+	})
+	if err != nil {
+		return err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
+		return err
+	}
+	a.StatusReason = "Completed adding nodes."
+	return e.settle(ctx, cl.ID, a.Action, func(c *model.Cluster, count int) { c.DesiredCapacity = count }, nil)
+}
+
+func (e *Engine) doDelNodes(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
+		return err
+	}
+	ids := toStrings(a.Inputs["candidates"])
+	destroy, _ := a.Inputs["destroy_after_deletion"].(bool)
+	grace, reduce := 0, true
+	if d, ok := a.Data["deletion"].(map[string]any); ok {
+		_, _, destroy, grace, _ = deletionData(a)
+		if v, ok := d["reduce_desired_capacity"]; ok {
+			reduce, _ = scaling.Bool(v)
+		}
+	}
+	members, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	isMember := map[string]bool{}
+	for _, n := range members {
+		isMember[n.ID] = true
+	}
+	var victims []string
+	for _, id := range ids {
+		if isMember[id] || stageDone(a, "remove") {
+			victims = append(victims, id)
+		}
+	}
+	if !stageDone(a, "remove") && grace > 0 {
+		if err := sleepCtx(ctx, time.Duration(grace)*time.Second); err != nil {
+			return err
+		}
+	}
+	if err := e.removeNodes(ctx, a, victims, destroy); err != nil {
+		return err
+	}
+	werr := e.waitChildren(ctx, a)
+	if werr != nil {
+		werr = fmt.Errorf("Failed in deleting nodes: %v", werr)
+	}
+	if err := e.settle(ctx, cl.ID, a.Action, func(c *model.Cluster, count int) {
+		if reduce {
+			c.DesiredCapacity = count
+		}
+	}, werr); err != nil {
+		return err
+	}
+	if werr != nil {
+		return werr
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
+		return err
+	}
+	a.StatusReason = "Completed deleting nodes."
+	return nil
+}
+
+func (e *Engine) doReplaceNodes(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
+		return err
+	}
+	pairs, _ := a.Inputs["candidates"].(map[string]any)
+	var olds, news []string
+	for o, n := range pairs {
+		olds = append(olds, o)
+		news = append(news, fmt.Sprint(n))
+	}
+	err = e.runStage(ctx, a, "replace", func(tx store.Store) error {
+		fresh, err := tx.GetNodes(ctx, news)
+		if err != nil {
+			return err
+		}
+		for _, n := range fresh {
+			if n.ClusterID != "" || n.Status != model.NodeActive {
+				return fmt.Errorf("The replacement node '%s' is no longer an ACTIVE orphan.", n.Name)
+			}
+		}
+		if err := e.leave(ctx, tx, a, olds); err != nil {
+			return err
+		}
+		return e.join(ctx, tx, a, cl.ID, news)
+	})
+	if err != nil {
+		return err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
+		return err
+	}
+	a.StatusReason = "Completed replacing nodes."
+	return e.settle(ctx, cl.ID, a.Action, nil, nil)
+}
+
+func (e *Engine) doClusterCheck(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "check", func(tx store.Store) error {
+		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterChecking, "Check in progress", nil); err != nil {
+			return err
+		}
+		return e.forkEach(ctx, tx, a, model.NodeCheckAction, nodeIDs(nodes), a.Inputs)
+	})
+	if err != nil {
+		return err
+	}
+	werr := e.waitChildren(ctx, a)
+	if err := e.settle(ctx, cl.ID, a.Action, nil, nil); err != nil {
+		return err
+	}
+	if werr != nil {
+		return fmt.Errorf("Cluster check found unhealthy nodes: %v", werr)
+	}
+	a.StatusReason = "Cluster checking completed."
+	return nil
+}
+
+func (e *Engine) doClusterRecover(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
+		return err
+	}
+	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	check, _ := scaling.Bool(a.Inputs["check"])
+	var ids []string
+	for _, n := range nodes {
+		if check || n.Status != model.NodeActive {
+			ids = append(ids, n.ID)
+		}
+	}
+	inputs := map[string]any{"operation": a.Inputs["operation"], "operation_params": a.Inputs["operation_params"], "check": check}
+	err = e.runStage(ctx, a, "recover", func(tx store.Store) error {
+		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterRecovering, "Recovery in progress", nil); err != nil {
+			return err
+		}
+		return e.forkEach(ctx, tx, a, model.NodeRecoverAction, ids, inputs)
+	})
+	if err != nil {
+		return err
+	}
+	werr := e.waitChildren(ctx, a)
+	if werr == nil {
+		if cc, _ := scaling.Bool(a.Inputs["check_capacity"]); cc {
+			werr = e.restoreCapacity(ctx, a, cl.ID)
+		}
+	}
+	if err := e.settle(ctx, cl.ID, a.Action, nil, werr); err != nil {
+		return err
+	}
+	if werr != nil {
+		return fmt.Errorf("Failed in recovering the cluster: %v", werr)
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
+		return err
+	}
+	a.StatusReason = "Cluster recovery succeeded."
+	return nil
+}
+
+// restoreCapacity creates or deletes nodes until the node count matches
+// desired_capacity (recover with check_capacity).
+func (e *Engine) restoreCapacity(ctx context.Context, a *model.Action, clusterID string) error {
+	cl, err := e.store.GetCluster(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	nodes, err := e.store.ClusterNodes(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	diff := cl.DesiredCapacity - len(nodes)
+	err = e.runStage(ctx, a, "capacity", func(tx store.Store) error {
+		if diff > 0 {
+			return e.forkCreate(ctx, tx, a, clusterID, diff)
+		}
+		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, e.victims(nodes, -diff), nil)
+	})
+	if err != nil {
+		return err
+	}
+	return e.waitChildren(ctx, a)
+}
+
+func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "fields", func(tx store.Store) error {
+		return e.setClusterStatus(ctx, tx, cl.ID, model.ClusterUpdating, "Updating cluster.", func(c *model.Cluster) {
+			if v, ok := a.Inputs["name"].(string); ok {
+				c.Name = v
+			}
+			if v, ok := a.Inputs["metadata"].(map[string]any); ok {
+				for k, val := range v {
+					c.Metadata[k] = val
+				}
+			}
+			if v, ok := a.Inputs["config"].(map[string]any); ok {
+				for k, val := range v {
+					c.Config[k] = val
+				}
+			}
+			if v, ok := a.Inputs["timeout"]; ok {
+				c.Timeout, _ = scaling.Int(v)
+			}
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if np, ok := a.Inputs["new_profile_id"].(string); ok {
+		profileOnly, _ := a.Inputs["profile_only"].(bool)
+		nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+		if err != nil {
+			return err
+		}
+		if !profileOnly {
+			err = e.runStage(ctx, a, "update_nodes", func(tx store.Store) error {
+				return e.forkEach(ctx, tx, a, model.NodeUpdateAction, nodeIDs(nodes), map[string]any{"new_profile_id": np})
+			})
+			if err != nil {
+				return err
+			}
+			if werr := e.waitChildren(ctx, a); werr != nil {
+				werr = fmt.Errorf("Failed in updating nodes: %v", werr)
+				_ = e.settle(ctx, cl.ID, a.Action, nil, werr)
+				return werr
+			}
+		}
+		if err := e.store.InTx(ctx, func(tx store.Store) error {
+			c, err := tx.GetCluster(ctx, cl.ID)
+			if err != nil {
+				return err
+			}
+			c.ProfileID = np
+			return tx.UpdateCluster(ctx, c)
+		}); err != nil {
+			return err
+		}
+	}
+	if size, ok := a.Inputs["size"].(map[string]any); ok {
+		if _, planned := a.Data["plan"]; !planned {
+			cur, err := e.store.GetCluster(ctx, cl.ID)
+			if err != nil {
+				return err
+			}
+			nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+			if err != nil {
+				return err
+			}
+			plan := sizePlan{Destroy: true}
+			if v, ok := size["min_size"]; ok {
+				n, _ := scaling.Int(v)
+				plan.Min = &n
+			}
+			if v, ok := size["max_size"]; ok {
+				n, _ := scaling.Int(v)
+				plan.Max = &n
+			}
+			desired := cur.DesiredCapacity
+			if v, ok := size["desired_capacity"]; ok {
+				desired, _ = scaling.Int(v)
+			} else {
+				b := scaling.Bounds{Desired: cur.DesiredCapacity, Min: cur.MinSize, Max: cur.MaxSize}
+				desired = scaling.TruncateDesired(&b, desired, plan.Min, plan.Max)
+			}
+			plan.Desired = desired
+			if diff := desired - len(nodes); diff > 0 {
+				plan.Create = diff
+			} else if diff < 0 {
+				plan.Victims = e.victims(nodes, -diff)
+			}
+			a.Data["plan"] = plan.toMap()
+		}
+		if err := e.applySize(ctx, a, cl, planFromMap(a.Data["plan"].(map[string]any)), "Cluster resize started."); err != nil {
+			return err
+		}
+	} else if err := e.settle(ctx, cl.ID, a.Action, nil, nil); err != nil {
+		return err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
+		return err
+	}
+	a.StatusReason = "Cluster update completed."
+	return nil
+}
+
+func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	policyID, _ := a.Inputs["policy_id"].(string)
+	if _, err := e.store.GetBinding(ctx, cl.ID, policyID); err == nil {
+		a.StatusReason = "Policy already attached."
+		return nil
+	}
+	pol, err := e.store.GetPolicy(ctx, policyID)
+	if err != nil {
+		return err
+	}
+	bindings, err := e.store.ListBindings(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	for _, b := range bindings {
+		if other, err := e.store.GetPolicy(ctx, b.PolicyID); err == nil && other.Type == pol.Type {
+			return fmt.Errorf("The cluster already has a %s policy ('%s'); a cluster takes at most one policy of a type.", pol.Type, other.Name)
+		}
+	}
+	client, comp, err := e.plugins.Client(ctx, "policy", pol.Type)
+	if err != nil {
+		return err
+	}
+	snap, err := e.snapshot(ctx, cl)
+	if err != nil {
+		return err
+	}
+	data, err := client.Attach(ctx, sdk.Spec{ID: pol.ID, Name: pol.Name, Type: pol.Type, Version: pol.Version, Properties: pol.Properties}, snap)
+	if err != nil {
+		return fmt.Errorf("Failed in attaching policy '%s': %w", pol.Name, err)
+	}
+	enabled := true
+	if v, ok := a.Inputs["enabled"].(bool); ok {
+		enabled = v
+	}
+	priority := comp.DefaultPriority
+	if v, ok := a.Inputs["priority"]; ok {
+		priority, _ = scaling.Int(v)
+	}
+	if err := e.store.CreateBinding(ctx, &model.Binding{ID: e.newID(), ClusterID: cl.ID, PolicyID: pol.ID, Enabled: enabled, Priority: priority, Data: data}); err != nil {
+		return err
+	}
+	a.StatusReason = "Policy attached."
+	return nil
+}
+
+func (e *Engine) doDetachPolicy(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	policyID, _ := a.Inputs["policy_id"].(string)
+	b, err := e.store.GetBinding(ctx, cl.ID, policyID)
+	if err != nil {
+		return errors.New("The policy is not attached to the cluster.")
+	}
+	if err := e.detach(ctx, cl, b); err != nil {
+		return err
+	}
+	a.StatusReason = "Policy detached."
+	return nil
+}
+
+func (e *Engine) doUpdatePolicy(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	policyID, _ := a.Inputs["policy_id"].(string)
+	b, err := e.store.GetBinding(ctx, cl.ID, policyID)
+	if err != nil {
+		return errors.New("The policy is not attached to the cluster.")
+	}
+	if v, ok := a.Inputs["enabled"].(bool); ok {
+		b.Enabled = v
+	}
+	if v, ok := a.Inputs["priority"]; ok {
+		b.Priority, _ = scaling.Int(v)
+	}
+	if err := e.store.UpdateBinding(ctx, b); err != nil {
+		return err
+	}
+	a.StatusReason = "Policy updated."
+	return nil
+}

@@ -1,0 +1,463 @@
+// Package engine runs Grove's actions: it persists requests as actions,
+// claims them with leases, runs the bound policies around them, forks node
+// actions and executes them in batches through the profile drivers.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/host"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+// Plugins is what the engine needs from the plugin host.
+type Plugins interface {
+	Client(ctx context.Context, kind, typ string) (*sdk.Client, *host.Component, error)
+	Component(kind, typ string) (*host.Component, bool)
+	Components(kind string) []*host.Component
+}
+
+// Config tunes the engine. Zero values take the documented defaults.
+type Config struct {
+	// EngineID owns leases; keep it stable across restarts of one agent so
+	// its unfinished actions are reclaimed at once.
+	EngineID string
+	// ClusterWorkers run top-level actions (default 4).
+	ClusterWorkers int
+	// NodeWorkers run batches of derived node actions (default 4).
+	NodeWorkers int
+	// NodeBatch is the most node actions run in one driver call (default 250).
+	NodeBatch int
+	// Lease is how long a claim lasts without renewal (default 30s).
+	Lease time.Duration
+	// Poll is how often idle workers look for work other agents queued
+	// (default 500ms); work queued by this agent wakes them at once.
+	Poll time.Duration
+	// MaxNodesPerCluster bounds cluster sizes (default 10000).
+	MaxNodesPerCluster int
+	// DefaultTimeout is the default action timeout in seconds (default 3600).
+	DefaultTimeout int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+func (c *Config) defaults() {
+	if c.EngineID == "" {
+		c.EngineID = uuid.NewString()
+	}
+	if c.ClusterWorkers <= 0 {
+		c.ClusterWorkers = 4
+	}
+	if c.NodeWorkers <= 0 {
+		c.NodeWorkers = 4
+	}
+	if c.NodeBatch <= 0 {
+		c.NodeBatch = 250
+	}
+	if c.Lease <= 0 {
+		c.Lease = 30 * time.Second
+	}
+	if c.Poll <= 0 {
+		c.Poll = 500 * time.Millisecond
+	}
+	if c.MaxNodesPerCluster <= 0 {
+		c.MaxNodesPerCluster = 10000
+	}
+	if c.DefaultTimeout <= 0 {
+		c.DefaultTimeout = 3600
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Engine runs actions.
+type Engine struct {
+	cfg     Config
+	store   store.Store
+	plugins Plugins
+	log     hclog.Logger
+	ports   *portAllocator
+
+	wakeCluster chan struct{}
+	wakeNode    chan struct{}
+
+	mu      sync.Mutex
+	running map[string]context.CancelFunc // actions this engine runs
+	waiters map[string]chan struct{}      // parents waiting for children
+	rngMu   sync.Mutex
+	rng     *rand.Rand
+
+	wg     sync.WaitGroup
+	cancel context.CancelFunc
+}
+
+// New returns an engine; call Start to run workers.
+func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
+	cfg.defaults()
+	return &Engine{
+		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(),
+		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1),
+		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{},
+		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+	}
+}
+
+// ID returns the engine id.
+func (e *Engine) ID() string { return e.cfg.EngineID }
+
+// Store returns the engine's store.
+func (e *Engine) Store() store.Store { return e.store }
+
+// Start reclaims what a previous run left and starts the workers.
+func (e *Engine) Start(ctx context.Context) error {
+	n, err := e.store.ReclaimActions(ctx, e.cfg.EngineID, e.cfg.Now())
+	if err != nil {
+		return fmt.Errorf("reclaim actions at start-up: %w", err)
+	}
+	if n > 0 {
+		e.log.Info("reclaimed unfinished actions", "count", n)
+	}
+	if err := e.reconcileNodes(ctx); err != nil {
+		return fmt.Errorf("reconcile nodes at start-up: %w", err)
+	}
+	ctx, e.cancel = context.WithCancel(context.Background())
+	for i := 0; i < e.cfg.ClusterWorkers; i++ {
+		e.wg.Add(1)
+		go e.worker(ctx, false)
+	}
+	for i := 0; i < e.cfg.NodeWorkers; i++ {
+		e.wg.Add(1)
+		go e.worker(ctx, true)
+	}
+	e.wg.Add(1)
+	go e.leaseLoop(ctx)
+	return nil
+}
+
+// Stop stops the workers and waits for running actions to return. Actions
+// cut short stay RUNNING with their lease and are reclaimed at next start.
+func (e *Engine) Stop() {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	e.wg.Wait()
+}
+
+func (e *Engine) wake() {
+	for _, ch := range []chan struct{}{e.wakeCluster, e.wakeNode} {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (e *Engine) worker(ctx context.Context, nodeLevel bool) {
+	defer e.wg.Done()
+	wake := e.wakeCluster
+	max := 1
+	if nodeLevel {
+		wake, max = e.wakeNode, e.cfg.NodeBatch
+	}
+	t := time.NewTicker(e.cfg.Poll)
+	defer t.Stop()
+	for {
+		actions, err := e.store.ClaimActions(ctx, e.cfg.EngineID, e.cfg.Now().Add(e.cfg.Lease), nodeLevel, max)
+		if err != nil && ctx.Err() == nil {
+			e.log.Error("claim actions", "error", err)
+		}
+		if len(actions) > 0 {
+			// Another worker may find more right away.
+			e.wakeOne(wake)
+			if nodeLevel {
+				e.runNodeBatch(ctx, actions)
+			} else {
+				e.runAction(ctx, actions[0])
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		case <-t.C:
+		}
+	}
+}
+
+func (e *Engine) wakeOne(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// leaseLoop renews the leases of running actions and forwards cancel
+// signals written by other agents.
+func (e *Engine) leaseLoop(ctx context.Context) {
+	defer e.wg.Done()
+	t := time.NewTicker(e.cfg.Lease / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		e.mu.Lock()
+		ids := make([]string, 0, len(e.running))
+		for id := range e.running {
+			ids = append(ids, id)
+		}
+		e.mu.Unlock()
+		if len(ids) == 0 {
+			continue
+		}
+		if err := e.store.RenewLeases(ctx, e.cfg.EngineID, ids, e.cfg.Now().Add(e.cfg.Lease)); err != nil && ctx.Err() == nil {
+			e.log.Error("renew leases", "error", err)
+		}
+	}
+}
+
+func (e *Engine) track(id string, cancel context.CancelFunc) {
+	e.mu.Lock()
+	e.running[id] = cancel
+	e.mu.Unlock()
+}
+
+func (e *Engine) untrack(id string) {
+	e.mu.Lock()
+	delete(e.running, id)
+	e.mu.Unlock()
+}
+
+// waiter returns the channel a parent waits on for news of its children.
+func (e *Engine) waiter(id string) chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ch, ok := e.waiters[id]
+	if !ok {
+		ch = make(chan struct{}, 1)
+		e.waiters[id] = ch
+	}
+	return ch
+}
+
+func (e *Engine) dropWaiter(id string) {
+	e.mu.Lock()
+	delete(e.waiters, id)
+	e.mu.Unlock()
+}
+
+func (e *Engine) notifyParent(parentID string) {
+	if parentID == "" {
+		return
+	}
+	e.mu.Lock()
+	ch := e.waiters[parentID]
+	e.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// errCancelled ends an action that was cancelled.
+var errCancelled = errors.New("the action was cancelled")
+
+// runAction runs one top-level action to its end.
+func (e *Engine) runAction(parent context.Context, a *model.Action) {
+	if a.Control == model.SignalCancel {
+		e.finish(parent, a, errCancelled)
+		return
+	}
+	timeout := time.Duration(a.Timeout) * time.Second
+	if timeout <= 0 {
+		timeout = time.Duration(e.cfg.DefaultTimeout) * time.Second
+	}
+	started := time.UnixMicro(int64(a.StartTime * 1e6))
+	ctx, cancel := context.WithDeadline(parent, started.Add(timeout))
+	defer cancel()
+	e.track(a.ID, cancel)
+	defer e.untrack(a.ID)
+	e.event(ctx, a, "start", a.StatusReason, model.LevelInfo)
+	err := e.dispatch(ctx, a)
+	if parent.Err() != nil && !errors.Is(err, errCancelled) {
+		// The agent is stopping: leave the action RUNNING under our lease so
+		// the next start reclaims it.
+		return
+	}
+	e.finish(parent, a, err)
+}
+
+// finish records an action's result, emits its end event, releases its
+// locks and wakes its parent.
+func (e *Engine) finish(ctx context.Context, a *model.Action, err error) {
+	ctx = context.WithoutCancel(ctx)
+	now := e.cfg.Now()
+	a.EndTime = float64(now.UnixMicro()) / 1e6
+	a.UpdatedAt = &now
+	a.Owner = ""
+	level := model.LevelInfo
+	switch {
+	case err == nil:
+		a.Status = model.ActionSucceeded
+		if a.StatusReason == "" || a.StatusReason == "The action is being processed." {
+			a.StatusReason = "Action completed successfully."
+		}
+	case errors.Is(err, errCancelled) || (errors.Is(err, context.Canceled) && e.cancelRequested(ctx, a.ID)):
+		a.Status, a.StatusReason, level = model.ActionCancelled, "The action was cancelled.", model.LevelWarning
+	case errors.Is(err, context.DeadlineExceeded):
+		a.Status, a.StatusReason, level = model.ActionFailed, fmt.Sprintf("TIMEOUT: the action did not finish within its timeout of %d seconds.", a.Timeout), model.LevelError
+	default:
+		a.Status, a.StatusReason, level = model.ActionFailed, err.Error(), model.LevelError
+	}
+	if a.Status != model.ActionSucceeded {
+		if serr := e.store.SignalChildren(ctx, a.ID, model.SignalCancel, now); serr != nil {
+			e.log.Error("cancel children", "action", a.ID, "error", serr)
+		}
+	}
+	if uerr := e.store.UpdateActions(ctx, []*model.Action{a}); uerr != nil {
+		e.log.Error("record action result", "action", a.ID, "error", uerr)
+	}
+	phase := "end"
+	if a.Status != model.ActionSucceeded {
+		phase = "error"
+	}
+	e.event(ctx, a, phase, a.StatusReason, level)
+	if a.ClusterID != "" {
+		_ = e.store.ReleaseClusterLock(ctx, a.ClusterID, a.ID)
+	}
+	if a.IsNodeAction() {
+		_ = e.store.ReleaseNodeLock(ctx, a.Target, a.ID)
+	}
+	e.notifyParent(a.ParentID)
+	e.log.Debug("action finished", "action", a.Action, "id", a.ID, "status", a.Status, "reason", a.StatusReason)
+}
+
+func (e *Engine) cancelRequested(ctx context.Context, id string) bool {
+	a, err := e.store.GetAction(ctx, id)
+	return err == nil && a.Control == model.SignalCancel
+}
+
+// event records an event about an action's target.
+func (e *Engine) event(ctx context.Context, a *model.Action, phase, reason string, level int) {
+	ev := &model.Event{ID: uuid.NewString(), Timestamp: e.cfg.Now(), OID: a.Target, ClusterID: a.ClusterID, User: a.User, Project: a.Project,
+		Action: a.Action, Status: phase, StatusReason: reason, Level: level, OType: "CLUSTER", MetaData: map[string]any{"action": a.ID}}
+	if a.IsNodeAction() {
+		ev.OType = "NODE"
+	}
+	if err := e.store.CreateEvents(context.WithoutCancel(ctx), []*model.Event{ev}); err != nil {
+		e.log.Error("record event", "error", err)
+	}
+}
+
+func (e *Engine) dispatch(ctx context.Context, a *model.Action) error {
+	switch a.Action {
+	case model.ClusterCreateAction:
+		return e.doClusterCreate(ctx, a)
+	case model.ClusterDeleteAction:
+		return e.doClusterDelete(ctx, a)
+	case model.ClusterUpdateAction:
+		return e.doClusterUpdate(ctx, a)
+	case model.ClusterAddNodesAction:
+		return e.doAddNodes(ctx, a)
+	case model.ClusterDelNodesAction:
+		return e.doDelNodes(ctx, a)
+	case model.ClusterReplaceNodesAction:
+		return e.doReplaceNodes(ctx, a)
+	case model.ClusterResizeAction, model.ClusterScaleInAction, model.ClusterScaleOutAction:
+		return e.doResize(ctx, a)
+	case model.ClusterCheckAction:
+		return e.doClusterCheck(ctx, a)
+	case model.ClusterRecoverAction:
+		return e.doClusterRecover(ctx, a)
+	case model.ClusterAttachPolicyAction:
+		return e.doAttachPolicy(ctx, a)
+	case model.ClusterDetachPolicyAction:
+		return e.doDetachPolicy(ctx, a)
+	case model.ClusterUpdatePolicyAction:
+		return e.doUpdatePolicy(ctx, a)
+	case model.NodeCreateAction, model.NodeDeleteAction, model.NodeUpdateAction, model.NodeCheckAction, model.NodeRecoverAction:
+		return e.doNodeRPC(ctx, a)
+	}
+	return fmt.Errorf("unknown action %s", a.Action)
+}
+
+// saveData persists an action's data and outputs as it goes, so a reclaimed
+// action resumes where it stopped.
+func (e *Engine) saveData(ctx context.Context, a *model.Action) error {
+	return e.store.UpdateActions(ctx, []*model.Action{a})
+}
+
+// waitChildren waits until every child of a is terminal, then reports the
+// first failure. It watches for its own cancellation too.
+func (e *Engine) waitChildren(ctx context.Context, a *model.Action) error {
+	ch := e.waiter(a.ID)
+	defer e.dropWaiter(a.ID)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		sum, err := e.store.SummarizeChildren(ctx, a.ID)
+		if err != nil {
+			return err
+		}
+		if sum.Pending == 0 {
+			if sum.Failed > 0 {
+				return fmt.Errorf("%s", sum.FirstFailure)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		case <-t.C:
+			if e.cancelRequested(ctx, a.ID) {
+				return errCancelled
+			}
+		}
+	}
+}
+
+func (e *Engine) newID() string { return uuid.NewString() }
+
+func (e *Engine) randName(format string, index int) string {
+	e.rngMu.Lock()
+	defer e.rngMu.Unlock()
+	return NodeName(format, index, e.rng)
+}
+
+// Wait blocks until the action is terminal or ctx ends; it is for tests and
+// the CLI's in-process callers.
+func (e *Engine) Wait(ctx context.Context, id string) (*model.Action, error) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		a, err := e.store.GetAction(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if a.Terminal() {
+			return a, nil
+		}
+		select {
+		case <-ctx.Done():
+			return a, ctx.Err()
+		case <-t.C:
+		}
+	}
+}

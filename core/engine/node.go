@@ -1,0 +1,582 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk"
+	"github.com/grovehq/grove/plugins/sdk/scaling"
+)
+
+// runNodeBatch runs derived node actions of one parent and one kind with
+// as few driver calls as possible.
+func (e *Engine) runNodeBatch(parent context.Context, actions []*model.Action) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var live []*model.Action
+	for _, a := range actions {
+		e.track(a.ID, cancel)
+		defer e.untrack(a.ID)
+		if a.Control == model.SignalCancel {
+			e.finish(parent, a, errCancelled)
+			continue
+		}
+		live = append(live, a)
+	}
+	if len(live) == 0 {
+		return
+	}
+	outcomes := e.execNodes(ctx, live)
+	if parent.Err() != nil {
+		return // stopping: the leases expire and the batch is reclaimed
+	}
+	e.finishBatch(parent, live, outcomes)
+}
+
+// finishBatch records the results of a node batch in one transaction.
+func (e *Engine) finishBatch(ctx context.Context, actions []*model.Action, outcomes map[string]error) {
+	ctx = context.WithoutCancel(ctx)
+	now := e.cfg.Now()
+	var events []*model.Event
+	for _, a := range actions {
+		a.EndTime, a.UpdatedAt, a.Owner = float64(now.UnixMicro())/1e6, &now, ""
+		err, level, phase := outcomes[a.Target], model.LevelInfo, "end"
+		switch {
+		case err == nil:
+			a.Status, a.StatusReason = model.ActionSucceeded, "Action completed successfully."
+		case errors.Is(err, context.Canceled):
+			a.Status, a.StatusReason, level, phase = model.ActionCancelled, "The action was cancelled.", model.LevelWarning, "error"
+		default:
+			a.Status, a.StatusReason, level, phase = model.ActionFailed, err.Error(), model.LevelError, "error"
+		}
+		events = append(events, &model.Event{ID: e.newID(), Timestamp: now, OID: a.Target, OType: "NODE", ClusterID: a.ClusterID, User: a.User,
+			Project: a.Project, Action: a.Action, Status: phase, StatusReason: a.StatusReason, Level: level, MetaData: map[string]any{"action": a.ID}})
+	}
+	err := e.store.InTx(ctx, func(tx store.Store) error {
+		if err := tx.UpdateActions(ctx, actions); err != nil {
+			return err
+		}
+		return tx.CreateEvents(ctx, events)
+	})
+	if err != nil {
+		e.log.Error("record node batch results", "error", err)
+	}
+	parents := map[string]bool{}
+	for _, a := range actions {
+		parents[a.ParentID] = true
+	}
+	for p := range parents {
+		e.notifyParent(p)
+	}
+}
+
+// execNodes performs one kind of node action on a batch and updates the
+// node rows. It returns each node's failure (nil for success) by node id.
+func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[string]error {
+	out := map[string]error{}
+	ids := make([]string, len(actions))
+	byNode := map[string]*model.Action{}
+	for i, a := range actions {
+		ids[i] = a.Target
+		byNode[a.Target] = a
+	}
+	nodes, err := e.store.GetNodes(ctx, ids)
+	if err != nil {
+		for _, id := range ids {
+			out[id] = err
+		}
+		return out
+	}
+	found := map[string]bool{}
+	for _, n := range nodes {
+		found[n.ID] = true
+	}
+	for _, id := range ids {
+		if !found[id] {
+			if actions[0].Action == model.NodeDeleteAction {
+				out[id] = nil // already gone: deletion is idempotent
+			} else {
+				out[id] = fmt.Errorf("The node '%s' could not be found.", id)
+			}
+		}
+	}
+	// Nodes of one batch share a parent but may differ in profile (update,
+	// recover after a profile_only change): one driver call per profile.
+	groups := map[string][]*model.Node{}
+	var order []string
+	for _, n := range nodes {
+		key := n.ProfileID
+		if a := byNode[n.ID]; a.Action == model.NodeUpdateAction {
+			np, _ := a.Inputs["new_profile_id"].(string)
+			key += "->" + np
+		}
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], n)
+	}
+	for _, key := range order {
+		group := groups[key]
+		var res map[string]error
+		switch actions[0].Action {
+		case model.NodeCreateAction:
+			res = e.createNodes(ctx, group)
+		case model.NodeDeleteAction:
+			res = e.deleteNodes(ctx, group)
+		case model.NodeUpdateAction:
+			res = e.updateNodes(ctx, group, byNode)
+		case model.NodeCheckAction:
+			res = e.checkNodes(ctx, group, true)
+		case model.NodeRecoverAction:
+			res = e.recoverNodes(ctx, group, byNode[group[0].ID].Inputs)
+		default:
+			err := fmt.Errorf("unknown node action %s", actions[0].Action)
+			res = map[string]error{}
+			for _, n := range group {
+				res[n.ID] = err
+			}
+		}
+		for k, v := range res {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// driverFor returns the plugin client and spec for a profile.
+func (e *Engine) driverFor(ctx context.Context, profileID string) (*sdk.Client, sdk.Spec, error) {
+	prof, err := e.store.GetProfile(ctx, profileID)
+	if err != nil {
+		return nil, sdk.Spec{}, err
+	}
+	client, _, err := e.plugins.Client(ctx, "profile", prof.Type)
+	if err != nil {
+		return nil, sdk.Spec{}, err
+	}
+	return client, sdk.Spec{ID: prof.ID, Name: prof.Name, Type: prof.Type, Version: prof.Version, Properties: prof.Properties}, nil
+}
+
+func (e *Engine) sdkNodes(ctx context.Context, nodes []*model.Node) []sdk.Node {
+	names := map[string]string{}
+	out := make([]sdk.Node, len(nodes))
+	for i, n := range nodes {
+		cname, ok := names[n.ClusterID]
+		if !ok && n.ClusterID != "" {
+			if cl, err := e.store.GetCluster(ctx, n.ClusterID); err == nil {
+				cname = cl.Name
+			}
+			names[n.ClusterID] = cname
+		}
+		out[i] = sdk.Node{ID: n.ID, Name: n.Name, Index: n.Index, ClusterID: n.ClusterID, ClusterName: cname, PhysicalID: n.PhysicalID,
+			State: n.State, Data: n.Data, Metadata: n.Metadata}
+	}
+	return out
+}
+
+// callDriver retries a batch call whose whole-call failure is retryable (a
+// plugin restarting after a crash), with a short backoff.
+func (e *Engine) callDriver(ctx context.Context, what string, call func() ([]sdk.Result, error)) ([]sdk.Result, error) {
+	delay := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		res, err := call()
+		if err == nil || !sdk.IsRetryable(err) || attempt >= 5 {
+			return res, err
+		}
+		e.log.Warn("driver call failed; retrying", "call", what, "attempt", attempt, "error", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
+}
+
+// setStatus moves nodes to a transitional status before a driver call, so a
+// crash leaves a trace the start-up reconciliation can act on.
+func (e *Engine) setStatus(ctx context.Context, nodes []*model.Node, status, reason string) error {
+	for _, n := range nodes {
+		n.Status, n.StatusReason = status, reason
+	}
+	return e.store.UpdateNodes(ctx, nodes)
+}
+
+func resultsByID(res []sdk.Result) map[string]sdk.Result {
+	m := make(map[string]sdk.Result, len(res))
+	for _, r := range res {
+		m[r.ID] = r
+	}
+	return m
+}
+
+func failAll(nodes []*model.Node, err error) map[string]error {
+	out := map[string]error{}
+	for _, n := range nodes {
+		out[n.ID] = err
+	}
+	return out
+}
+
+func (e *Engine) createNodes(ctx context.Context, nodes []*model.Node) map[string]error {
+	client, spec, err := e.driverFor(ctx, nodes[0].ProfileID)
+	if err != nil {
+		return failAll(nodes, fmt.Errorf("Failed in creating node: %w", err))
+	}
+	if err := e.setStatus(ctx, nodes, model.NodeCreating, "Creation in progress"); err != nil {
+		return failAll(nodes, err)
+	}
+	res, err := e.callDriver(ctx, "create", func() ([]sdk.Result, error) {
+		return client.Batch(ctx, sdk.CallCreate, spec, e.sdkNodes(ctx, nodes))
+	})
+	out := map[string]error{}
+	byID := resultsByID(res)
+	now := e.cfg.Now()
+	for _, n := range nodes {
+		r, ok := byID[n.ID]
+		switch {
+		case err != nil:
+			out[n.ID] = fmt.Errorf("Failed in creating node %s: %v", n.Name, err)
+		case !ok:
+			out[n.ID] = fmt.Errorf("Failed in creating node %s: the driver returned no result for it", n.Name)
+		case r.Err != nil:
+			out[n.ID] = fmt.Errorf("Failed in creating node %s: %v", n.Name, r.Err)
+		}
+		if ok {
+			applyResult(n, r)
+		}
+		n.UpdatedAt = &now
+		if out[n.ID] != nil {
+			n.Status, n.StatusReason = model.NodeError, out[n.ID].Error()
+			continue
+		}
+		n.Status, n.StatusReason, n.CreatedAt = model.NodeActive, "Creation succeeded", &now
+	}
+	if uerr := e.store.UpdateNodes(context.WithoutCancel(ctx), nodes); uerr != nil {
+		return failAll(nodes, uerr)
+	}
+	return out
+}
+
+func applyResult(n *model.Node, r sdk.Result) {
+	if r.PhysicalID != "" {
+		n.PhysicalID = r.PhysicalID
+	}
+	if r.State != nil {
+		n.State = r.State
+	}
+	if r.Data != nil {
+		n.Data = r.Data
+	}
+}
+
+func (e *Engine) deleteNodes(ctx context.Context, nodes []*model.Node) map[string]error {
+	client, spec, err := e.driverFor(ctx, nodes[0].ProfileID)
+	if err != nil {
+		return failAll(nodes, fmt.Errorf("Failed in deleting node: %w", err))
+	}
+	if err := e.setStatus(ctx, nodes, model.NodeDeleting, "Deletion in progress"); err != nil {
+		return failAll(nodes, err)
+	}
+	res, err := e.callDriver(ctx, "delete", func() ([]sdk.Result, error) {
+		return client.Batch(ctx, sdk.CallDelete, spec, e.sdkNodes(ctx, nodes))
+	})
+	out := map[string]error{}
+	byID := resultsByID(res)
+	var gone []string
+	var failed []*model.Node
+	for _, n := range nodes {
+		r, ok := byID[n.ID]
+		switch {
+		case err != nil:
+			out[n.ID] = fmt.Errorf("Failed in deleting node %s: %v", n.Name, err)
+		case ok && r.Err != nil:
+			out[n.ID] = fmt.Errorf("Failed in deleting node %s: %v", n.Name, r.Err)
+		}
+		if out[n.ID] != nil {
+			n.Status, n.StatusReason = model.NodeError, out[n.ID].Error()
+			failed = append(failed, n)
+			continue
+		}
+		gone = append(gone, n.ID)
+	}
+	bg := context.WithoutCancel(ctx)
+	if derr := e.store.DeleteNodes(bg, gone); derr != nil {
+		return failAll(nodes, derr)
+	}
+	if uerr := e.store.UpdateNodes(bg, failed); uerr != nil {
+		return failAll(nodes, uerr)
+	}
+	return out
+}
+
+func (e *Engine) updateNodes(ctx context.Context, nodes []*model.Node, byNode map[string]*model.Action) map[string]error {
+	inputs := byNode[nodes[0].ID].Inputs
+	newProfile, _ := inputs["new_profile_id"].(string)
+	now := e.cfg.Now()
+	apply := func(n *model.Node) {
+		in := byNode[n.ID].Inputs
+		if v, ok := in["name"].(string); ok {
+			n.Name = v
+		}
+		if v, ok := in["role"].(string); ok {
+			n.Role = v
+		}
+		if v, ok := in["metadata"].(map[string]any); ok {
+			n.Metadata = v
+		}
+		if v, ok := in["tainted"].(bool); ok {
+			n.Tainted = v
+		}
+		n.UpdatedAt = &now
+	}
+	if newProfile == "" {
+		for _, n := range nodes {
+			apply(n)
+		}
+		if err := e.store.UpdateNodes(ctx, nodes); err != nil {
+			return failAll(nodes, err)
+		}
+		return map[string]error{}
+	}
+	client, oldSpec, err := e.driverFor(ctx, nodes[0].ProfileID)
+	if err != nil {
+		return failAll(nodes, err)
+	}
+	_, newSpec, err := e.driverFor(ctx, newProfile)
+	if err != nil {
+		return failAll(nodes, err)
+	}
+	if err := e.setStatus(ctx, nodes, model.NodeUpdating, "Update in progress"); err != nil {
+		return failAll(nodes, err)
+	}
+	res, err := e.callDriver(ctx, "update", func() ([]sdk.Result, error) {
+		return client.Update(ctx, oldSpec, newSpec, e.sdkNodes(ctx, nodes))
+	})
+	out := map[string]error{}
+	byID := resultsByID(res)
+	for _, n := range nodes {
+		r, ok := byID[n.ID]
+		switch {
+		case err != nil:
+			out[n.ID] = fmt.Errorf("Failed in updating node %s: %v", n.Name, err)
+		case !ok:
+			out[n.ID] = fmt.Errorf("Failed in updating node %s: the driver returned no result for it", n.Name)
+		case r.Err != nil:
+			out[n.ID] = fmt.Errorf("Failed in updating node %s: %v", n.Name, r.Err)
+		}
+		if ok {
+			applyResult(n, r)
+		}
+		apply(n)
+		if out[n.ID] != nil {
+			n.Status, n.StatusReason = model.NodeError, out[n.ID].Error()
+			continue
+		}
+		n.ProfileID, n.Status, n.StatusReason = newProfile, model.NodeActive, "Update succeeded"
+	}
+	if uerr := e.store.UpdateNodes(context.WithoutCancel(ctx), nodes); uerr != nil {
+		return failAll(nodes, uerr)
+	}
+	return out
+}
+
+// checkNodes asks the driver whether nodes are healthy and records the
+// answer. With failUnhealthy an unhealthy node fails its action, as Senlin's
+// NODE_CHECK does.
+func (e *Engine) checkNodes(ctx context.Context, nodes []*model.Node, failUnhealthy bool) map[string]error {
+	client, spec, err := e.driverFor(ctx, nodes[0].ProfileID)
+	if err != nil {
+		return failAll(nodes, err)
+	}
+	res, err := e.callDriver(ctx, "check", func() ([]sdk.Result, error) {
+		return client.Batch(ctx, sdk.CallCheck, spec, e.sdkNodes(ctx, nodes))
+	})
+	if err != nil {
+		return failAll(nodes, fmt.Errorf("Failed in checking nodes: %w", err))
+	}
+	out := map[string]error{}
+	byID := resultsByID(res)
+	now := e.cfg.Now()
+	for _, n := range nodes {
+		r := byID[n.ID]
+		n.UpdatedAt = &now
+		switch {
+		case r.Err != nil:
+			out[n.ID] = fmt.Errorf("Failed in checking node %s: %v", n.Name, r.Err)
+		case r.Healthy:
+			if n.Status != model.NodeWarning {
+				n.Status = model.NodeActive
+			}
+			n.StatusReason = "Check: Node is ACTIVE."
+		default:
+			n.Status, n.StatusReason = model.NodeError, "Check: Node is not ACTIVE: "+r.Reason
+			if failUnhealthy {
+				out[n.ID] = fmt.Errorf("Node check failed: node %s is not ACTIVE: %s", n.Name, r.Reason)
+			}
+		}
+	}
+	if uerr := e.store.UpdateNodes(context.WithoutCancel(ctx), nodes); uerr != nil {
+		return failAll(nodes, uerr)
+	}
+	return out
+}
+
+func (e *Engine) recoverNodes(ctx context.Context, nodes []*model.Node, inputs map[string]any) map[string]error {
+	out := map[string]error{}
+	todo := nodes
+	if check, _ := scaling.Bool(inputs["check"]); check {
+		res := e.checkNodes(ctx, nodes, false)
+		todo = nil
+		for _, n := range nodes {
+			if res[n.ID] != nil {
+				out[n.ID] = res[n.ID]
+			} else if n.Status != model.NodeActive && n.Status != model.NodeWarning {
+				todo = append(todo, n)
+			}
+		}
+	}
+	if len(todo) == 0 {
+		return out
+	}
+	client, spec, err := e.driverFor(ctx, todo[0].ProfileID)
+	if err != nil {
+		return failAll(todo, err)
+	}
+	op, _ := inputs["operation"].(string)
+	if op == "" {
+		op = "RECREATE"
+	}
+	params, _ := inputs["operation_params"].(map[string]any)
+	if err := e.setStatus(ctx, todo, model.NodeRecovering, "Recovery in progress"); err != nil {
+		return failAll(todo, err)
+	}
+	res, err := e.callDriver(ctx, "recover", func() ([]sdk.Result, error) {
+		return client.Recover(ctx, spec, e.sdkNodes(ctx, todo), op, params)
+	})
+	byID := resultsByID(res)
+	now := e.cfg.Now()
+	for _, n := range todo {
+		r, ok := byID[n.ID]
+		oldPhysical := n.PhysicalID
+		switch {
+		case err != nil:
+			out[n.ID] = fmt.Errorf("Failed in recovering node %s: %v", n.Name, err)
+		case !ok:
+			out[n.ID] = fmt.Errorf("Failed in recovering node %s: the driver returned no result for it", n.Name)
+		case r.Err != nil:
+			out[n.ID] = fmt.Errorf("Failed in recovering node %s: %v", n.Name, r.Err)
+		}
+		if ok {
+			applyResult(n, r)
+		}
+		n.UpdatedAt = &now
+		if out[n.ID] != nil {
+			n.Status, n.StatusReason = model.NodeError, out[n.ID].Error()
+			continue
+		}
+		n.Status, n.StatusReason = model.NodeActive, "Recovery succeeded"
+		if n.PhysicalID != oldPhysical {
+			n.Data["recovery"] = strings.ToUpper(op)
+		}
+	}
+	if uerr := e.store.UpdateNodes(context.WithoutCancel(ctx), todo); uerr != nil {
+		return failAll(todo, uerr)
+	}
+	return out
+}
+
+// doNodeRPC runs a node action a user asked for: it takes the node's locks,
+// runs the cluster's policies when the node is a member, and keeps the
+// cluster's desired capacity in step with creations and deletions.
+func (e *Engine) doNodeRPC(ctx context.Context, a *model.Action) error {
+	n, err := e.store.GetNode(ctx, a.Target)
+	if err != nil {
+		if a.Action == model.NodeDeleteAction && errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	a.ClusterID = n.ClusterID
+	if n.ClusterID != "" {
+		if err := e.lock(ctx, func() (bool, error) { return e.store.AcquireClusterLock(ctx, n.ClusterID, a.ID, store.LockNode) }); err != nil {
+			return err
+		}
+		if err := e.checkPolicies(ctx, a, n.ClusterID, PhaseBefore); err != nil {
+			return err
+		}
+	}
+	if err := e.lock(ctx, func() (bool, error) { return e.store.AcquireNodeLock(ctx, n.ID, a.ID) }); err != nil {
+		return err
+	}
+	if a.Action == model.NodeDeleteAction && n.ClusterID != "" {
+		if d, ok := a.Data["deletion"].(map[string]any); ok {
+			if g, _ := scaling.Int(d["grace_period"]); g > 0 {
+				if err := sleepCtx(ctx, time.Duration(g)*time.Second); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	res := e.execNodes(ctx, []*model.Action{a})
+	if err := res[n.ID]; err != nil {
+		return err
+	}
+	if n.ClusterID == "" {
+		return nil
+	}
+	if err := e.checkPolicies(ctx, a, n.ClusterID, PhaseAfter); err != nil {
+		return err
+	}
+	switch a.Action {
+	case model.NodeCreateAction:
+		return e.settle(ctx, n.ClusterID, a.Action, func(cl *model.Cluster, count int) { cl.DesiredCapacity = count }, nil)
+	case model.NodeDeleteAction:
+		reduce := true
+		if d, ok := a.Data["deletion"].(map[string]any); ok {
+			if b, err := scaling.Bool(d["reduce_desired_capacity"]); err == nil {
+				reduce = b
+			}
+		}
+		return e.settle(ctx, n.ClusterID, a.Action, func(cl *model.Cluster, count int) {
+			if reduce {
+				cl.DesiredCapacity = count
+			}
+		}, nil)
+	}
+	return nil
+}
+
+// lock waits for a lock with backoff until ctx ends; the conflict check at
+// submit keeps such waits short.
+func (e *Engine) lock(ctx context.Context, try func() (bool, error)) error {
+	delay := 50 * time.Millisecond
+	for {
+		ok, err := try()
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		if err := sleepCtx(ctx, delay); err != nil {
+			return fmt.Errorf("Failed in locking: %w", err)
+		}
+		delay = min(delay*2, time.Second)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,638 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk/scaling"
+)
+
+// ClusterActionNames lists the action keys accepted by
+// POST /v1/clusters/{id}/actions.
+var ClusterActionNames = []string{"add_nodes", "del_nodes", "replace_nodes", "resize", "scale_in", "scale_out",
+	"policy_attach", "policy_detach", "policy_update", "check", "recover"}
+
+// ClusterAction validates a cluster action body (exactly one key naming the
+// action) and queues the action.
+func (e *Engine) ClusterAction(ctx context.Context, c Caller, ident string, body map[string]any) (*model.Action, error) {
+	switch {
+	case len(body) == 0:
+		return nil, BadRequest("No action specified.")
+	case len(body) > 1:
+		keys := make([]string, 0, len(body))
+		for k := range body {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return nil, BadRequest("Multiple actions specified: %s; send one action per request.", strings.Join(keys, ", "))
+	}
+	var name string
+	var params map[string]any
+	for k, v := range body {
+		name = k
+		if v != nil {
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, BadRequest("%s: the action's parameters must be an object.", k)
+			}
+			params = m
+		}
+	}
+	if !slices.Contains(ClusterActionNames, name) {
+		return nil, BadRequest("Unrecognized action '%s' specified; known actions are %s.", name, strings.Join(ClusterActionNames, ", "))
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	cl, err := e.store.FindCluster(ctx, c.Project, ident)
+	if err != nil {
+		return nil, err
+	}
+	var action string
+	var inputs map[string]any
+	switch name {
+	case "add_nodes":
+		action = model.ClusterAddNodesAction
+		inputs, err = e.addNodesInputs(ctx, c, cl, params)
+	case "del_nodes":
+		action = model.ClusterDelNodesAction
+		inputs, err = e.delNodesInputs(ctx, c, cl, params)
+	case "replace_nodes":
+		action = model.ClusterReplaceNodesAction
+		inputs, err = e.replaceNodesInputs(ctx, c, cl, params)
+	case "resize":
+		action = model.ClusterResizeAction
+		inputs, err = e.resizeInputs(ctx, cl, params)
+	case "scale_in", "scale_out":
+		action = model.ClusterScaleInAction
+		if name == "scale_out" {
+			action = model.ClusterScaleOutAction
+		}
+		inputs, err = e.scaleInputs(ctx, cl, name, params)
+	case "policy_attach", "policy_detach", "policy_update":
+		action, inputs, err = e.policyInputs(ctx, c, cl, name, params)
+	case "check":
+		action, inputs = model.ClusterCheckAction, params
+	case "recover":
+		action = model.ClusterRecoverAction
+		inputs, err = recoverInputs(params, []string{"operation", "operation_params", "check", "check_capacity"})
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := e.newAction(c, action, cl.ID, cl.ID, inputs, cl.Timeout)
+	return a, e.submit(ctx, a, false, nil)
+}
+
+func (e *Engine) findNodes(ctx context.Context, c Caller, field string, idents []string) ([]*model.Node, error) {
+	var out []*model.Node
+	seen := map[string]bool{}
+	for _, id := range idents {
+		n, err := e.store.FindNode(ctx, c.Project, id)
+		if err != nil {
+			return nil, bodyRef(field, err)
+		}
+		if seen[n.ID] {
+			return nil, BadRequest("%s: the node '%s' is listed twice.", field, id)
+		}
+		seen[n.ID] = true
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func stringList(field string, v any) ([]string, error) {
+	items, ok := v.([]any)
+	if !ok {
+		return nil, BadRequest("%s must be a list of node ids or names.", field)
+	}
+	if len(items) == 0 {
+		return nil, BadRequest("%s must not be empty.", field)
+	}
+	out := make([]string, len(items))
+	for i, it := range items {
+		s, ok := it.(string)
+		if !ok || s == "" {
+			return nil, BadRequest("%s[%d] must be a node id or name.", field, i)
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func (e *Engine) addNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (map[string]any, error) {
+	idents, err := stringList("add_nodes.nodes", p["nodes"])
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := e.findNodes(ctx, c, "add_nodes.nodes", idents)
+	if err != nil {
+		return nil, err
+	}
+	prof, err := e.store.GetProfile(ctx, cl.ProfileID)
+	if err != nil {
+		return nil, err
+	}
+	var ids []any
+	for _, n := range nodes {
+		if n.Status != model.NodeActive {
+			return nil, BadRequest("add_nodes.nodes: the node '%s' is %s; only ACTIVE nodes can be added.", n.Name, n.Status)
+		}
+		if n.ClusterID != "" {
+			return nil, BadRequest("add_nodes.nodes: the node '%s' is already a member of cluster %s.", n.Name, n.ClusterID)
+		}
+		np, err := e.store.GetProfile(ctx, n.ProfileID)
+		if err != nil {
+			return nil, err
+		}
+		if np.Type != prof.Type {
+			return nil, BadRequest("add_nodes.nodes: the node '%s' has profile type %s but the cluster's is %s.", n.Name, np.Type, prof.Type)
+		}
+		ids = append(ids, n.ID)
+	}
+	count, err := e.store.CountNodes(ctx, cl.ID)
+	if err != nil {
+		return nil, err
+	}
+	desired := count + len(ids)
+	b := scaling.Bounds{Desired: cl.DesiredCapacity, Min: cl.MinSize, Max: cl.MaxSize}
+	if msg := scaling.CheckSizeParams(&b, &desired, nil, nil, true, e.cfg.MaxNodesPerCluster); msg != "" {
+		return nil, BadRequest("%s", msg)
+	}
+	return map[string]any{"nodes": ids}, nil
+}
+
+func (e *Engine) delNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (map[string]any, error) {
+	for k := range p {
+		if k != "nodes" && k != "destroy_after_deletion" {
+			return nil, BadRequest("del_nodes.%s is not a parameter of del_nodes; use nodes and destroy_after_deletion.", k)
+		}
+	}
+	idents, err := stringList("del_nodes.nodes", p["nodes"])
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := e.findNodes(ctx, c, "del_nodes.nodes", idents)
+	if err != nil {
+		return nil, err
+	}
+	var ids []any
+	for _, n := range nodes {
+		if n.ClusterID != cl.ID {
+			return nil, BadRequest("del_nodes.nodes: the node '%s' is not a member of cluster '%s'.", n.Name, cl.Name)
+		}
+		if deps, _ := n.Dependents["nodes"].([]any); len(deps) > 0 {
+			return nil, Conflict("ResourceInUse", "The node '%s' has dependent nodes and cannot be removed.", n.Name)
+		}
+		ids = append(ids, n.ID)
+	}
+	destroy := false
+	if v, ok := p["destroy_after_deletion"]; ok {
+		b, err := scaling.Bool(v)
+		if err != nil {
+			return nil, BadRequest("del_nodes.destroy_after_deletion must be a boolean.")
+		}
+		destroy = b
+	}
+	count, err := e.store.CountNodes(ctx, cl.ID)
+	if err != nil {
+		return nil, err
+	}
+	desired := count - len(ids)
+	b := scaling.Bounds{Desired: cl.DesiredCapacity, Min: cl.MinSize, Max: cl.MaxSize}
+	if msg := scaling.CheckSizeParams(&b, &desired, nil, nil, true, e.cfg.MaxNodesPerCluster); msg != "" {
+		return nil, BadRequest("%s", msg)
+	}
+	return map[string]any{"candidates": ids, "count": len(ids), "destroy_after_deletion": destroy}, nil
+}
+
+func (e *Engine) replaceNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (map[string]any, error) {
+	pairs, ok := p["nodes"].(map[string]any)
+	if !ok {
+		return nil, BadRequest("replace_nodes.nodes must be a map of old node to new node.")
+	}
+	if len(pairs) == 0 {
+		return nil, BadRequest("replace_nodes.nodes must not be empty.")
+	}
+	prof, err := e.store.GetProfile(ctx, cl.ProfileID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	used := map[string]bool{}
+	keys := make([]string, 0, len(pairs))
+	for k := range pairs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, oldIdent := range keys {
+		newIdent, ok := pairs[oldIdent].(string)
+		if !ok {
+			return nil, BadRequest("replace_nodes.nodes.%s must name the replacement node.", oldIdent)
+		}
+		old, err := e.store.FindNode(ctx, c.Project, oldIdent)
+		if err != nil {
+			return nil, bodyRef("replace_nodes.nodes", err)
+		}
+		nw, err := e.store.FindNode(ctx, c.Project, newIdent)
+		if err != nil {
+			return nil, bodyRef("replace_nodes.nodes", err)
+		}
+		if old.ClusterID != cl.ID {
+			return nil, BadRequest("replace_nodes.nodes: the node '%s' is not a member of cluster '%s'.", old.Name, cl.Name)
+		}
+		if nw.ClusterID != "" {
+			return nil, BadRequest("replace_nodes.nodes: the replacement node '%s' is already a member of a cluster.", nw.Name)
+		}
+		if nw.Status != model.NodeActive {
+			return nil, BadRequest("replace_nodes.nodes: the replacement node '%s' is %s; it must be ACTIVE.", nw.Name, nw.Status)
+		}
+		np, err := e.store.GetProfile(ctx, nw.ProfileID)
+		if err != nil {
+			return nil, err
+		}
+		if np.Type != prof.Type {
+			return nil, BadRequest("replace_nodes.nodes: the replacement node '%s' has profile type %s but the cluster's is %s.", nw.Name, np.Type, prof.Type)
+		}
+		if used[nw.ID] {
+			return nil, BadRequest("replace_nodes.nodes: the node '%s' replaces two nodes.", nw.Name)
+		}
+		used[nw.ID] = true
+		out[old.ID] = nw.ID
+	}
+	return map[string]any{"candidates": out}, nil
+}
+
+// resizeInputs applies the API-layer resize checks in Senlin's order.
+func (e *Engine) resizeInputs(ctx context.Context, cl *model.Cluster, p map[string]any) (map[string]any, error) {
+	allowed := []string{"adjustment_type", "number", "min_size", "max_size", "min_step", "strict"}
+	for k := range p {
+		if !slices.Contains(allowed, k) {
+			return nil, BadRequest("resize.%s is not a resize parameter; use %s.", k, strings.Join(allowed, ", "))
+		}
+	}
+	typ, hasType := p["adjustment_type"]
+	num, hasNum := p["number"]
+	_, hasMin := p["min_size"]
+	_, hasMax := p["max_size"]
+	if !hasType && !hasNum && !hasMin && !hasMax {
+		return nil, BadRequest("Not enough parameters to do resize action.")
+	}
+	if hasType {
+		ts, _ := typ.(string)
+		if !slices.Contains([]string{scaling.ExactCapacity, scaling.ChangeInCapacity, scaling.ChangeInPercentage}, ts) {
+			return nil, BadRequest("resize.adjustment_type: %v is not one of EXACT_CAPACITY, CHANGE_IN_CAPACITY, CHANGE_IN_PERCENTAGE.", typ)
+		}
+		if !hasNum {
+			return nil, BadRequest("Missing number value for size adjustment.")
+		}
+	} else if hasNum {
+		return nil, BadRequest("Missing adjustment_type value for size adjustment.")
+	}
+	r, err := scaling.ResizeFromInputs(p)
+	if err != nil {
+		return nil, BadRequest("resize.%s.", err)
+	}
+	if r.MinSize != nil && *r.MinSize < 0 {
+		return nil, BadRequest("resize.min_size must be a non-negative integer, got %d.", *r.MinSize)
+	}
+	if r.MaxSize != nil && *r.MaxSize < -1 {
+		return nil, BadRequest("resize.max_size must be at least -1, got %d.", *r.MaxSize)
+	}
+	if r.MinSize != nil && r.MaxSize != nil && *r.MaxSize > 0 && *r.MinSize > *r.MaxSize {
+		return nil, BadRequest("The specified min_size (%d) is greater than the specified max_size (%d).", *r.MinSize, *r.MaxSize)
+	}
+	if hasType {
+		if typ == scaling.ExactCapacity && *r.Number < 0 {
+			return nil, BadRequest("The 'number' must be non-negative integer for adjustment type 'EXACT_CAPACITY'.")
+		}
+		if typ != scaling.ChangeInPercentage && *r.Number != float64(int(*r.Number)) {
+			return nil, BadRequest("resize.number must be an integer for adjustment type '%s', got %v.", typ, num)
+		}
+	}
+	count, err := e.store.CountNodes(ctx, cl.ID)
+	if err != nil {
+		return nil, err
+	}
+	var desired *int
+	if hasType {
+		d := scaling.CalculateDesired(count, r.AdjustmentType, *r.Number, r.MinStep)
+		desired = &d
+	}
+	b := scaling.Bounds{Desired: cl.DesiredCapacity, Min: cl.MinSize, Max: cl.MaxSize}
+	if r.Strict {
+		if msg := scaling.CheckSizeParams(&b, desired, r.MinSize, r.MaxSize, true, e.cfg.MaxNodesPerCluster); msg != "" {
+			return nil, BadRequest("%s", msg)
+		}
+	}
+	inputs := map[string]any{"adjustment_type": nil, "number": nil, "min_size": nil, "max_size": nil, "min_step": nil, "strict": r.Strict}
+	for k, v := range p {
+		inputs[k] = v
+	}
+	if r.AdjustmentType != scaling.ChangeInPercentage {
+		inputs["min_step"] = nil
+	}
+	return inputs, nil
+}
+
+func (e *Engine) scaleInputs(ctx context.Context, cl *model.Cluster, name string, p map[string]any) (map[string]any, error) {
+	for k := range p {
+		if k != "count" {
+			return nil, BadRequest("%s.%s is not a parameter of %s; use count.", name, k, name)
+		}
+	}
+	v, ok := p["count"]
+	if !ok || v == nil {
+		return map[string]any{}, nil
+	}
+	n, err := scaling.Int(v)
+	if err != nil || n <= 0 {
+		return nil, BadRequest("%s.count must be a positive integer, got %v.", name, v)
+	}
+	count, err := e.store.CountNodes(ctx, cl.ID)
+	if err != nil {
+		return nil, err
+	}
+	desired := count + n
+	if name == "scale_in" {
+		desired = count - n
+	}
+	b := scaling.Bounds{Desired: cl.DesiredCapacity, Min: cl.MinSize, Max: cl.MaxSize}
+	if msg := scaling.CheckSizeParams(&b, &desired, nil, nil, false, e.cfg.MaxNodesPerCluster); msg != "" {
+		return nil, BadRequest("%s", msg)
+	}
+	return map[string]any{"count": n}, nil
+}
+
+func (e *Engine) policyInputs(ctx context.Context, c Caller, cl *model.Cluster, name string, p map[string]any) (string, map[string]any, error) {
+	ident, _ := p["policy_id"].(string)
+	if ident == "" {
+		return "", nil, BadRequest("%s.policy_id is required.", name)
+	}
+	pol, err := e.store.FindPolicy(ctx, c.Project, ident)
+	if err != nil {
+		return "", nil, bodyRef(name+".policy_id", err)
+	}
+	inputs := map[string]any{"policy_id": pol.ID}
+	for _, k := range []string{"enabled", "priority"} {
+		if v, ok := p[k]; ok && name != "policy_detach" {
+			switch k {
+			case "enabled":
+				b, err := scaling.Bool(v)
+				if err != nil {
+					return "", nil, BadRequest("%s.enabled must be a boolean.", name)
+				}
+				inputs[k] = b
+			case "priority":
+				n, err := scaling.Int(v)
+				if err != nil || n < 0 {
+					return "", nil, BadRequest("%s.priority must be a non-negative integer.", name)
+				}
+				inputs[k] = n
+			}
+		}
+	}
+	_, bindErr := e.store.GetBinding(ctx, cl.ID, pol.ID)
+	attached := bindErr == nil
+	switch name {
+	case "policy_attach":
+		if !attached {
+			if _, ok := e.plugins.Component("policy", pol.Type); !ok {
+				return "", nil, BadRequest("policy_attach.policy_id: no plugin provides the policy type %s.", pol.Type)
+			}
+			bs, err := e.store.ListBindings(ctx, cl.ID)
+			if err != nil {
+				return "", nil, err
+			}
+			for _, b := range bs {
+				other, err := e.store.GetPolicy(ctx, b.PolicyID)
+				if err == nil && other.Type == pol.Type {
+					return "", nil, BadRequest("policy_attach.policy_id: the cluster already has a %s policy ('%s'); a cluster takes at most one policy of a type.", pol.Type, other.Name)
+				}
+			}
+		}
+		return model.ClusterAttachPolicyAction, inputs, nil
+	case "policy_detach":
+		if !attached {
+			return "", nil, BadRequest("The policy '%s' is not attached to the specified cluster '%s'.", pol.Name, cl.Name)
+		}
+		return model.ClusterDetachPolicyAction, inputs, nil
+	}
+	if !attached {
+		return "", nil, BadRequest("The policy '%s' is not attached to the specified cluster '%s'.", pol.Name, cl.Name)
+	}
+	if len(inputs) == 1 {
+		return "", nil, BadRequest("policy_update needs enabled or priority.")
+	}
+	return model.ClusterUpdatePolicyAction, inputs, nil
+}
+
+func recoverInputs(p map[string]any, allowed []string) (map[string]any, error) {
+	for k := range p {
+		if !slices.Contains(allowed, k) {
+			return nil, BadRequest("recover.%s is not a recover parameter; use %s.", k, strings.Join(allowed, ", "))
+		}
+	}
+	out := map[string]any{}
+	for k, v := range p {
+		out[k] = v
+	}
+	if op, ok := p["operation"]; ok {
+		s, _ := op.(string)
+		s = strings.ToUpper(s)
+		if !slices.Contains([]string{"REBOOT", "REBUILD", "RECREATE"}, s) {
+			return nil, BadRequest("recover.operation: %v is not one of REBOOT, REBUILD, RECREATE.", op)
+		}
+		out["operation"] = s
+	}
+	for _, k := range []string{"check", "check_capacity", "force_recreate"} {
+		if v, ok := p[k]; ok {
+			if _, err := scaling.Bool(v); err != nil {
+				return nil, BadRequest("recover.%s must be a boolean.", k)
+			}
+		}
+	}
+	return out, nil
+}
+
+// NodeCreate is a node create request.
+type NodeCreate struct {
+	Name     string
+	Profile  string
+	Cluster  string
+	Role     string
+	Metadata map[string]any
+}
+
+// CreateNode queues the creation of a node, in a cluster or orphan.
+func (e *Engine) CreateNode(ctx context.Context, c Caller, req NodeCreate) (*model.Node, *model.Action, error) {
+	if err := model.ValidateName("name", req.Name); err != nil {
+		return nil, nil, BadRequest("%s", err)
+	}
+	prof, err := e.store.FindProfile(ctx, c.Project, req.Profile)
+	if err != nil {
+		return nil, nil, bodyRef("profile_id", err)
+	}
+	n := &model.Node{ID: e.newID(), Name: req.Name, ProfileID: prof.ID, User: c.User, Project: c.Project, Index: -1, Role: req.Role,
+		InitAt: e.cfg.Now(), Status: model.NodeInit, StatusReason: "Initializing", Data: map[string]any{}, Metadata: orEmpty(req.Metadata), Dependents: map[string]any{}}
+	var cl *model.Cluster
+	if req.Cluster != "" {
+		cl, err = e.store.FindCluster(ctx, c.Project, req.Cluster)
+		if err != nil {
+			return nil, nil, bodyRef("cluster_id", err)
+		}
+		cp, err := e.store.GetProfile(ctx, cl.ProfileID)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cp.Type != prof.Type {
+			return nil, nil, BadRequest("profile_id: the node's profile type %s differs from the cluster's %s.", prof.Type, cp.Type)
+		}
+		count, err := e.store.CountNodes(ctx, cl.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		desired := count + 1
+		b := scaling.Bounds{Desired: cl.DesiredCapacity, Min: cl.MinSize, Max: cl.MaxSize}
+		if msg := scaling.CheckSizeParams(&b, &desired, nil, nil, true, e.cfg.MaxNodesPerCluster); msg != "" {
+			return nil, nil, BadRequest("%s", msg)
+		}
+		n.ClusterID = cl.ID
+	}
+	if err := e.preparePorts(ctx, prof, []*model.Node{n}); err != nil {
+		return nil, nil, err
+	}
+	a := e.newAction(c, model.NodeCreateAction, n.ID, n.ClusterID, nil, 0)
+	err = e.submit(ctx, a, true, func(tx store.Store) error {
+		if cl != nil {
+			cur, err := tx.GetCluster(ctx, cl.ID)
+			if err != nil {
+				return err
+			}
+			n.Index = cur.NextIndex
+			n.Name = e.randName(configString(cur.Config, "node.name.format"), n.Index)
+			cur.NextIndex++
+			if err := tx.UpdateCluster(ctx, cur); err != nil {
+				return err
+			}
+		}
+		return tx.CreateNodes(ctx, []*model.Node{n})
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, a, nil
+}
+
+// NodeUpdate is a node update request; nil fields are unchanged.
+type NodeUpdate struct {
+	Name     *string
+	Profile  *string
+	Role     *string
+	Metadata map[string]any
+	Tainted  *bool
+}
+
+// UpdateNode queues a node update.
+func (e *Engine) UpdateNode(ctx context.Context, c Caller, ident string, req NodeUpdate) (*model.Node, *model.Action, error) {
+	n, err := e.store.FindNode(ctx, c.Project, ident)
+	if err != nil {
+		return nil, nil, err
+	}
+	inputs := map[string]any{}
+	if req.Name != nil && *req.Name != n.Name {
+		if err := model.ValidateName("name", *req.Name); err != nil {
+			return nil, nil, BadRequest("%s", err)
+		}
+		inputs["name"] = *req.Name
+	}
+	if req.Role != nil && *req.Role != n.Role {
+		inputs["role"] = *req.Role
+	}
+	if req.Metadata != nil {
+		inputs["metadata"] = req.Metadata
+	}
+	if req.Tainted != nil && *req.Tainted != n.Tainted {
+		inputs["tainted"] = *req.Tainted
+	}
+	if req.Profile != nil {
+		np, err := e.store.FindProfile(ctx, c.Project, *req.Profile)
+		if err != nil {
+			return nil, nil, bodyRef("profile_id", err)
+		}
+		if np.ID != n.ProfileID {
+			old, err := e.store.GetProfile(ctx, n.ProfileID)
+			if err != nil {
+				return nil, nil, err
+			}
+			if old.Type != np.Type {
+				return nil, nil, BadRequest("profile_id: the new profile has type %s but the node is %s.", np.Type, old.Type)
+			}
+			inputs["new_profile_id"] = np.ID
+		}
+	}
+	if len(inputs) == 0 {
+		return nil, nil, BadRequest("No property needs an update.")
+	}
+	a := e.newAction(c, model.NodeUpdateAction, n.ID, n.ClusterID, inputs, 0)
+	return n, a, e.submit(ctx, a, false, nil)
+}
+
+// DeleteNode queues a node's deletion.
+func (e *Engine) DeleteNode(ctx context.Context, c Caller, ident string, force bool) (*model.Action, error) {
+	n, err := e.store.FindNode(ctx, c.Project, ident)
+	if err != nil {
+		return nil, err
+	}
+	if !force && slices.Contains([]string{model.NodeCreating, model.NodeUpdating, model.NodeDeleting, model.NodeRecovering}, n.Status) {
+		return nil, Conflict("ActionInProgress", "The node '%s' is in status %s; wait for it to finish or delete with force.", n.Name, n.Status)
+	}
+	if deps, _ := n.Dependents["nodes"].([]any); len(deps) > 0 {
+		return nil, Conflict("ResourceInUse", "The node '%s' has dependent nodes and cannot be deleted.", n.Name)
+	}
+	a := e.newAction(c, model.NodeDeleteAction, n.ID, n.ClusterID, nil, 0)
+	return a, e.submit(ctx, a, true, nil)
+}
+
+// NodeAction queues check or recover on a node.
+func (e *Engine) NodeAction(ctx context.Context, c Caller, ident string, body map[string]any) (*model.Action, error) {
+	if len(body) != 1 {
+		return nil, BadRequest("Send exactly one node action: check or recover.")
+	}
+	n, err := e.store.FindNode(ctx, c.Project, ident)
+	if err != nil {
+		return nil, err
+	}
+	var action string
+	var inputs map[string]any
+	for k, v := range body {
+		params, _ := v.(map[string]any)
+		if v != nil && params == nil {
+			return nil, BadRequest("%s: the action's parameters must be an object.", k)
+		}
+		switch k {
+		case "check":
+			action, inputs = model.NodeCheckAction, params
+		case "recover":
+			action = model.NodeRecoverAction
+			inputs, err = recoverInputs(params, []string{"operation", "operation_params", "check", "delete_timeout", "force_recreate"})
+			if err != nil {
+				return nil, err
+			}
+		default:
+			return nil, BadRequest("Unrecognized action '%s' specified; node actions are check and recover.", k)
+		}
+	}
+	a := e.newAction(c, action, n.ID, n.ClusterID, inputs, 0)
+	return a, e.submit(ctx, a, false, nil)
+}
+
+func configString(cfg map[string]any, key string) string {
+	s, _ := cfg[key].(string)
+	return s
+}
+

@@ -1,0 +1,319 @@
+// Package server is Grove's HTTP API, in Senlin's v1 wire shape: paths, JSON
+// envelopes, 202 with a Location header for asynchronous work, the fault body
+// and microversion headers, so Senlin clients work against it unchanged.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/core/engine"
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/host"
+)
+
+// Microversions served.
+const (
+	MinVersion = "1.0"
+	MaxVersion = "1.14"
+)
+
+// Options configures the server.
+type Options struct {
+	// AdminToken, when set, makes requests carrying it in X-Auth-Token admin.
+	AdminToken string
+	// Project is the project of every request (Grove has no Keystone).
+	Project string
+	Version string
+	Logger  hclog.Logger
+	Host    *host.Host
+}
+
+// Server serves the API.
+type Server struct {
+	e    *engine.Engine
+	s    store.Store
+	opts Options
+	mux  *http.ServeMux
+}
+
+// New returns the API handler for an engine.
+func New(e *engine.Engine, opts Options) *Server {
+	if opts.Project == "" {
+		opts.Project = "default"
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	srv := &Server{e: e, s: e.Store(), opts: opts, mux: http.NewServeMux()}
+	srv.routes()
+	return srv
+}
+
+type handler func(w http.ResponseWriter, r *http.Request, c engine.Caller) error
+
+func (s *Server) handle(pattern string, h handler) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		c := engine.Caller{User: "grove", Project: s.opts.Project}
+		if s.opts.AdminToken != "" && r.Header.Get("X-Auth-Token") == s.opts.AdminToken {
+			c.Admin = true
+		}
+		if err := h(w, r, c); err != nil {
+			s.fail(w, err)
+		}
+	})
+}
+
+// ServeHTTP implements http.Handler: request ids, microversion negotiation.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-OpenStack-Request-ID", "req-"+uuid.NewString())
+	ver := MinVersion
+	if h := r.Header.Get("OpenStack-API-Version"); h != "" {
+		f := strings.Fields(h)
+		if len(f) == 2 && f[0] == "clustering" {
+			ver = f[1]
+			if ver == "latest" {
+				ver = MaxVersion
+			}
+			if !versionInRange(ver) {
+				s.writeError(w, http.StatusNotAcceptable, "InvalidGlobalAPIVersion",
+					fmt.Sprintf("Version %s is not supported by the API. Minimum is %s and maximum is %s.", f[1], MinVersion, MaxVersion))
+				return
+			}
+		}
+	}
+	w.Header().Set("OpenStack-API-Version", "clustering "+ver)
+	w.Header().Set("Vary", "OpenStack-API-Version")
+	start := time.Now()
+	s.mux.ServeHTTP(w, r)
+	s.opts.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
+}
+
+func versionInRange(v string) bool {
+	parse := func(s string) (int, int, bool) {
+		a, b, ok := strings.Cut(s, ".")
+		x, err1 := strconv.Atoi(a)
+		y, err2 := strconv.Atoi(b)
+		return x, y, ok && err1 == nil && err2 == nil
+	}
+	x, y, ok := parse(v)
+	if !ok {
+		return false
+	}
+	_, maxMinor, _ := parse(MaxVersion)
+	return x == 1 && y >= 0 && y <= maxMinor
+}
+
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if v != nil {
+		_ = json.NewEncoder(w).Encode(v)
+	}
+}
+
+func (s *Server) writeError(w http.ResponseWriter, status int, typ, msg string) {
+	var body api.ErrorBody
+	body.Code, body.Title, body.Explanation = status, http.StatusText(status), msg
+	body.Error.Code, body.Error.Message, body.Error.Type = status, msg, typ
+	s.writeJSON(w, status, body)
+}
+
+func (s *Server) fail(w http.ResponseWriter, err error) {
+	status, typ := engine.HTTPStatus(err)
+	if status == http.StatusInternalServerError {
+		s.opts.Logger.Error("request failed", "error", err)
+	}
+	s.writeError(w, status, typ, err.Error())
+}
+
+// accepted answers an asynchronous request: 202, Location, and a body.
+func (s *Server) accepted(w http.ResponseWriter, a *model.Action, body any) error {
+	w.Header().Set("Location", "/v1/actions/"+a.ID)
+	if body == nil {
+		body = map[string]any{"action": a.ID}
+	}
+	s.writeJSON(w, http.StatusAccepted, body)
+	return nil
+}
+
+// decode reads a JSON object body; key, when set, is the envelope key.
+func decode(r *http.Request, key string) (map[string]any, error) {
+	var body map[string]any
+	dec := json.NewDecoder(r.Body)
+	dec.UseNumber()
+	if err := dec.Decode(&body); err != nil {
+		return nil, engine.BadRequest("The request body is not a JSON object: %v.", err)
+	}
+	body = normaliseNumbers(body).(map[string]any)
+	if key == "" {
+		return body, nil
+	}
+	inner, ok := body[key].(map[string]any)
+	if !ok {
+		return nil, engine.BadRequest("The request body must be {\"%s\": {...}}.", key)
+	}
+	return inner, nil
+}
+
+// normaliseNumbers turns json.Number into float64, keeping precision
+// questions out of the engine.
+func normaliseNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, val := range x {
+			x[k] = normaliseNumbers(val)
+		}
+		return x
+	case []any:
+		for i, val := range x {
+			x[i] = normaliseNumbers(val)
+		}
+		return x
+	}
+	return v
+}
+
+// Body field helpers: each names the field and the rule when the type is wrong.
+
+func str(body map[string]any, k string) (*string, error) {
+	v, ok := body[k]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, engine.BadRequest("%s must be a string.", k)
+	}
+	return &s, nil
+}
+
+func integer(body map[string]any, k string) (*int, error) {
+	v, ok := body[k]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case string:
+		var err error
+		f, err = strconv.ParseFloat(x, 64)
+		if err != nil {
+			return nil, engine.BadRequest("%s must be an integer, got %q.", k, x)
+		}
+	default:
+		return nil, engine.BadRequest("%s must be an integer.", k)
+	}
+	if f != float64(int(f)) {
+		return nil, engine.BadRequest("%s must be an integer, got %v.", k, f)
+	}
+	n := int(f)
+	return &n, nil
+}
+
+func boolean(body map[string]any, k string) (*bool, error) {
+	v, ok := body[k]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	switch x := v.(type) {
+	case bool:
+		return &x, nil
+	case string:
+		b, err := strconv.ParseBool(x)
+		if err == nil {
+			return &b, nil
+		}
+	}
+	return nil, engine.BadRequest("%s must be a boolean.", k)
+}
+
+func object(body map[string]any, k string) (map[string]any, error) {
+	v, ok := body[k]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, engine.BadRequest("%s must be an object.", k)
+	}
+	return m, nil
+}
+
+func only(body map[string]any, prefix string, allowed ...string) error {
+	for k := range body {
+		if !slices.Contains(allowed, k) {
+			return engine.BadRequest("%s%s is not a recognised field; allowed fields are %s.", prefix, k, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+// listOpts parses Senlin's list parameters: filters, limit, marker, sort and
+// global_project; any other key is refused.
+func listOpts(r *http.Request, c engine.Caller, filters, sortKeys []string) (store.ListOpts, error) {
+	o := store.ListOpts{Project: c.Project, Filters: map[string][]string{}}
+	for k, vals := range r.URL.Query() {
+		switch {
+		case k == "limit":
+			n, err := strconv.Atoi(vals[0])
+			if err != nil || n < 0 {
+				return o, engine.BadRequest("limit must be a non-negative integer, got %q.", vals[0])
+			}
+			o.Limit = n
+		case k == "marker":
+			o.Marker = vals[0]
+		case k == "sort":
+			for _, part := range strings.Split(vals[0], ",") {
+				key, dir, _ := strings.Cut(part, ":")
+				if !slices.Contains(sortKeys, key) {
+					return o, engine.BadRequest("Unsupported sort key '%s'; use one of %s.", key, strings.Join(sortKeys, ", "))
+				}
+				if dir != "" && dir != "asc" && dir != "desc" {
+					return o, engine.BadRequest("Unsupported sort dir '%s' for '%s'; use asc or desc.", dir, key)
+				}
+				o.Sort = append(o.Sort, store.SortKey{Key: key, Desc: dir == "desc"})
+			}
+		case k == "global_project":
+			b, err := strconv.ParseBool(vals[0])
+			if err != nil {
+				return o, engine.BadRequest("global_project must be a boolean, got %q.", vals[0])
+			}
+			if b {
+				if !c.Admin {
+					return o, engine.Forbidden("Only an admin may list across projects (global_project=true).")
+				}
+				o.Project = ""
+			}
+		case slices.Contains(filters, k):
+			o.Filters[k] = vals
+		default:
+			return o, engine.BadRequest("Invalid parameter %s", k)
+		}
+	}
+	if o.Marker != "" {
+		if _, err := uuid.Parse(o.Marker); err != nil {
+			return o, engine.BadRequest("marker must be the id of the last item seen, got %q.", o.Marker)
+		}
+	}
+	return o, nil
+}
+
+func (s *Server) ctx(r *http.Request) context.Context { return r.Context() }
+
