@@ -46,8 +46,11 @@ func commands() map[string]command {
 		"node":       {"Manage nodes: create, list, show, update, delete, check, recover.", resourceCommand(nodeRes)},
 		"action":     {"Inspect, wait for and cancel actions.", resourceCommand(actionRes)},
 		"event":      {"List and show events.", resourceCommand(eventRes)},
-		"version":    {"Print the version.", func(_ context.Context, env *Env, _ []string) error { fmt.Fprintln(env.Stdout, "grove", Version); return nil }},
-		"demo-http":  {"Serve a small HTTP page on $GROVE_NODE_PORT (used by the quick start's nodes).", runDemoHTTP},
+		"version": {"Print the version.", func(_ context.Context, env *Env, _ []string) error {
+			fmt.Fprintln(env.Stdout, "grove", Version)
+			return nil
+		}},
+		"demo-http": {"Serve a small HTTP page on $GROVE_NODE_PORT (used by the quick start's nodes).", runDemoHTTP},
 	}
 }
 

@@ -115,4 +115,3 @@ func defaultDataDir() string {
 	}
 	return ".grove"
 }
-

@@ -9,6 +9,7 @@ import (
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/host"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/scaling"
 )
@@ -184,7 +185,7 @@ func (e *Engine) callDriver(ctx context.Context, what string, call func() ([]sdk
 	delay := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		res, err := call()
-		if err == nil || !sdk.IsRetryable(err) || attempt >= 5 {
+		if err == nil || !host.IsRetryable(err) || attempt >= 5 {
 			return res, err
 		}
 		e.log.Warn("driver call failed; retrying", "call", what, "attempt", attempt, "error", err)

@@ -89,9 +89,9 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 			snap = &s
 		}
 		req := sdk.CheckRequest{
-			Policy: sdk.Spec{ID: pol.ID, Name: pol.Name, Type: pol.Type, Version: pol.Version, Properties: pol.Properties},
-			Phase:  phase,
-			Action: sdk.Action{ID: a.ID, Name: a.Action, Target: a.Target, Inputs: a.Inputs, Data: a.Data},
+			Policy:  sdk.Spec{ID: pol.ID, Name: pol.Name, Type: pol.Type, Version: pol.Version, Properties: pol.Properties},
+			Phase:   phase,
+			Action:  sdk.Action{ID: a.ID, Name: a.Action, Target: a.Target, Inputs: a.Inputs, Data: a.Data},
 			Cluster: *snap, BindingData: b.Data, Now: e.cfg.Now().UnixMicro(),
 		}
 		if b.LastOp != nil {

@@ -635,4 +635,3 @@ func configString(cfg map[string]any, key string) string {
 	s, _ := cfg[key].(string)
 	return s
 }
-

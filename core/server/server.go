@@ -316,4 +316,3 @@ func listOpts(r *http.Request, c engine.Caller, filters, sortKeys []string) (sto
 }
 
 func (s *Server) ctx(r *http.Request) context.Context { return r.Context() }
-

@@ -21,6 +21,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/grovehq/grove/plugins/proto"
 	"github.com/grovehq/grove/plugins/sdk"
@@ -393,4 +395,17 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// IsRetryable reports whether a failed call may succeed if made again: the
+// plugin said so, the plugin is restarting, or the connection to a plugin
+// process that died broke mid-call.
+func IsRetryable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if sdk.IsRetryable(err) {
+		return true
+	}
+	return status.Code(err) == codes.Unavailable
 }

@@ -48,7 +48,7 @@ func Type() sdk.PolicyType {
 type policy struct{}
 
 func (policy) Attach(context.Context, sdk.Spec, sdk.Cluster) (map[string]any, error) { return nil, nil }
-func (policy) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) error     { return nil }
+func (policy) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) error   { return nil }
 
 func (policy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, error) {
 	props := req.Policy.Properties

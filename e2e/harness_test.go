@@ -1,0 +1,287 @@
+// Package e2e runs a real grove agent process with its real plugin
+// processes and drives it through the REST API, as users do.
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/api"
+)
+
+var groveBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "grove-e2e-bin")
+	if err != nil {
+		panic(err)
+	}
+	groveBin = filepath.Join(dir, "grove")
+	build := exec.Command("go", "build", "-o", groveBin, "..")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build grove:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// agentProc is a running `grove agent` process.
+type agentProc struct {
+	t       *testing.T
+	cmd     *exec.Cmd
+	addr    string
+	dataDir string
+	log     *os.File
+	client  *api.Client
+}
+
+var listenRE = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+
+// startAgent starts `grove agent` on a free port with dataDir, and waits
+// until it has printed its address. extra are more flags.
+func startAgent(t *testing.T, dataDir string, extra ...string) *agentProc {
+	t.Helper()
+	logf, err := os.OpenFile(filepath.Join(dataDir, "agent-test.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"agent", "-dev", "-bind", "127.0.0.1:0", "-data-dir", dataDir, "-log-level", "debug"}, extra...)
+	cmd := exec.Command(groveBin, args...)
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	a := &agentProc{t: t, cmd: cmd, dataDir: dataDir, log: logf}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case a.addr = <-found:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("agent did not start; log:\n%s", a.logText())
+	}
+	a.client = api.NewClient(a.addr)
+	t.Cleanup(func() { a.stop() })
+	return a
+}
+
+func (a *agentProc) logText() string {
+	b, _ := os.ReadFile(a.log.Name())
+	return string(b)
+}
+
+// stop interrupts the agent and waits for it.
+func (a *agentProc) stop() {
+	if a.cmd.ProcessState != nil {
+		return
+	}
+	_ = a.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { a.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		a.cmd.Process.Kill()
+		<-done
+	}
+	a.log.Close()
+}
+
+// kill SIGKILLs the agent, as a crash would.
+func (a *agentProc) kill() {
+	_ = a.cmd.Process.Kill()
+	_ = a.cmd.Wait()
+	a.log.Close()
+}
+
+// eventually polls cond until it returns true or the deadline passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	last := ""
+	for {
+		ok, info := cond()
+		if ok {
+			return
+		}
+		last = info
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last seen: %s", d, what, last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (a *agentProc) do(method, path string, body any) (*api.Response, error) {
+	return a.client.Do(context.Background(), method, path, nil, body, nil)
+}
+
+func (a *agentProc) mustDo(method, path string, body any, out any) *api.Response {
+	a.t.Helper()
+	r, err := a.client.Do(context.Background(), method, path, nil, body, out)
+	if err != nil {
+		a.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// waitAction waits for an action and fails the test unless it succeeded.
+func (a *agentProc) waitAction(id string) *api.Action {
+	a.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	act, err := a.client.WaitAction(ctx, id, nil)
+	if err != nil {
+		a.t.Fatalf("action %s: %v\nagent log tail:\n%s", id, err, tail(a.logText(), 40))
+	}
+	return act
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (a *agentProc) createProfile(name string, props map[string]any) {
+	a.t.Helper()
+	a.mustDo(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": name,
+		"spec": map[string]any{"type": "local.process", "version": "1.0", "properties": props}}}, nil)
+}
+
+// webProfile is a local.process profile whose nodes serve HTTP with grove's
+// own demo server.
+func (a *agentProc) webProfile(name string) {
+	a.createProfile(name, map[string]any{"command": []any{groveBin, "demo-http"}, "stop_timeout": 5})
+}
+
+func (a *agentProc) createCluster(name, profile string, desired int, extra map[string]any) string {
+	a.t.Helper()
+	body := map[string]any{"name": name, "profile_id": profile, "desired_capacity": desired}
+	for k, v := range extra {
+		body[k] = v
+	}
+	r := a.mustDo(http.MethodPost, "/v1/clusters", map[string]any{"cluster": body}, nil)
+	return r.ActionID()
+}
+
+func (a *agentProc) clusterAction(cluster, name string, params map[string]any) string {
+	a.t.Helper()
+	id, err := a.client.ClusterAction(context.Background(), cluster, name, params)
+	if err != nil {
+		a.t.Fatalf("%s on %s: %v", name, cluster, err)
+	}
+	return id
+}
+
+func (a *agentProc) cluster(name string) *api.Cluster {
+	a.t.Helper()
+	c, err := a.client.GetCluster(context.Background(), name)
+	if err != nil {
+		a.t.Fatalf("get cluster %s: %v", name, err)
+	}
+	return c
+}
+
+func (a *agentProc) nodes(cluster string) []api.Node {
+	a.t.Helper()
+	ns, err := a.client.ListNodes(context.Background(), map[string][]string{"cluster_id": {cluster}, "sort": {"index"}})
+	if err != nil {
+		a.t.Fatalf("list nodes: %v", err)
+	}
+	return ns
+}
+
+// httpGet fetches a node's page.
+func httpGet(addr string) (string, error) {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get("http://" + addr + "/")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+// nodeAnswers waits until a node's HTTP server answers with its name.
+func nodeAnswers(t *testing.T, n api.Node) {
+	t.Helper()
+	addr, _ := n.Data["address"].(string)
+	if addr == "" {
+		t.Fatalf("node %s has no address in its data: %v", n.Name, n.Data)
+	}
+	eventually(t, 10*time.Second, "node "+n.Name+" to answer HTTP on "+addr, func() (bool, string) {
+		body, err := httpGet(addr)
+		if err != nil {
+			return false, err.Error()
+		}
+		return strings.Contains(body, "hello from "+n.Name), body
+	})
+}
+
+// processesOf lists the pids of processes whose environment says they are
+// nodes of the cluster (the node commands, not their wrappers).
+func processesOf(cluster string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.Contains(string(cmdline), "__process-wrap") {
+			continue
+		}
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+				continue
+			}
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if kv == "GROVE_CLUSTER_NAME="+cluster {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// killProcessesOf kills leftover node processes of a cluster at test end.
+func killProcessesOf(cluster string) {
+	for _, pid := range processesOf(cluster) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
