@@ -52,14 +52,12 @@ type PluginConfig struct {
 	Settings map[string]string `hcl:"config,optional"`
 }
 
-// LoadConfig reads an HCL agent config file.
+// LoadConfig reads an HCL agent config file. Defaults are applied by
+// Validate, after command-line flags have overridden what they set.
 func LoadConfig(path string) (*Config, error) {
 	var c Config
 	if err := hclsimple.DecodeFile(path, nil, &c); err != nil {
 		return nil, fmt.Errorf("read agent config: %w", err)
-	}
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("agent config %s: %w", path, err)
 	}
 	return &c, nil
 }

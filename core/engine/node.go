@@ -149,17 +149,13 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 	return out
 }
 
-// driverFor returns the plugin client and spec for a profile.
-func (e *Engine) driverFor(ctx context.Context, profileID string) (*sdk.Client, sdk.Spec, error) {
+// specFor returns the spec a driver gets for a profile.
+func (e *Engine) specFor(ctx context.Context, profileID string) (sdk.Spec, error) {
 	prof, err := e.store.GetProfile(ctx, profileID)
 	if err != nil {
-		return nil, sdk.Spec{}, err
+		return sdk.Spec{}, err
 	}
-	client, _, err := e.plugins.Client(ctx, "profile", prof.Type)
-	if err != nil {
-		return nil, sdk.Spec{}, err
-	}
-	return client, sdk.Spec{ID: prof.ID, Name: prof.Name, Type: prof.Type, Version: prof.Version, Properties: prof.Properties}, nil
+	return sdk.Spec{ID: prof.ID, Name: prof.Name, Type: prof.Type, Version: prof.Version, Properties: prof.Properties}, nil
 }
 
 func (e *Engine) sdkNodes(ctx context.Context, nodes []*model.Node) []sdk.Node {
@@ -179,12 +175,18 @@ func (e *Engine) sdkNodes(ctx context.Context, nodes []*model.Node) []sdk.Node {
 	return out
 }
 
-// callDriver retries a batch call whose whole-call failure is retryable (a
-// plugin restarting after a crash), with a short backoff.
-func (e *Engine) callDriver(ctx context.Context, what string, call func() ([]sdk.Result, error)) ([]sdk.Result, error) {
+// callDriver makes a batch call to the driver of a profile type, retrying
+// with a short backoff when the whole call failed in a retryable way (a
+// plugin restarting after a crash). Each attempt asks the host for the
+// current client, since a restarted plugin has a new connection.
+func (e *Engine) callDriver(ctx context.Context, typ, what string, call func(c *sdk.Client) ([]sdk.Result, error)) ([]sdk.Result, error) {
 	delay := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		res, err := call()
+		client, _, err := e.plugins.Client(ctx, "profile", typ)
+		var res []sdk.Result
+		if err == nil {
+			res, err = call(client)
+		}
 		if err == nil || !host.IsRetryable(err) || attempt >= 5 {
 			return res, err
 		}
@@ -224,15 +226,15 @@ func failAll(nodes []*model.Node, err error) map[string]error {
 }
 
 func (e *Engine) createNodes(ctx context.Context, nodes []*model.Node) map[string]error {
-	client, spec, err := e.driverFor(ctx, nodes[0].ProfileID)
+	spec, err := e.specFor(ctx, nodes[0].ProfileID)
 	if err != nil {
 		return failAll(nodes, fmt.Errorf("Failed in creating node: %w", err))
 	}
 	if err := e.setStatus(ctx, nodes, model.NodeCreating, "Creation in progress"); err != nil {
 		return failAll(nodes, err)
 	}
-	res, err := e.callDriver(ctx, "create", func() ([]sdk.Result, error) {
-		return client.Batch(ctx, sdk.CallCreate, spec, e.sdkNodes(ctx, nodes))
+	res, err := e.callDriver(ctx, spec.Type, "create", func(c *sdk.Client) ([]sdk.Result, error) {
+		return c.Batch(ctx, sdk.CallCreate, spec, e.sdkNodes(ctx, nodes))
 	})
 	out := map[string]error{}
 	byID := resultsByID(res)
@@ -276,15 +278,15 @@ func applyResult(n *model.Node, r sdk.Result) {
 }
 
 func (e *Engine) deleteNodes(ctx context.Context, nodes []*model.Node) map[string]error {
-	client, spec, err := e.driverFor(ctx, nodes[0].ProfileID)
+	spec, err := e.specFor(ctx, nodes[0].ProfileID)
 	if err != nil {
 		return failAll(nodes, fmt.Errorf("Failed in deleting node: %w", err))
 	}
 	if err := e.setStatus(ctx, nodes, model.NodeDeleting, "Deletion in progress"); err != nil {
 		return failAll(nodes, err)
 	}
-	res, err := e.callDriver(ctx, "delete", func() ([]sdk.Result, error) {
-		return client.Batch(ctx, sdk.CallDelete, spec, e.sdkNodes(ctx, nodes))
+	res, err := e.callDriver(ctx, spec.Type, "delete", func(c *sdk.Client) ([]sdk.Result, error) {
+		return c.Batch(ctx, sdk.CallDelete, spec, e.sdkNodes(ctx, nodes))
 	})
 	out := map[string]error{}
 	byID := resultsByID(res)
@@ -344,19 +346,19 @@ func (e *Engine) updateNodes(ctx context.Context, nodes []*model.Node, byNode ma
 		}
 		return map[string]error{}
 	}
-	client, oldSpec, err := e.driverFor(ctx, nodes[0].ProfileID)
+	oldSpec, err := e.specFor(ctx, nodes[0].ProfileID)
 	if err != nil {
 		return failAll(nodes, err)
 	}
-	_, newSpec, err := e.driverFor(ctx, newProfile)
+	newSpec, err := e.specFor(ctx, newProfile)
 	if err != nil {
 		return failAll(nodes, err)
 	}
 	if err := e.setStatus(ctx, nodes, model.NodeUpdating, "Update in progress"); err != nil {
 		return failAll(nodes, err)
 	}
-	res, err := e.callDriver(ctx, "update", func() ([]sdk.Result, error) {
-		return client.Update(ctx, oldSpec, newSpec, e.sdkNodes(ctx, nodes))
+	res, err := e.callDriver(ctx, newSpec.Type, "update", func(c *sdk.Client) ([]sdk.Result, error) {
+		return c.Update(ctx, oldSpec, newSpec, e.sdkNodes(ctx, nodes))
 	})
 	out := map[string]error{}
 	byID := resultsByID(res)
@@ -390,12 +392,12 @@ func (e *Engine) updateNodes(ctx context.Context, nodes []*model.Node, byNode ma
 // answer. With failUnhealthy an unhealthy node fails its action, as Senlin's
 // NODE_CHECK does.
 func (e *Engine) checkNodes(ctx context.Context, nodes []*model.Node, failUnhealthy bool) map[string]error {
-	client, spec, err := e.driverFor(ctx, nodes[0].ProfileID)
+	spec, err := e.specFor(ctx, nodes[0].ProfileID)
 	if err != nil {
 		return failAll(nodes, err)
 	}
-	res, err := e.callDriver(ctx, "check", func() ([]sdk.Result, error) {
-		return client.Batch(ctx, sdk.CallCheck, spec, e.sdkNodes(ctx, nodes))
+	res, err := e.callDriver(ctx, spec.Type, "check", func(c *sdk.Client) ([]sdk.Result, error) {
+		return c.Batch(ctx, sdk.CallCheck, spec, e.sdkNodes(ctx, nodes))
 	})
 	if err != nil {
 		return failAll(nodes, fmt.Errorf("Failed in checking nodes: %w", err))
@@ -444,7 +446,7 @@ func (e *Engine) recoverNodes(ctx context.Context, nodes []*model.Node, inputs m
 	if len(todo) == 0 {
 		return out
 	}
-	client, spec, err := e.driverFor(ctx, todo[0].ProfileID)
+	spec, err := e.specFor(ctx, todo[0].ProfileID)
 	if err != nil {
 		return failAll(todo, err)
 	}
@@ -456,8 +458,8 @@ func (e *Engine) recoverNodes(ctx context.Context, nodes []*model.Node, inputs m
 	if err := e.setStatus(ctx, todo, model.NodeRecovering, "Recovery in progress"); err != nil {
 		return failAll(todo, err)
 	}
-	res, err := e.callDriver(ctx, "recover", func() ([]sdk.Result, error) {
-		return client.Recover(ctx, spec, e.sdkNodes(ctx, todo), op, params)
+	res, err := e.callDriver(ctx, spec.Type, "recover", func(c *sdk.Client) ([]sdk.Result, error) {
+		return c.Recover(ctx, spec, e.sdkNodes(ctx, todo), op, params)
 	})
 	byID := resultsByID(res)
 	now := e.cfg.Now()

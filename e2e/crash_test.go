@@ -1,0 +1,129 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/api"
+)
+
+// slowConfig makes the agent create nodes one at a time, so a test can
+// interrupt a cluster creation half-way.
+func slowConfig(t *testing.T, dir string) string {
+	path := filepath.Join(dir, "agent.hcl")
+	if err := os.WriteFile(path, []byte("workers {\n  node = 1\n  node_batch = 1\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func activeNodes(a *agentProc, cluster string) int {
+	ns, err := a.client.ListNodes(context.Background(), map[string][]string{"cluster_id": {cluster}, "status": {"ACTIVE"}})
+	if err != nil {
+		return -1
+	}
+	return len(ns)
+}
+
+// TestAgentKilledMidCreate SIGKILLs the agent while it creates a 20-node
+// cluster, starts it again, and checks the cluster ends ACTIVE with exactly
+// 20 nodes and exactly 20 node processes: nothing lost, nothing doubled.
+func TestAgentKilledMidCreate(t *testing.T) {
+	dir := t.TempDir()
+	cfg := slowConfig(t, dir)
+	a := startAgent(t, dir, "-config", cfg)
+	t.Cleanup(func() { killProcessesOf("crash") })
+	a.webProfile("web")
+	actionID := a.createCluster("crash", "web", 20, nil)
+	var seen int
+	eventually(t, 30*time.Second, "the first nodes to become ACTIVE", func() (bool, string) {
+		seen = activeNodes(a, "crash")
+		return seen > 0, strconv.Itoa(seen)
+	})
+	a.kill()
+	t.Logf("agent killed with %d of 20 nodes ACTIVE", seen)
+	if seen >= 20 {
+		t.Fatalf("the cluster finished before the agent was killed; the test proves nothing")
+	}
+
+	b := startAgent(t, dir, "-config", cfg)
+	act := b.waitAction(actionID)
+	if act.Status != "SUCCEEDED" {
+		t.Fatalf("resumed create: %s %s", act.Status, act.StatusReason)
+	}
+	cl := b.cluster("crash")
+	if cl.Status != "ACTIVE" || len(cl.Nodes) != 20 {
+		t.Fatalf("after restart: %s (%s) with %d nodes", cl.Status, cl.StatusReason, len(cl.Nodes))
+	}
+	if n := activeNodes(b, "crash"); n != 20 {
+		t.Fatalf("%d ACTIVE nodes, want 20", n)
+	}
+	eventually(t, 10*time.Second, "exactly 20 node processes", func() (bool, string) {
+		n := len(processesOf("crash"))
+		return n == 20, strconv.Itoa(n)
+	})
+	for _, n := range b.nodes(cl.ID) {
+		nodeAnswers(t, n)
+	}
+	var children []api.Action
+	var list struct {
+		Actions []api.Action `json:"actions"`
+	}
+	b.mustDo(http.MethodGet, "/v1/actions?action=NODE_CREATE&limit=1000", nil, &list)
+	for _, x := range list.Actions {
+		if len(x.DependedBy) == 1 && x.DependedBy[0] == actionID {
+			children = append(children, x)
+		}
+	}
+	if len(children) != 20 {
+		t.Errorf("the create forked %d node actions, want 20", len(children))
+	}
+}
+
+// TestPluginKilledMidCreate kills the built-in plugin process while it serves
+// a cluster creation: the host restarts it, the engine retries the batch, and
+// the cluster ends with exactly its nodes.
+func TestPluginKilledMidCreate(t *testing.T) {
+	dir := t.TempDir()
+	a := startAgent(t, dir, "-config", slowConfig(t, dir))
+	t.Cleanup(func() { killProcessesOf("pk") })
+	a.webProfile("web")
+	var plugins struct {
+		Plugins []api.PluginStatus `json:"plugins"`
+	}
+	a.mustDo(http.MethodGet, "/v1/plugins", nil, &plugins)
+	if len(plugins.Plugins) != 1 || plugins.Plugins[0].PID == 0 {
+		t.Fatalf("plugins: %+v", plugins.Plugins)
+	}
+	pid := plugins.Plugins[0].PID
+	actionID := a.createCluster("pk", "web", 30, nil)
+	eventually(t, 30*time.Second, "the first nodes to become ACTIVE", func() (bool, string) {
+		n := activeNodes(a, "pk")
+		return n > 0, strconv.Itoa(n)
+	})
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	act := a.waitAction(actionID)
+	if act.Status != "SUCCEEDED" {
+		t.Fatalf("create across a plugin crash: %s %s", act.Status, act.StatusReason)
+	}
+	if n := activeNodes(a, "pk"); n != 30 {
+		t.Fatalf("%d ACTIVE nodes, want 30", n)
+	}
+	eventually(t, 10*time.Second, "exactly 30 node processes", func() (bool, string) {
+		n := len(processesOf("pk"))
+		return n == 30, strconv.Itoa(n)
+	})
+	a.mustDo(http.MethodGet, "/v1/plugins", nil, &plugins)
+	p := plugins.Plugins[0]
+	if p.State != "running" || p.Restarts != 1 || p.PID == pid {
+		t.Fatalf("plugin after crash: %+v", p)
+	}
+}

@@ -1,0 +1,176 @@
+package e2e
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/grovehq/grove/api"
+)
+
+// TestValidation sends every validation of seed 004 and senlin.md as a bad
+// request: each is a 400 (or the documented status) whose message names the
+// field and the rule, and nothing is written.
+func TestValidation(t *testing.T) {
+	a := startAgent(t, t.TempDir())
+	t.Cleanup(func() { killProcessesOf("v") })
+	a.webProfile("p")
+	a.createProfile("other-type-proof", map[string]any{"command": []any{"true"}})
+	a.mustDo(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": "noop",
+		"spec": map[string]any{"type": "grove.noop", "version": "1.0", "properties": map[string]any{}}}}, nil)
+	a.waitAction(a.createCluster("v", "p", 2, map[string]any{"min_size": 1, "max_size": 4}))
+	a.mustDo(http.MethodPost, "/v1/policies", map[string]any{"policy": map[string]any{"name": "del",
+		"spec": map[string]any{"type": "senlin.policy.deletion", "version": "1.0", "properties": map[string]any{}}}}, nil)
+	a.mustDo(http.MethodPost, "/v1/policies", map[string]any{"policy": map[string]any{"name": "del2",
+		"spec": map[string]any{"type": "senlin.policy.deletion", "version": "1.1", "properties": map[string]any{"criteria": "YOUNGEST_FIRST"}}}}, nil)
+	a.waitAction(a.clusterAction("v", "policy_attach", map[string]any{"policy_id": "del"}))
+	r := a.mustDo(http.MethodPost, "/v1/nodes", map[string]any{"node": map[string]any{"name": "orphan", "profile_id": "noop"}}, nil)
+	a.waitAction(r.ActionID())
+
+	counts := func() map[string]int {
+		out := map[string]int{}
+		for _, coll := range []string{"profiles", "policies", "clusters", "nodes", "actions"} {
+			var body map[string][]any
+			a.mustDo(http.MethodGet, "/v1/"+coll, nil, &body)
+			out[coll] = len(body[coll])
+		}
+		return out
+	}
+	before := counts()
+
+	cases := []struct {
+		name   string
+		method string
+		path   string
+		body   any
+		status int
+		want   []string // fragments the message must contain
+	}{
+		// profiles
+		{"profile without name", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"x"}}}}}, 400, []string{"name is required"}},
+		{"profile bad name", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "a b", "spec": map[string]any{"type": "local.process", "version": "1.0"}}}, 400, []string{"name", "not valid"}},
+		{"profile unknown type", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "os.nova.nope", "version": "1.0"}}}, 400, []string{"spec.type", "os.nova.nope", "local.process"}},
+		{"profile bad version", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "local.process", "version": "9.9", "properties": map[string]any{"command": []any{"x"}}}}}, 400, []string{"spec.version", "9.9", "1.0"}},
+		{"profile missing property", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{}}}}, 400, []string{"spec.properties.command", "required"}},
+		{"profile wrong property type", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": "sleep 1"}}}}, 400, []string{"spec.properties.command", "must be a list"}},
+		{"profile unknown property", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"x"}, "comand": 1}}}}, 400, []string{"spec.properties.comand", "not a property"}},
+		{"profile relative workdir", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"x"}, "workdir": "rel"}}}}, 400, []string{"spec.properties.workdir", "absolute"}},
+		{"profile range", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"x"}, "stop_timeout": -1}}}}, 400, []string{"spec.properties.stop_timeout", "at least 0"}},
+		{"profile duplicate name", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "p", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"x"}}}}}, 409, []string{"already exists"}},
+		{"profile delete in use", "DELETE", "/v1/profiles/p", nil, 409, []string{"still used"}},
+		// policies
+		{"policy bad criteria", "POST", "/v1/policies", map[string]any{"policy": map[string]any{"name": "x", "spec": map[string]any{"type": "senlin.policy.deletion", "version": "1.0", "properties": map[string]any{"criteria": "NEWEST"}}}}, 400, []string{"spec.properties.criteria", "NEWEST", "OLDEST_FIRST"}},
+		{"policy delete attached", "DELETE", "/v1/policies/del", nil, 409, []string{"attached"}},
+		// cluster create
+		{"cluster without name", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"profile_id": "p"}}, 400, []string{"name is required"}},
+		{"cluster without profile", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1"}}, 400, []string{"profile_id is required"}},
+		{"cluster unknown profile", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "nope"}}, 400, []string{"profile_id", "nope", "could not be found"}},
+		{"cluster negative desired", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "desired_capacity": -1}}, 400, []string{"desired_capacity", "non-negative"}},
+		{"cluster negative min", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "min_size": -1}}, 400, []string{"min_size", "non-negative"}},
+		{"cluster max below -1", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "max_size": -2}}, 400, []string{"max_size", "at least -1"}},
+		{"cluster negative timeout", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "timeout": -5}}, 400, []string{"timeout", "non-negative"}},
+		{"cluster non-integer desired", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "desired_capacity": 1.5}}, 400, []string{"desired_capacity", "integer"}},
+		{"cluster desired below min", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "desired_capacity": 1, "min_size": 2}}, 400, []string{"target capacity (1) is less than the specified min_size (2)"}},
+		{"cluster desired above max", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "desired_capacity": 5, "max_size": 3}}, 400, []string{"target capacity (5) is greater than the specified max_size (3)"}},
+		{"cluster min above max", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "min_size": 4, "max_size": 3, "desired_capacity": 3}}, 400, []string{"less than the specified min_size"}},
+		{"cluster over global limit", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "desired_capacity": 20000}}, 400, []string{"maximum number of nodes allowed per cluster"}},
+		{"cluster unknown field", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "size": 3}}, 400, []string{"cluster.size", "not a recognised field"}},
+		{"cluster duplicate name", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "v", "profile_id": "p"}}, 409, []string{"already exists"}},
+		{"cluster no envelope", "POST", "/v1/clusters", map[string]any{"name": "c1"}, 400, []string{`{"cluster": {...}}`}},
+		// cluster get
+		{"cluster not found", "GET", "/v1/clusters/missing", nil, 404, []string{"missing", "could not be found"}},
+		// cluster update
+		{"update nothing", "PATCH", "/v1/clusters/v", map[string]any{"cluster": map[string]any{}}, 400, []string{"No property needs an update."}},
+		{"update other profile type", "PATCH", "/v1/clusters/v", map[string]any{"cluster": map[string]any{"profile_id": "noop"}}, 400, []string{"profile_id", "grove.noop", "local.process"}},
+		{"update min above max", "PATCH", "/v1/clusters/v", map[string]any{"cluster": map[string]any{"min_size": 5}}, 400, []string{"min_size (5) is greater than the current max_size (4)"}},
+		{"update max below desired", "PATCH", "/v1/clusters/v", map[string]any{"cluster": map[string]any{"max_size": 1}}, 400, []string{"max_size (1) is less than the current desired_capacity (2)"}},
+		{"update desired above max", "PATCH", "/v1/clusters/v", map[string]any{"cluster": map[string]any{"desired_capacity": 9}}, 400, []string{"greater than the cluster's max_size (4)"}},
+		// cluster actions
+		{"no action", "POST", "/v1/clusters/v/actions", map[string]any{}, 400, []string{"No action specified"}},
+		{"two actions", "POST", "/v1/clusters/v/actions", map[string]any{"scale_in": map[string]any{}, "scale_out": map[string]any{}}, 400, []string{"Multiple actions specified"}},
+		{"unknown action", "POST", "/v1/clusters/v/actions", map[string]any{"explode": map[string]any{}}, 400, []string{"Unrecognized action 'explode'"}},
+		{"action params not object", "POST", "/v1/clusters/v/actions", map[string]any{"resize": 3}, 400, []string{"resize", "must be an object"}},
+		{"resize nothing", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{}}, 400, []string{"Not enough parameters to do resize action."}},
+		{"resize type without number", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"adjustment_type": "EXACT_CAPACITY"}}, 400, []string{"Missing number value for size adjustment."}},
+		{"resize number without type", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"number": 2}}, 400, []string{"Missing adjustment_type value for size adjustment."}},
+		{"resize bad type", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"adjustment_type": "DOUBLE", "number": 2}}, 400, []string{"adjustment_type", "DOUBLE"}},
+		{"resize min above max", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"min_size": 3, "max_size": 2}}, 400, []string{"The specified min_size (3) is greater than the specified max_size (2)."}},
+		{"resize negative exact", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"adjustment_type": "EXACT_CAPACITY", "number": -1}}, 400, []string{"The 'number' must be non-negative integer for adjustment type 'EXACT_CAPACITY'."}},
+		{"resize strict beyond max", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"adjustment_type": "EXACT_CAPACITY", "number": 9}}, 400, []string{"greater than the cluster's max_size (4)"}},
+		{"resize strict below min", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"adjustment_type": "CHANGE_IN_CAPACITY", "number": -2}}, 400, []string{"less than the cluster's min_size (1)"}},
+		{"resize unknown param", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"adjustment": 2}}, 400, []string{"resize.adjustment", "not a resize parameter"}},
+		{"resize fractional capacity", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"adjustment_type": "CHANGE_IN_CAPACITY", "number": 1.5}}, 400, []string{"resize.number", "integer"}},
+		{"scale_out zero", "POST", "/v1/clusters/v/actions", map[string]any{"scale_out": map[string]any{"count": 0}}, 400, []string{"scale_out.count", "positive integer"}},
+		{"scale_in not number", "POST", "/v1/clusters/v/actions", map[string]any{"scale_in": map[string]any{"count": "two"}}, 400, []string{"scale_in.count", "positive integer"}},
+		{"scale_out over limit", "POST", "/v1/clusters/v/actions", map[string]any{"scale_out": map[string]any{"count": 20000}}, 400, []string{"maximum number of nodes allowed per cluster"}},
+		{"add_nodes empty", "POST", "/v1/clusters/v/actions", map[string]any{"add_nodes": map[string]any{"nodes": []any{}}}, 400, []string{"add_nodes.nodes", "must not be empty"}},
+		{"add_nodes not a list", "POST", "/v1/clusters/v/actions", map[string]any{"add_nodes": map[string]any{"nodes": "orphan"}}, 400, []string{"add_nodes.nodes", "list"}},
+		{"add_nodes unknown node", "POST", "/v1/clusters/v/actions", map[string]any{"add_nodes": map[string]any{"nodes": []any{"ghost"}}}, 400, []string{"add_nodes.nodes", "ghost", "could not be found"}},
+		{"add_nodes other profile type", "POST", "/v1/clusters/v/actions", map[string]any{"add_nodes": map[string]any{"nodes": []any{"orphan"}}}, 400, []string{"orphan", "grove.noop", "local.process"}},
+		{"del_nodes empty", "POST", "/v1/clusters/v/actions", map[string]any{"del_nodes": map[string]any{"nodes": []any{}}}, 400, []string{"del_nodes.nodes", "must not be empty"}},
+		{"del_nodes not member", "POST", "/v1/clusters/v/actions", map[string]any{"del_nodes": map[string]any{"nodes": []any{"orphan"}}}, 400, []string{"orphan", "not a member"}},
+		{"del_nodes unknown", "POST", "/v1/clusters/v/actions", map[string]any{"del_nodes": map[string]any{"nodes": []any{"ghost"}}}, 400, []string{"ghost", "could not be found"}},
+		{"replace_nodes empty", "POST", "/v1/clusters/v/actions", map[string]any{"replace_nodes": map[string]any{"nodes": map[string]any{}}}, 400, []string{"replace_nodes.nodes", "must not be empty"}},
+		{"replace_nodes not map", "POST", "/v1/clusters/v/actions", map[string]any{"replace_nodes": map[string]any{"nodes": []any{"a"}}}, 400, []string{"replace_nodes.nodes", "map"}},
+		{"replace_nodes old not member", "POST", "/v1/clusters/v/actions", map[string]any{"replace_nodes": map[string]any{"nodes": map[string]any{"orphan": "orphan"}}}, 400, []string{"not a member"}},
+		{"policy_attach unknown", "POST", "/v1/clusters/v/actions", map[string]any{"policy_attach": map[string]any{"policy_id": "ghost"}}, 400, []string{"policy_attach.policy_id", "ghost"}},
+		{"policy_attach second of a type", "POST", "/v1/clusters/v/actions", map[string]any{"policy_attach": map[string]any{"policy_id": "del2"}}, 400, []string{"at most one policy of a type"}},
+		{"policy_attach without id", "POST", "/v1/clusters/v/actions", map[string]any{"policy_attach": map[string]any{}}, 400, []string{"policy_attach.policy_id is required"}},
+		{"policy_detach not attached", "POST", "/v1/clusters/v/actions", map[string]any{"policy_detach": map[string]any{"policy_id": "del2"}}, 400, []string{"not attached"}},
+		{"policy_update not attached", "POST", "/v1/clusters/v/actions", map[string]any{"policy_update": map[string]any{"policy_id": "del2", "enabled": false}}, 400, []string{"not attached"}},
+		{"policy_update bad enabled", "POST", "/v1/clusters/v/actions", map[string]any{"policy_update": map[string]any{"policy_id": "del", "enabled": "maybe"}}, 400, []string{"policy_update.enabled", "boolean"}},
+		{"recover bad operation", "POST", "/v1/clusters/v/actions", map[string]any{"recover": map[string]any{"operation": "reinstall"}}, 400, []string{"recover.operation", "REBOOT, REBUILD, RECREATE"}},
+		{"recover unknown key", "POST", "/v1/clusters/v/actions", map[string]any{"recover": map[string]any{"purge": true}}, 400, []string{"recover.purge"}},
+		// nodes and actions
+		{"node unknown profile", "POST", "/v1/nodes", map[string]any{"node": map[string]any{"name": "n", "profile_id": "ghost"}}, 400, []string{"profile_id", "ghost"}},
+		{"node cluster of other type", "POST", "/v1/nodes", map[string]any{"node": map[string]any{"name": "n", "profile_id": "noop", "cluster_id": "v"}}, 400, []string{"profile_id", "grove.noop"}},
+		{"node action unknown", "POST", "/v1/nodes/orphan/actions", map[string]any{"reboot": map[string]any{}}, 400, []string{"Unrecognized action 'reboot'"}},
+		{"action cancel bad status", "PATCH", "/v1/actions/" + r.ActionID(), map[string]any{"action": map[string]any{"status": "SUCCEEDED"}}, 400, []string{"only CANCELLED"}},
+		{"action cancel finished", "PATCH", "/v1/actions/" + r.ActionID(), map[string]any{"action": map[string]any{"status": "CANCELLED"}}, 409, []string{"already SUCCEEDED"}},
+		// lists
+		{"list unknown param", "GET", "/v1/clusters?colour=red", nil, 400, []string{"Invalid parameter colour"}},
+		{"list bad sort key", "GET", "/v1/clusters?sort=colour", nil, 400, []string{"Unsupported sort key 'colour'"}},
+		{"list bad sort dir", "GET", "/v1/clusters?sort=name:up", nil, 400, []string{"Unsupported sort dir 'up'"}},
+		{"list bad limit", "GET", "/v1/clusters?limit=-1", nil, 400, []string{"limit must be a non-negative integer"}},
+		{"list bad marker", "GET", "/v1/clusters?marker=xyz", nil, 400, []string{"marker"}},
+		{"global_project non-admin", "GET", "/v1/clusters?global_project=true", nil, 403, []string{"Only an admin"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := a.do(c.method, c.path, c.body)
+			var ae *api.Error
+			if !errors.As(err, &ae) {
+				t.Fatalf("want HTTP %d, got %v", c.status, err)
+			}
+			if ae.Status != c.status {
+				t.Fatalf("want HTTP %d, got %d: %s", c.status, ae.Status, ae.Message)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(ae.Message, w) {
+					t.Errorf("message %q does not contain %q", ae.Message, w)
+				}
+			}
+		})
+	}
+	after := counts()
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("a refused request wrote %s: %d before, %d after", k, v, after[k])
+		}
+	}
+
+	// Lookups by short id and ambiguous names.
+	cl := a.cluster("v")
+	if got, err := a.client.GetCluster(t.Context(), cl.ID[:6]); err != nil || got.ID != cl.ID {
+		t.Errorf("short id lookup: %v %v", got, err)
+	}
+	// A microversion outside the supported range is refused with 406.
+	req, _ := http.NewRequest(http.MethodGet, a.addr+"/v1/clusters", nil)
+	req.Header.Set("OpenStack-API-Version", "clustering 2.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusNotAcceptable {
+		t.Errorf("microversion 2.0: %v %v", resp.StatusCode, err)
+	}
+	resp.Body.Close()
+}
