@@ -104,7 +104,8 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 		}
 	}
 	a.Engine = engine.New(a.Store, a.Host, log.Named("engine"), engine.Config{EngineID: engineID, ClusterWorkers: cfg.Workers.Cluster,
-		NodeWorkers: cfg.Workers.Node, NodeBatch: cfg.Workers.NodeBatch, MaxNodesPerCluster: cfg.Workers.MaxNodesPerCluster})
+		NodeWorkers: cfg.Workers.Node, NodeBatch: cfg.Workers.NodeBatch, MaxNodesPerCluster: cfg.Workers.MaxNodesPerCluster,
+		Lease: time.Duration(cfg.Workers.LeaseSeconds) * time.Second})
 	if err := a.Engine.Start(ctx); err != nil {
 		return nil, err
 	}

@@ -40,6 +40,9 @@ type WorkersConfig struct {
 	Node               int `hcl:"node,optional"`
 	NodeBatch          int `hcl:"node_batch,optional"`
 	MaxNodesPerCluster int `hcl:"max_nodes_per_cluster,optional"`
+	// LeaseSeconds is how long another agent waits before taking over the
+	// actions of an agent that stopped renewing them (default 30).
+	LeaseSeconds int `hcl:"lease_seconds,optional"`
 }
 
 // PluginConfig registers a third-party plugin binary.

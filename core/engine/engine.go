@@ -203,8 +203,8 @@ func (e *Engine) wakeOne(ch chan struct{}) {
 	}
 }
 
-// leaseLoop renews the leases of running actions and forwards cancel
-// signals written by other agents.
+// leaseLoop renews the leases of running actions and reclaims actions whose
+// lease expired.
 func (e *Engine) leaseLoop(ctx context.Context) {
 	defer e.wg.Done()
 	t := time.NewTicker(e.cfg.Lease / 3)
@@ -214,6 +214,14 @@ func (e *Engine) leaseLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		// Take over work whose owner stopped renewing: another agent on the
+		// same database that crashed.
+		if n, err := e.store.ReclaimActions(ctx, "", e.cfg.Now()); err != nil && ctx.Err() == nil {
+			e.log.Error("reclaim expired leases", "error", err)
+		} else if n > 0 {
+			e.log.Warn("took over actions whose lease expired", "count", n)
+			e.wake()
 		}
 		e.mu.Lock()
 		ids := make([]string, 0, len(e.running))

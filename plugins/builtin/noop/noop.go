@@ -5,6 +5,7 @@ package noop
 
 import (
 	"context"
+	"time"
 
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/schema"
@@ -21,6 +22,8 @@ func Type() sdk.ProfileType {
 		Description: "Nodes with no backend: create, check and delete succeed at once. For benchmarks and policy dry runs.",
 		Schema: schema.Schema{
 			"label": {Type: schema.String, Updatable: true, Default: "", Description: "A free label copied into each node's data."},
+			"create_delay": {Type: schema.Integer, Updatable: true, Default: int64(0), Description: "Milliseconds each create call waits, to simulate a slow backend.",
+				Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(60000))}},
 		},
 		Operations: []string{"RECREATE"},
 		Driver:     driver{},
@@ -43,7 +46,14 @@ func created(p sdk.Spec) func(sdk.Node) sdk.Result {
 	}
 }
 
-func (driver) Create(_ context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+func (driver) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	if d, _ := p.Properties["create_delay"].(int64); d > 0 {
+		select {
+		case <-ctx.Done():
+			return each(nodes, func(n sdk.Node) sdk.Result { return sdk.Result{ID: n.ID, Err: sdk.Retryable(ctx.Err())} })
+		case <-time.After(time.Duration(d) * time.Millisecond):
+		}
+	}
 	return each(nodes, created(p))
 }
 
