@@ -58,9 +58,18 @@ func (e *Engine) finishBatch(ctx context.Context, actions []*model.Action, outco
 		events = append(events, &model.Event{ID: e.newID(), Timestamp: now, OID: a.Target, OType: "NODE", ClusterID: a.ClusterID, User: a.User,
 			Project: a.Project, Action: a.Action, Status: phase, StatusReason: a.StatusReason, Level: level, MetaData: map[string]any{"action": a.ID}})
 	}
+	// Actions that ended the same way are finished in one statement.
+	type outcome struct{ status, reason string }
+	groups := map[outcome][]string{}
+	for _, a := range actions {
+		k := outcome{a.Status, a.StatusReason}
+		groups[k] = append(groups[k], a.ID)
+	}
 	err := e.store.InTx(ctx, func(tx store.Store) error {
-		if err := tx.UpdateActions(ctx, actions); err != nil {
-			return err
+		for k, ids := range groups {
+			if err := tx.FinishActions(ctx, ids, k.status, k.reason, now); err != nil {
+				return err
+			}
 		}
 		return tx.CreateEvents(ctx, events)
 	})
@@ -206,7 +215,7 @@ func (e *Engine) setStatus(ctx context.Context, nodes []*model.Node, status, rea
 	for _, n := range nodes {
 		n.Status, n.StatusReason = status, reason
 	}
-	return e.store.UpdateNodes(ctx, nodes)
+	return e.store.SetNodeStatus(ctx, nodeIDs(nodes), status, reason)
 }
 
 func resultsByID(res []sdk.Result) map[string]sdk.Result {

@@ -78,21 +78,40 @@ func (s *SQL) actionsWhere(ctx context.Context, where string, args ...any) ([]*m
 	return out, rows.Err()
 }
 
-// UpdateActions implements Store.
+// UpdateActions implements Store. One prepared statement serves the batch.
 func (s *SQL) UpdateActions(ctx context.Context, actions []*model.Action) error {
+	if len(actions) == 0 {
+		return nil
+	}
 	return s.InTx(ctx, func(tx Store) error {
 		t := tx.(*SQL)
+		stmt, err := t.q.(*sql.Tx).PrepareContext(ctx, t.rebind(`UPDATE actions SET name = ?, cluster_id = ?, target = ?, action = ?, cause = ?, owner = ?, lease_expires = ?, start_time = ?, end_time = ?,
+				timeout = ?, status = ?, status_reason = ?, control = ?, inputs = ?, outputs = ?, data = ?, parent_id = ?, usr = ?, project = ?, created_at = ?, updated_at = ?
+				WHERE id = ?`))
+		if err != nil {
+			return fmt.Errorf("prepare action update: %w", err)
+		}
+		defer stmt.Close()
 		for _, a := range actions {
 			args := actionArgs(a)
-			_, err := t.exec(ctx, `UPDATE actions SET name = ?, cluster_id = ?, target = ?, action = ?, cause = ?, owner = ?, lease_expires = ?, start_time = ?, end_time = ?,
-				timeout = ?, status = ?, status_reason = ?, control = ?, inputs = ?, outputs = ?, data = ?, parent_id = ?, usr = ?, project = ?, created_at = ?, updated_at = ?
-				WHERE id = ?`, append(args[1:], a.ID)...)
-			if err != nil {
+			if _, err := stmt.ExecContext(ctx, append(args[1:], a.ID)...); err != nil {
 				return fmt.Errorf("update action %s: %w", a.ID, err)
 			}
 		}
 		return nil
 	})
+}
+
+// FinishActions implements Store.
+func (s *SQL) FinishActions(ctx context.Context, ids []string, status, reason string, at time.Time) error {
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		args := append([]any{status, reason, float64(at.UnixMicro()) / 1e6, us(at)}, anys(chunk)...)
+		if _, err := s.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = '', end_time = ?, updated_at = ? WHERE id IN ("+placeholders(len(chunk))+")", args...); err != nil {
+			return fmt.Errorf("finish actions: %w", err)
+		}
+	}
+	return nil
 }
 
 // ClaimActions implements Store.

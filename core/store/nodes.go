@@ -106,21 +106,39 @@ func (s *SQL) GetNodes(ctx context.Context, ids []string) ([]*model.Node, error)
 	return out, nil
 }
 
-// UpdateNodes implements Store.
+// UpdateNodes implements Store. One prepared statement serves the batch.
 func (s *SQL) UpdateNodes(ctx context.Context, nodes []*model.Node) error {
+	if len(nodes) == 0 {
+		return nil
+	}
 	return s.InTx(ctx, func(tx Store) error {
 		t := tx.(*SQL)
+		stmt, err := t.q.(*sql.Tx).PrepareContext(ctx, t.rebind(`UPDATE nodes SET name = ?, cluster_id = ?, physical_id = ?, profile_id = ?, usr = ?, project = ?, domain = ?, idx = ?, role = ?,
+			init_at = ?, created_at = ?, updated_at = ?, status = ?, status_reason = ?, tainted = ?, data = ?, metadata = ?, dependents = ?, state = ? WHERE id = ?`))
+		if err != nil {
+			return fmt.Errorf("prepare node update: %w", err)
+		}
+		defer stmt.Close()
 		for _, n := range nodes {
 			args := nodeArgs(n)
-			_, err := t.exec(ctx, `UPDATE nodes SET name = ?, cluster_id = ?, physical_id = ?, profile_id = ?, usr = ?, project = ?, domain = ?, idx = ?, role = ?,
-				init_at = ?, created_at = ?, updated_at = ?, status = ?, status_reason = ?, tainted = ?, data = ?, metadata = ?, dependents = ?, state = ? WHERE id = ?`,
-				append(args[1:], n.ID)...)
-			if err != nil {
+			if _, err := stmt.ExecContext(ctx, append(args[1:], n.ID)...); err != nil {
 				return fmt.Errorf("update node %s: %w", n.ID, err)
 			}
 		}
 		return nil
 	})
+}
+
+// SetNodeStatus implements Store.
+func (s *SQL) SetNodeStatus(ctx context.Context, ids []string, status, reason string) error {
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		if _, err := s.exec(ctx, "UPDATE nodes SET status = ?, status_reason = ? WHERE id IN ("+placeholders(len(chunk))+")",
+			append([]any{status, reason}, anys(chunk)...)...); err != nil {
+			return fmt.Errorf("set node status: %w", err)
+		}
+	}
+	return nil
 }
 
 // DeleteNodes implements Store.

@@ -111,6 +111,8 @@ type Store interface {
 	ClusterNodes(ctx context.Context, clusterID string) ([]*model.Node, error)
 	GetNodes(ctx context.Context, ids []string) ([]*model.Node, error)
 	UpdateNodes(ctx context.Context, nodes []*model.Node) error
+	// SetNodeStatus sets status and reason of many nodes in one statement.
+	SetNodeStatus(ctx context.Context, ids []string, status, reason string) error
 	DeleteNodes(ctx context.Context, ids []string) error
 	CountNodes(ctx context.Context, clusterID string) (int, error)
 
@@ -119,6 +121,8 @@ type Store interface {
 	FindAction(ctx context.Context, project, ident string) (*model.Action, error)
 	ListActions(ctx context.Context, o ListOpts) ([]*model.Action, error)
 	UpdateActions(ctx context.Context, actions []*model.Action) error
+	// FinishActions ends many actions with one status and reason.
+	FinishActions(ctx context.Context, ids []string, status, reason string, at time.Time) error
 	// ClaimActions moves up to max READY actions to RUNNING under owner with
 	// a lease until the given time. nodeLevel picks derived node actions,
 	// which are claimed in batches of one parent and one action name;

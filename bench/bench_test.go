@@ -1,0 +1,235 @@
+// Package bench holds the benchmarks recorded in docs/benchmarks.md. Run
+// them with `make bench`; they build the grove binary and run real agent
+// and plugin processes.
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/plugins/host"
+	pb "github.com/grovehq/grove/plugins/proto"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+var groveBin string
+
+// echoEnv makes the test binary serve the raw gRPC echo, so the baseline
+// crosses a process boundary like a plugin call does.
+const echoEnv = "GROVE_BENCH_ECHO_SOCKET"
+
+type echoServer struct{ pb.UnimplementedEchoServer }
+
+func (echoServer) Echo(_ context.Context, m *pb.EchoMessage) (*pb.EchoMessage, error) { return m, nil }
+
+func TestMain(m *testing.M) {
+	if sock := os.Getenv(echoEnv); sock != "" {
+		ln, err := net.Listen("unix", sock)
+		if err != nil {
+			panic(err)
+		}
+		s := grpc.NewServer()
+		pb.RegisterEchoServer(s, echoServer{})
+		_ = s.Serve(ln)
+		return
+	}
+	dir, err := os.MkdirTemp("", "grove-bench-bin")
+	if err != nil {
+		panic(err)
+	}
+	groveBin = filepath.Join(dir, "grove")
+	build := exec.Command("go", "build", "-o", groveBin, "..")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var listenRE = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+
+// startAgent runs a dev agent process and returns its client and pid.
+func startAgent(b *testing.B, extra ...string) (*api.Client, *exec.Cmd) {
+	dir := b.TempDir()
+	args := append([]string{"agent", "-dev", "-bind", "127.0.0.1:0", "-data-dir", dir, "-log-level", "warn"}, extra...)
+	cmd := exec.Command(groveBin, args...)
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return api.NewClient(m[1]), cmd
+		}
+	}
+	b.Fatal("agent did not start")
+	return nil, nil
+}
+
+// peakRSS reads VmHWM (peak resident set) of a process in MiB.
+func peakRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			f := strings.Fields(line)
+			kb, _ := strconv.Atoi(f[1])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+func benchCreate(b *testing.B, nodes int) {
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		c, cmd := startAgent(b)
+		ctx := context.Background()
+		if _, err := c.Do(ctx, http.MethodPost, "/v1/profiles", nil, map[string]any{"profile": map[string]any{"name": "noop",
+			"spec": map[string]any{"type": "grove.noop", "version": "1.0", "properties": map[string]any{}}}}, nil); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		start := time.Now()
+		r, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": map[string]any{"name": "big", "profile_id": "noop", "desired_capacity": nodes}}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		act, err := c.WaitAction(ctx, r.ActionID(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The action's own end time, not when polling noticed it: the
+		// client's backoff would otherwise add up to a second.
+		elapsed := time.UnixMicro(int64(act.EndTime * 1e6)).Sub(start)
+		b.StopTimer()
+		cl, err := c.GetCluster(ctx, "big")
+		if err != nil || cl.Status != "ACTIVE" || len(cl.Nodes) != nodes {
+			b.Fatalf("cluster: %v %v (%s)", cl.Status, err, act.StatusReason)
+		}
+		b.ReportMetric(float64(nodes)/elapsed.Seconds(), "nodes/s")
+		b.ReportMetric(peakRSS(cmd.Process.Pid), "agent-peak-RSS-MiB")
+	}
+}
+
+// BenchmarkCreateCluster1000 creates a 1,000-node grove.noop cluster through
+// the API, the engine, the SQLite store and the out-of-process plugin.
+func BenchmarkCreateCluster1000(b *testing.B) { benchCreate(b, 1000) }
+
+// BenchmarkCreateCluster10000 is the same with 10,000 nodes.
+func BenchmarkCreateCluster10000(b *testing.B) { benchCreate(b, 10000) }
+
+// latencies calls f n times and reports p50 and p99 in microseconds.
+func latencies(b *testing.B, n int, f func() error) (p50, p99 float64) {
+	d := make([]time.Duration, n)
+	for i := range d {
+		start := time.Now()
+		if err := f(); err != nil {
+			b.Fatal(err)
+		}
+		d[i] = time.Since(start)
+	}
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	us := func(x time.Duration) float64 { return float64(x.Nanoseconds()) / 1000 }
+	return us(d[n/2]), us(d[n*99/100])
+}
+
+const calls = 5000
+
+// BenchmarkPluginCall compares one profile check and one policy check
+// through go-plugin with a bare gRPC echo to another process.
+func BenchmarkPluginCall(b *testing.B) {
+	sock := filepath.Join(b.TempDir(), "echo.sock")
+	echo := exec.Command(os.Args[0])
+	echo.Env = append(os.Environ(), echoEnv+"="+sock)
+	echo.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := echo.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { echo.Process.Kill(); echo.Wait() }()
+	var conn *grpc.ClientConn
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("echo server did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	ec := pb.NewEchoClient(conn)
+	ctx := context.Background()
+
+	h := host.New(hclog.NewNullLogger(), b.TempDir())
+	defer h.Close()
+	if err := h.Start(ctx, host.Config{Name: "builtin", Command: []string{groveBin, "plugin", "serve"}}); err != nil {
+		b.Fatal(err)
+	}
+	client, _, err := h.Client(ctx, "profile", "grove.noop")
+	if err != nil {
+		b.Fatal(err)
+	}
+	spec := sdk.Spec{Type: "grove.noop", Version: "1.0", Properties: map[string]any{}}
+	node := []sdk.Node{{ID: "n1", Name: "n1", PhysicalID: "noop-n1"}}
+	policy := sdk.Spec{Type: "senlin.policy.deletion", Version: "1.1", Properties: map[string]any{"criteria": "OLDEST_FIRST"}}
+	check := sdk.CheckRequest{Policy: policy, Phase: "BEFORE", Action: sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{"count": 1}},
+		Cluster: sdk.Cluster{Nodes: []sdk.ClusterNode{{ID: "a", Status: "ACTIVE", CreatedAt: 1}, {ID: "b", Status: "ACTIVE", CreatedAt: 2}}}}
+	payload := make([]byte, 64)
+
+	for i := 0; i < b.N; i++ {
+		// Warm up all three paths so no first-call costs are measured.
+		for j := 0; j < 200; j++ {
+			ec.Echo(ctx, &pb.EchoMessage{Payload: payload})
+			client.Batch(ctx, sdk.CallCheck, spec, node)
+			client.Check(ctx, check)
+		}
+		e50, e99 := latencies(b, calls, func() error { _, err := ec.Echo(ctx, &pb.EchoMessage{Payload: payload}); return err })
+		p50, p99 := latencies(b, calls, func() error { _, err := client.Batch(ctx, sdk.CallCheck, spec, node); return err })
+		q50, q99 := latencies(b, calls, func() error { _, err := client.Check(ctx, check); return err })
+		b.ReportMetric(e50, "echo-p50-us")
+		b.ReportMetric(e99, "echo-p99-us")
+		b.ReportMetric(p50, "profile-check-p50-us")
+		b.ReportMetric(p99, "profile-check-p99-us")
+		b.ReportMetric(q50, "policy-check-p50-us")
+		b.ReportMetric(q99, "policy-check-p99-us")
+		b.ReportMetric(p50/e50, "profile/echo-p50")
+		b.ReportMetric(q50/e50, "policy/echo-p50")
+	}
+}
