@@ -99,6 +99,26 @@ func TestClusterLifecycle(t *testing.T) {
 	a.waitAction(a.clusterAction("web", "policy_update", map[string]any{"policy_id": "oldest", "enabled": false}))
 	a.waitAction(a.clusterAction("web", "policy_detach", map[string]any{"policy_id": "oldest"}))
 
+	// A scaling policy decides the count, and its cooldown refuses a second
+	// scaling too soon.
+	a.mustDo(http.MethodPost, "/v1/policies", map[string]any{"policy": map[string]any{"name": "grow2",
+		"spec": map[string]any{"type": "senlin.policy.scaling", "version": "1.0", "properties": map[string]any{
+			"event": "CLUSTER_SCALE_OUT", "adjustment": map[string]any{"type": "CHANGE_IN_CAPACITY", "number": 2, "cooldown": 300}}}}}, nil)
+	a.waitAction(a.clusterAction("web", "policy_attach", map[string]any{"policy_id": "grow2"}))
+	a.waitAction(a.clusterAction("web", "scale_out", nil))
+	if cl := a.cluster("web"); len(cl.Nodes) != 7 {
+		t.Fatalf("scale_out sized by the scaling policy: %d nodes, want 7", len(cl.Nodes))
+	}
+	refused, err := a.client.WaitAction(t.Context(), a.clusterAction("web", "scale_out", nil), nil)
+	if err == nil || refused.Status != "FAILED" || !strings.Contains(refused.StatusReason, "cooldown is still in progress") {
+		t.Fatalf("a scale_out inside the cooldown must be refused: %v", err)
+	}
+	if cl := a.cluster("web"); len(cl.Nodes) != 7 || cl.Status != "ACTIVE" {
+		t.Fatalf("a refused scale_out changes nothing: %d nodes, %s", len(cl.Nodes), cl.Status)
+	}
+	a.waitAction(a.clusterAction("web", "policy_detach", map[string]any{"policy_id": "grow2"}))
+	a.waitAction(a.clusterAction("web", "resize", map[string]any{"adjustment_type": "EXACT_CAPACITY", "number": 5}))
+
 	// Orphan nodes: create, add to the cluster, replace, remove.
 	var created struct {
 		Node api.Node `json:"node"`

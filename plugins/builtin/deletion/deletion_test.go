@@ -1,0 +1,69 @@
+package deletion
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+func cluster() sdk.Cluster {
+	return sdk.Cluster{DesiredCapacity: 4, MinSize: 0, MaxSize: -1, Nodes: []sdk.ClusterNode{
+		{ID: "a", Status: "ACTIVE", CreatedAt: 10, ProfileCreatedAt: 5},
+		{ID: "b", Status: "ACTIVE", CreatedAt: 20, ProfileCreatedAt: 1},
+		{ID: "c", Status: "ACTIVE", CreatedAt: 30, ProfileCreatedAt: 9},
+		{ID: "d", Status: "ERROR", CreatedAt: 40, ProfileCreatedAt: 9},
+	}}
+}
+
+func props(criteria string) map[string]any {
+	return map[string]any{"criteria": criteria, "destroy_after_deletion": true, "grace_period": int64(0), "reduce_desired_capacity": true}
+}
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		name     string
+		criteria string
+		action   sdk.Action
+		want     []string
+		refuse   bool
+	}{
+		{"scale in oldest", "OLDEST_FIRST", sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{"count": 2.0}}, []string{"d", "a"}, false},
+		{"scale in youngest", "YOUNGEST_FIRST", sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{"count": 2.0}}, []string{"d", "c"}, false},
+		{"scale in profile age", "OLDEST_PROFILE_FIRST", sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{"count": 2.0}}, []string{"d", "b"}, false},
+		{"scale in default one", "OLDEST_FIRST", sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{}}, []string{"d"}, false},
+		{"scale in clamps", "OLDEST_FIRST", sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{"count": 9.0}}, []string{"d", "a", "b", "c"}, false},
+		{"explicit candidates", "OLDEST_FIRST", sdk.Action{Name: "CLUSTER_DEL_NODES", Inputs: map[string]any{"candidates": []any{"c"}}}, []string{"c"}, false},
+		{"node delete", "OLDEST_FIRST", sdk.Action{Name: "NODE_DELETE", Target: "b", Inputs: map[string]any{}}, []string{"b"}, false},
+		{"resize shrink", "OLDEST_FIRST", sdk.Action{Name: "CLUSTER_RESIZE", Inputs: map[string]any{"adjustment_type": "EXACT_CAPACITY", "number": 1.0, "strict": true}}, []string{"d", "a", "b"}, false},
+		{"resize grow decides nothing", "OLDEST_FIRST", sdk.Action{Name: "CLUSTER_RESIZE", Inputs: map[string]any{"adjustment_type": "CHANGE_IN_CAPACITY", "number": 2.0}}, nil, false},
+		{"resize invalid", "OLDEST_FIRST", sdk.Action{Name: "CLUSTER_RESIZE", Inputs: map[string]any{"adjustment_type": "EXACT_CAPACITY", "number": 1.0, "min_size": 2.0, "strict": true}}, nil, true},
+		{"count from scaling policy", "OLDEST_FIRST", sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{}, Data: map[string]any{"deletion": map[string]any{"count": 3.0}}}, []string{"d", "a", "b"}, false},
+	}
+	for _, c := range cases {
+		res, err := policy{}.Check(context.Background(), sdk.CheckRequest{Policy: sdk.Spec{Properties: props(c.criteria)}, Phase: "BEFORE", Action: c.action, Cluster: cluster()})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if c.refuse {
+			if res.Refuse == "" {
+				t.Errorf("%s: want a refusal", c.name)
+			}
+			continue
+		}
+		if c.want == nil {
+			if res.Data != nil {
+				t.Errorf("%s: want no decision, got %v", c.name, res.Data)
+			}
+			continue
+		}
+		d := res.Data["deletion"].(map[string]any)
+		if got := d["candidates"].([]string); !slices.Equal(got, c.want) {
+			t.Errorf("%s: candidates %v, want %v", c.name, got, c.want)
+		}
+		if d["count"] != len(c.want) || d["destroy_after_deletion"] != true || d["reduce_desired_capacity"] != true {
+			t.Errorf("%s: flags %v", c.name, d)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package host_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/grovehq/grove/plugins/host"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+var groveBin string
+
+func TestMain(m *testing.M) {
+	dir, _ := os.MkdirTemp("", "grove-host-test")
+	groveBin = filepath.Join(dir, "grove")
+	build := exec.Command("go", "build", "-o", groveBin, "../..")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func builtin() []string { return []string{groveBin, "plugin", "serve"} }
+
+func TestStartDescribesComponents(t *testing.T) {
+	h := host.New(hclog.NewNullLogger(), t.TempDir())
+	defer h.Close()
+	if err := h.Start(context.Background(), host.Config{Name: "builtin", Command: builtin()}); err != nil {
+		t.Fatal(err)
+	}
+	c, ok := h.Component("profile", "local.process")
+	if !ok || !c.NeedsPort || c.Schema["command"] == nil || !c.Schema["command"].Required {
+		t.Fatalf("local.process component: %+v", c)
+	}
+	d, ok := h.Component("policy", "senlin.policy.deletion")
+	if !ok || !d.Singleton || d.DefaultPriority != 400 || !d.WantsCheck("BEFORE", "CLUSTER_SCALE_IN") || d.WantsCheck("AFTER", "CLUSTER_SCALE_IN") {
+		t.Fatalf("deletion component: %+v", d)
+	}
+	st := h.Statuses()
+	if len(st) != 1 || st[0].State != "running" || st[0].PID == 0 {
+		t.Fatalf("statuses: %+v", st)
+	}
+	if _, _, err := h.Client(context.Background(), "profile", "os.nova.server"); err == nil || !strings.Contains(err.Error(), "no plugin provides") {
+		t.Fatalf("unknown type: %v", err)
+	}
+}
+
+func TestChecksumMismatchRefused(t *testing.T) {
+	h := host.New(hclog.NewNullLogger(), t.TempDir())
+	defer h.Close()
+	wrong := strings.Repeat("0", 64)
+	err := h.Start(context.Background(), host.Config{Name: "third", Command: builtin(), SHA256: wrong})
+	if err == nil || !strings.Contains(err.Error(), "checksum mismatch") || !strings.Contains(err.Error(), wrong) {
+		t.Fatalf("want a checksum mismatch naming both sums, got %v", err)
+	}
+	if len(h.Statuses()) != 0 {
+		t.Fatal("a refused plugin must not be registered")
+	}
+}
+
+func TestDuplicateTypeNeedsOverride(t *testing.T) {
+	h := host.New(hclog.NewNullLogger(), t.TempDir())
+	defer h.Close()
+	ctx := context.Background()
+	if err := h.Start(ctx, host.Config{Name: "builtin", Command: builtin()}); err != nil {
+		t.Fatal(err)
+	}
+	err := h.Start(ctx, host.Config{Name: "copy", Command: builtin()})
+	if err == nil || !strings.Contains(err.Error(), "already provided by plugin builtin") || !strings.Contains(err.Error(), "override") {
+		t.Fatalf("want a refusal that explains override, got %v", err)
+	}
+	if err := h.Start(ctx, host.Config{Name: "copy", Command: builtin(), Override: true}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := h.Component("profile", "local.process"); c.Plugin != "copy" {
+		t.Fatalf("override: local.process served by %s", c.Plugin)
+	}
+}
+
+func TestBinaryThatIsNotAPlugin(t *testing.T) {
+	h := host.New(hclog.NewNullLogger(), t.TempDir())
+	defer h.Close()
+	err := h.Start(context.Background(), host.Config{Name: "echo", Command: []string{"/bin/echo", "hello"}})
+	if err == nil {
+		t.Fatal("a binary that prints something else than the handshake must be refused")
+	}
+}
+
+func TestNegotiate(t *testing.T) {
+	if v, err := sdk.Negotiate("profile", []string{"1", "2"}, []string{"2", "3"}); err != nil || v != "2" {
+		t.Fatalf("Negotiate = %q %v", v, err)
+	}
+	if v, _ := sdk.Negotiate("profile", []string{"1", "2", "10"}, []string{"2", "10"}); v != "10" {
+		t.Fatalf("highest common version is numeric: %q", v)
+	}
+	_, err := sdk.Negotiate("policy", []string{"1"}, []string{"2"})
+	if err == nil || !strings.Contains(err.Error(), "[1]") || !strings.Contains(err.Error(), "[2]") {
+		t.Fatalf("a mismatch names both sides: %v", err)
+	}
+}

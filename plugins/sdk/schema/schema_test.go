@@ -1,0 +1,78 @@
+package schema
+
+import (
+	"strings"
+	"testing"
+)
+
+func testSchema() Schema {
+	return Schema{
+		"command": {Type: List, Required: true, Elem: &Property{Type: String}, Constraints: []Constraint{Length(F(1), nil)}},
+		"count":   {Type: Integer, Default: int64(3), Constraints: []Constraint{Range(F(0), F(10))}},
+		"mode":    {Type: String, Default: "a", Constraints: []Constraint{AllowedValues("a", "b")}},
+		"ratio":   {Type: Number},
+		"on":      {Type: Boolean},
+		"env":     {Type: Map, Elem: &Property{Type: String}},
+		"nested": {Type: Map, Schema: Schema{
+			"port": {Type: Integer, Required: true},
+		}},
+		"name": {Type: String, Constraints: []Constraint{{Type: "Pattern", Constraint: "^[a-z]+$"}}},
+	}
+}
+
+func TestValidateDefaultsAndCoercion(t *testing.T) {
+	out, diags := testSchema().Validate("properties", map[string]any{
+		"command": []any{"a", 1.0}, "ratio": "0.5", "on": "true", "count": 4.0, "env": map[string]any{"A": "x"},
+	})
+	if len(diags) != 0 {
+		t.Fatalf("unexpected diagnostics: %v", diags)
+	}
+	if out["count"] != int64(4) || out["mode"] != "a" || out["ratio"] != 0.5 || out["on"] != true {
+		t.Errorf("normalised: %v", out)
+	}
+	if cmd := out["command"].([]any); cmd[1] != "1" {
+		t.Errorf("numbers in a string list become strings: %v", cmd)
+	}
+	if _, ok := out["nested"]; ok {
+		t.Errorf("an absent optional map without default stays absent")
+	}
+}
+
+func TestValidateErrorsNameFieldAndRule(t *testing.T) {
+	cases := []struct {
+		props map[string]any
+		field string
+		rule  string
+	}{
+		{map[string]any{}, "properties.command", "is required"},
+		{map[string]any{"command": "x"}, "properties.command", "must be a list"},
+		{map[string]any{"command": []any{}}, "properties.command", "length of at least 1"},
+		{map[string]any{"command": []any{map[string]any{}}}, "properties.command[0]", "must be a string"},
+		{map[string]any{"command": []any{"x"}, "count": 11.0}, "properties.count", "at most 10"},
+		{map[string]any{"command": []any{"x"}, "count": 1.5}, "properties.count", "must be an integer"},
+		{map[string]any{"command": []any{"x"}, "mode": "c"}, "properties.mode", "allowed values: a, b"},
+		{map[string]any{"command": []any{"x"}, "on": "perhaps"}, "properties.on", "must be a boolean"},
+		{map[string]any{"command": []any{"x"}, "nested": map[string]any{}}, "properties.nested.port", "is required"},
+		{map[string]any{"command": []any{"x"}, "env": map[string]any{"A": []any{}}}, "properties.env.A", "must be a string"},
+		{map[string]any{"command": []any{"x"}, "name": "ABC"}, "properties.name", "does not match"},
+		{map[string]any{"command": []any{"x"}, "colour": "red"}, "properties.colour", "not a property"},
+	}
+	for _, c := range cases {
+		_, diags := testSchema().Validate("properties", c.props)
+		if len(diags) != 1 {
+			t.Errorf("%v: want one diagnostic, got %v", c.props, diags)
+			continue
+		}
+		if diags[0].Field != c.field || !strings.Contains(diags[0].Message, c.rule) {
+			t.Errorf("%v: got %s %q, want %s %q", c.props, diags[0].Field, diags[0].Message, c.field, c.rule)
+		}
+	}
+}
+
+func TestNotUpdatable(t *testing.T) {
+	s := Schema{"image": {Type: String}, "env": {Type: Map, Updatable: true}}
+	got := s.NotUpdatable(map[string]any{"image": "a", "env": map[string]any{"x": 1}}, map[string]any{"image": "b", "env": map[string]any{"x": 2}})
+	if len(got) != 1 || got[0] != "image" {
+		t.Errorf("NotUpdatable = %v", got)
+	}
+}
