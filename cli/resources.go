@@ -106,6 +106,8 @@ func listVerb(r *resource, filters ...string) verb {
 		}
 		if *sortBy != "" {
 			q.Set("sort", *sortBy)
+		} else if r.name == "node" && q.Get("cluster_id") != "" {
+			q.Set("sort", "index") // a cluster's nodes read best in index order
 		}
 		out, err := get(ctx, g.client(), r.path, q)
 		if err != nil {
