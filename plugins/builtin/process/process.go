@@ -5,10 +5,12 @@
 package process
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,11 +126,22 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 	// A new session detaches the process from the plugin: it survives the
 	// plugin's exit and gets no terminal signals meant for the agent.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	reportR, reportW, err := os.Pipe()
+	if err != nil {
+		return sdk.Result{ID: n.ID, Err: fmt.Errorf("create start pipe: %w", err)}
+	}
+	defer reportR.Close()
+	cmd.ExtraFiles = []*os.File{reportW}
 	if err := cmd.Start(); err != nil {
+		reportW.Close()
 		return sdk.Result{ID: n.ID, Err: fmt.Errorf("start %s: %w", strings.Join(cmdline, " "), err)}
 	}
+	reportW.Close()
 	// Reap the wrapper when it exits while this plugin is its parent.
 	go cmd.Wait()
+	if err := readStartReport(ctx, reportR); err != nil {
+		return sdk.Result{ID: n.ID, Err: fmt.Errorf("start %s: %w", strings.Join(cmdline, " "), err)}
+	}
 	st := state{PID: cmd.Process.Pid, Dir: dir}
 	st.StartTicks, _ = startTicks(st.PID)
 	if err := writeState(dir, st); err != nil {
@@ -136,6 +149,27 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 		return sdk.Result{ID: n.ID, Err: err}
 	}
 	return d.result(n, st)
+}
+
+// readStartReport waits for the wrapper's one-line report on fd 3.
+func readStartReport(ctx context.Context, r *os.File) error {
+	line := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+		line <- strings.TrimSpace(l)
+	}()
+	select {
+	case <-ctx.Done():
+		return sdk.Retryable(ctx.Err())
+	case l := <-line:
+		switch {
+		case l == "ok":
+			return nil
+		case strings.HasPrefix(l, "error: "):
+			return errors.New(strings.TrimPrefix(l, "error: "))
+		}
+		return fmt.Errorf("the process wrapper exited without reporting a start (%q)", l)
+	}
 }
 
 func (d *Driver) result(n sdk.Node, st state) sdk.Result {

@@ -30,9 +30,25 @@ func RunWrapper(args []string) int {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	// fd 3, when the driver passed one, hears whether the start worked, so a
+	// missing binary fails the node's creation instead of a later check.
+	report := os.NewFile(3, "start-report")
+	if report != nil {
+		// The node's process must not inherit the report pipe, or the
+		// driver would wait for its end forever.
+		syscall.CloseOnExec(3)
+	}
 	if err := cmd.Start(); err != nil {
 		writeExit(dir, fmt.Sprintf("could not start: %v", err))
+		if report != nil {
+			fmt.Fprintf(report, "error: %v\n", err)
+			report.Close()
+		}
 		return 127
+	}
+	if report != nil {
+		fmt.Fprintln(report, "ok")
+		report.Close()
 	}
 	go func() {
 		for s := range sigs {
