@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// grove runs the CLI against the agent and returns stdout, stderr and the
+// exit code.
+func (a *agentProc) grove(args ...string) (string, string, int) {
+	cmd := exec.Command(groveBin, args...)
+	cmd.Env = append(os.Environ(), "GROVE_ADDR="+a.addr)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		a.t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestCLI(t *testing.T) {
+	a := startAgent(t, t.TempDir())
+	t.Cleanup(func() { killProcessesOf("cli") })
+	spec := filepath.Join(t.TempDir(), "web.yaml")
+	os.WriteFile(spec, []byte("type: local.process\nversion: \"1.0\"\nproperties:\n  command: [\""+groveBin+"\", \"demo-http\"]\n"), 0o644)
+
+	out, errOut, code := a.grove("profile", "create", "-spec-file", spec, "web")
+	if code != 0 || !strings.Contains(out, "Profile web created") {
+		t.Fatalf("profile create: %d %s %s", code, out, errOut)
+	}
+	out, errOut, code = a.grove("cluster", "create", "-profile", "web", "-desired-capacity", "2", "-config", "node.name.format=cli-$1I", "-wait", "cli")
+	if code != 0 || !strings.Contains(out, "Cluster creation succeeded") {
+		t.Fatalf("cluster create -wait: %d %s %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "SUCCEEDED") {
+		t.Errorf("-wait shows progress on stderr: %q", errOut)
+	}
+	out, _, code = a.grove("node", "list", "-cluster_id", "cli")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[1], "cli-1") || !strings.Contains(lines[2], "cli-2") {
+		t.Fatalf("node list table:\n%s", out)
+	}
+	out, _, code = a.grove("cluster", "list", "-json")
+	var clusters []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &clusters) != nil || len(clusters) != 1 || clusters[0]["status"] != "ACTIVE" {
+		t.Fatalf("cluster list -json: %s", out)
+	}
+	out, _, code = a.grove("cluster", "resize", "-adjustment", "1", "-wait", "cli")
+	if code != 0 || a.cluster("cli").DesiredCapacity != 3 {
+		t.Fatalf("cluster resize: %d %s", code, out)
+	}
+	out, _, code = a.grove("cluster", "show", "cli")
+	if code != 0 || !strings.Contains(out, "desired_capacity: 3") {
+		t.Fatalf("cluster show:\n%s", out)
+	}
+
+	// Errors: one sentence with the API's reason, exit 1; usage errors exit 2.
+	_, errOut, code = a.grove("cluster", "resize", "-capacity", "-4", "cli")
+	if code != 1 || !strings.HasPrefix(errOut, "Error: The request was refused: ") || !strings.Contains(errOut, "non-negative") {
+		t.Fatalf("refused resize: %d %q", code, errOut)
+	}
+	_, errOut, code = a.grove("cluster", "show", "ghost")
+	if code != 1 || !strings.Contains(errOut, "The cluster 'ghost' could not be found.") {
+		t.Fatalf("missing cluster: %d %q", code, errOut)
+	}
+	_, errOut, code = a.grove("cluster", "explode")
+	if code != 2 || !strings.Contains(errOut, "not a cluster subcommand") {
+		t.Fatalf("unknown subcommand: %d %q", code, errOut)
+	}
+	cmd := exec.Command(groveBin, "cluster", "list", "-address", "127.0.0.1:1")
+	b, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(b), "Cannot reach the Grove agent at http://127.0.0.1:1") {
+		t.Fatalf("unreachable agent: %s", b)
+	}
+
+	out, _, code = a.grove("plugin", "list")
+	if code != 0 || !strings.Contains(out, "builtin") || !strings.Contains(out, "running") {
+		t.Fatalf("plugin list:\n%s", out)
+	}
+	out, _, code = a.grove("cluster", "delete", "-wait", "cli")
+	if code != 0 || !strings.Contains(out, "Cluster deletion succeeded") {
+		t.Fatalf("cluster delete: %d %s", code, out)
+	}
+}
+
+// TestDescribe prints the built-in plugin's description without serving.
+func TestDescribe(t *testing.T) {
+	out, err := exec.Command(groveBin, "plugin", "describe").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Name       string `json:"name"`
+		Components []struct {
+			Kind string `json:"kind"`
+			Type string `json:"type"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(out, &d); err != nil || d.Name != "builtin" || len(d.Components) != 4 {
+		t.Fatalf("describe: %v %s", err, out)
+	}
+}
