@@ -202,6 +202,17 @@ type PluginStatus struct {
 	PID        int      `json:"pid"`
 	Restarts   int      `json:"restarts"`
 	LastError  string   `json:"last_error,omitempty"`
-	StartedAt  string   `json:"started_at"`
+	StartedAt  string   `json:"started_at,omitempty"`
 	Components []string `json:"components"`
+	// Details describes each component (GET /v1/plugins/{name} only).
+	Details []PluginComponent `json:"details,omitempty"`
+}
+
+// PluginComponent is one component of a plugin with its schema.
+type PluginComponent struct {
+	Kind        string         `json:"kind"`
+	Type        string         `json:"type"`
+	Versions    []string       `json:"versions"`
+	Description string         `json:"description"`
+	Schema      map[string]any `json:"schema"`
 }

@@ -223,6 +223,8 @@ func BenchmarkPluginCall(b *testing.B) {
 		e50, e99 := latencies(b, calls, func() error { _, err := ec.Echo(ctx, &pb.EchoMessage{Payload: payload}); return err })
 		p50, p99 := latencies(b, calls, func() error { _, err := client.Batch(ctx, sdk.CallCheck, spec, node); return err })
 		q50, q99 := latencies(b, calls, func() error { _, err := client.Check(ctx, check); return err })
+		d50, _ := latencies(b, calls, func() error { _, err := client.Profile.Details(ctx, &pb.BatchRequest{}); return err })
+		b.ReportMetric(d50, "empty-call-p50-us")
 		b.ReportMetric(e50, "echo-p50-us")
 		b.ReportMetric(e99, "echo-p99-us")
 		b.ReportMetric(p50, "profile-check-p50-us")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,32 +79,37 @@ func runPlugin(ctx context.Context, env *Env, args []string) error {
 		if err != nil {
 			return err
 		}
+		if args[0] == "info" {
+			if len(pos) != 1 {
+				return usagef("usage: grove plugin info <name>")
+			}
+			var one struct {
+				Plugin api.PluginStatus `json:"plugin"`
+			}
+			if _, err := g.client().Do(ctx, http.MethodGet, "/v1/plugins/"+url.PathEscape(pos[0]), nil, nil, &one); err != nil {
+				return err
+			}
+			if g.json {
+				return printJSON(env.Stdout, one.Plugin)
+			}
+			return details(env, one.Plugin)
+		}
 		var out struct {
 			Plugins []api.PluginStatus `json:"plugins"`
 		}
 		if _, err := g.client().Do(ctx, http.MethodGet, "/v1/plugins", nil, nil, &out); err != nil {
 			return err
 		}
-		if args[0] == "info" {
-			if len(pos) != 1 {
-				return usagef("usage: grove plugin info <name>")
-			}
-			for _, p := range out.Plugins {
-				if p.Name == pos[0] {
-					if g.json {
-						return printJSON(env.Stdout, p)
-					}
-					return details(env, p)
-				}
-			}
-			return fmt.Errorf("no plugin named %q is loaded", pos[0])
-		}
 		if g.json {
 			return printJSON(env.Stdout, out.Plugins)
 		}
-		fmt.Fprintf(env.Stdout, "%-12s %-10s %-8s %-8s %s\n", "NAME", "STATE", "PID", "RESTARTS", "COMPONENTS")
+		fmt.Fprintf(env.Stdout, "%-12s %-10s %-8s %-8s %s\n", "NAME", "STATE", "PID", "RESTARTS", "COMPONENTS / LAST ERROR")
 		for _, p := range out.Plugins {
-			fmt.Fprintf(env.Stdout, "%-12s %-10s %-8d %-8d %s\n", p.Name, p.State, p.PID, p.Restarts, strings.Join(p.Components, ", "))
+			info := strings.Join(p.Components, ", ")
+			if p.LastError != "" {
+				info += " " + p.LastError
+			}
+			fmt.Fprintf(env.Stdout, "%-12s %-10s %-8d %-8d %s\n", p.Name, p.State, p.PID, p.Restarts, strings.TrimSpace(info))
 		}
 		return nil
 	}

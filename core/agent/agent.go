@@ -86,21 +86,42 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	if err := a.Host.Start(ctx, host.Config{Name: builtin.Name, Command: cmd}); err != nil {
 		return nil, err
 	}
+	registered := map[string]bool{}
 	for _, p := range cfg.Plugins {
 		path := p.Command
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(cfg.PluginDir, path)
 		}
+		registered[filepath.Clean(path)] = true
+		command := append([]string{path}, p.Args...)
 		rel, err := filepath.Rel(cfg.PluginDir, path)
 		if err != nil || strings.HasPrefix(rel, "..") {
-			return nil, fmt.Errorf("plugin %q: %s is outside the plugin dir %s; third-party plugins must live there", p.Name, path, cfg.PluginDir)
+			reason := fmt.Sprintf("%s is outside the plugin dir %s; third-party plugins must live there", path, cfg.PluginDir)
+			log.Error("plugin refused", "plugin", p.Name, "reason", reason)
+			a.Host.Refuse(p.Name, command, reason)
+			continue
 		}
 		settings := map[string]any{}
 		for k, v := range p.Settings {
 			settings[k] = v
 		}
-		if err := a.Host.Start(ctx, host.Config{Name: p.Name, Command: append([]string{path}, p.Args...), SHA256: p.SHA256, Override: p.Override, Settings: settings}); err != nil {
-			return nil, err
+		// A plugin that cannot start is refused and reported, not fatal:
+		// one bad binary must not keep the agent and the other plugins down.
+		if err := a.Host.Start(ctx, host.Config{Name: p.Name, Command: command, SHA256: p.SHA256, Override: p.Override, Settings: settings}); err != nil {
+			log.Error("plugin refused", "plugin", p.Name, "error", err)
+			a.Host.Refuse(p.Name, command, err.Error())
+		}
+	}
+	if entries, err := os.ReadDir(cfg.PluginDir); err == nil {
+		for _, e := range entries {
+			path := filepath.Join(cfg.PluginDir, e.Name())
+			info, err := e.Info()
+			if err != nil || !info.Mode().IsRegular() || info.Mode()&0o111 == 0 || registered[path] {
+				continue
+			}
+			reason := "the binary is in the plugin dir but not registered in the agent config; add a plugin block with its sha256 to load it"
+			log.Warn("plugin not loaded", "path", path, "reason", reason)
+			a.Host.Refuse(e.Name(), []string{path}, reason)
 		}
 	}
 	a.Engine = engine.New(a.Store, a.Host, log.Named("engine"), engine.Config{EngineID: engineID, ClusterWorkers: cfg.Workers.Cluster,

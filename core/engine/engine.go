@@ -25,6 +25,8 @@ type Plugins interface {
 	Client(ctx context.Context, kind, typ string) (*sdk.Client, *host.Component, error)
 	Component(kind, typ string) (*host.Component, bool)
 	Components(kind string) []*host.Component
+	// Health says why the plugin behind a component cannot take work.
+	Health(kind, typ string) error
 }
 
 // Config tunes the engine. Zero values take the documented defaults.

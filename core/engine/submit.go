@@ -321,8 +321,18 @@ func actionName(action, target string) string {
 }
 
 // submit stores the action (and whatever fn writes) in one transaction,
-// refusing it when another action is already active on the target.
-func (e *Engine) submit(ctx context.Context, a *model.Action, force bool, fn func(tx store.Store) error) error {
+// refusing it when another action is already active on the target, or when
+// the plugin behind the profile it needs is unhealthy.
+func (e *Engine) submit(ctx context.Context, a *model.Action, force bool, profileID string, fn func(tx store.Store) error) error {
+	if profileID != "" {
+		prof, err := e.store.GetProfile(ctx, profileID)
+		if err != nil {
+			return err
+		}
+		if err := e.plugins.Health("profile", prof.Type); err != nil {
+			return Conflict("PluginUnavailable", "The %s cannot be changed now: %v.", map[bool]string{true: "node", false: "cluster"}[a.IsNodeAction()], err)
+		}
+	}
 	err := e.store.InTx(ctx, func(tx store.Store) error {
 		if !force {
 			active, err := tx.ActiveActions(ctx, a.Target)
@@ -402,7 +412,7 @@ func (e *Engine) CreateCluster(ctx context.Context, c Caller, req ClusterCreate)
 		Timeout: deref(req.Timeout, e.cfg.DefaultTimeout), Status: model.ClusterInit, StatusReason: "Initializing",
 		Metadata: orEmpty(req.Metadata), Data: map[string]any{}, Config: orEmpty(req.Config), Dependents: map[string]any{}}
 	a := e.newAction(c, model.ClusterCreateAction, cl.ID, cl.ID, nil, cl.Timeout)
-	if err := e.submit(ctx, a, true, func(tx store.Store) error { return tx.CreateCluster(ctx, cl) }); err != nil {
+	if err := e.submit(ctx, a, true, profile.ID, func(tx store.Store) error { return tx.CreateCluster(ctx, cl) }); err != nil {
 		return nil, nil, err
 	}
 	return cl, a, nil
@@ -501,7 +511,7 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 		return nil, nil, BadRequest("No property needs an update.")
 	}
 	a := e.newAction(c, model.ClusterUpdateAction, cl.ID, cl.ID, inputs, cl.Timeout)
-	if err := e.submit(ctx, a, false, nil); err != nil {
+	if err := e.submit(ctx, a, false, cl.ProfileID, nil); err != nil {
 		return nil, nil, err
 	}
 	return cl, a, nil
@@ -520,7 +530,7 @@ func (e *Engine) DeleteCluster(ctx context.Context, c Caller, ident string, forc
 		return nil, Conflict("ResourceInUse", "The cluster '%s' hosts other profiles' nodes and cannot be deleted.", cl.Name)
 	}
 	a := e.newAction(c, model.ClusterDeleteAction, cl.ID, cl.ID, map[string]any{"force": force}, cl.Timeout)
-	return a, e.submit(ctx, a, true, nil)
+	return a, e.submit(ctx, a, true, cl.ProfileID, nil)
 }
 
 // CancelAction cancels an action that has not ended. With force it is marked

@@ -85,7 +85,7 @@ func (e *Engine) ClusterAction(ctx context.Context, c Caller, ident string, body
 		return nil, err
 	}
 	a := e.newAction(c, action, cl.ID, cl.ID, inputs, cl.Timeout)
-	return a, e.submit(ctx, a, false, nil)
+	return a, e.submit(ctx, a, false, cl.ProfileID, nil)
 }
 
 func (e *Engine) findNodes(ctx context.Context, c Caller, field string, idents []string) ([]*model.Node, error) {
@@ -507,7 +507,7 @@ func (e *Engine) CreateNode(ctx context.Context, c Caller, req NodeCreate) (*mod
 		return nil, nil, err
 	}
 	a := e.newAction(c, model.NodeCreateAction, n.ID, n.ClusterID, nil, 0)
-	err = e.submit(ctx, a, true, func(tx store.Store) error {
+	err = e.submit(ctx, a, true, prof.ID, func(tx store.Store) error {
 		if cl != nil {
 			cur, err := tx.GetCluster(ctx, cl.ID)
 			if err != nil {
@@ -579,7 +579,7 @@ func (e *Engine) UpdateNode(ctx context.Context, c Caller, ident string, req Nod
 		return nil, nil, BadRequest("No property needs an update.")
 	}
 	a := e.newAction(c, model.NodeUpdateAction, n.ID, n.ClusterID, inputs, 0)
-	return n, a, e.submit(ctx, a, false, nil)
+	return n, a, e.submit(ctx, a, false, n.ProfileID, nil)
 }
 
 // DeleteNode queues a node's deletion.
@@ -595,7 +595,7 @@ func (e *Engine) DeleteNode(ctx context.Context, c Caller, ident string, force b
 		return nil, Conflict("ResourceInUse", "The node '%s' has dependent nodes and cannot be deleted.", n.Name)
 	}
 	a := e.newAction(c, model.NodeDeleteAction, n.ID, n.ClusterID, nil, 0)
-	return a, e.submit(ctx, a, true, nil)
+	return a, e.submit(ctx, a, true, n.ProfileID, nil)
 }
 
 // NodeAction queues check or recover on a node.
@@ -628,7 +628,7 @@ func (e *Engine) NodeAction(ctx context.Context, c Caller, ident string, body ma
 		}
 	}
 	a := e.newAction(c, action, n.ID, n.ClusterID, inputs, 0)
-	return a, e.submit(ctx, a, false, nil)
+	return a, e.submit(ctx, a, false, n.ProfileID, nil)
 }
 
 func configString(cfg map[string]any, key string) string {

@@ -8,6 +8,7 @@ import (
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/host"
 )
 
 func (s *Server) routes() {
@@ -19,6 +20,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/policy-types", s.listTypes("policy"))
 	s.handle("GET /v1/policy-types/{type}", s.showType("policy"))
 	s.handle("GET /v1/plugins", s.listPlugins)
+	s.handle("GET /v1/plugins/{name}", s.showPlugin)
 
 	s.handle("GET /v1/profiles", s.listProfiles)
 	s.handle("POST /v1/profiles", s.createProfile)
@@ -134,14 +136,42 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
+func pluginStatus(st host.Status) api.PluginStatus {
+	out := api.PluginStatus{Name: st.Name, Command: st.Command, State: st.State, PID: st.PID, Restarts: st.Restarts,
+		LastError: st.LastError, Components: st.Components}
+	if !st.StartedAt.IsZero() {
+		out.StartedAt = *ts(st.StartedAt)
+	}
+	return out
+}
+
 func (s *Server) listPlugins(w http.ResponseWriter, _ *http.Request, _ engine.Caller) error {
 	out := []api.PluginStatus{}
 	for _, st := range s.opts.Host.Statuses() {
-		out = append(out, api.PluginStatus{Name: st.Name, Command: st.Command, State: st.State, PID: st.PID, Restarts: st.Restarts,
-			LastError: st.LastError, StartedAt: *ts(st.StartedAt), Components: st.Components})
+		out = append(out, pluginStatus(st))
 	}
 	s.writeJSON(w, http.StatusOK, map[string]any{"plugins": out})
 	return nil
+}
+
+func (s *Server) showPlugin(w http.ResponseWriter, r *http.Request, _ engine.Caller) error {
+	name := r.PathValue("name")
+	for _, st := range s.opts.Host.Statuses() {
+		if st.Name != name {
+			continue
+		}
+		out := pluginStatus(st)
+		for _, c := range s.opts.Host.PluginComponents(name) {
+			schema := map[string]any{}
+			for k, p := range c.Schema {
+				schema[k] = p
+			}
+			out.Details = append(out.Details, api.PluginComponent{Kind: c.Kind, Type: c.Type, Versions: c.Versions, Description: c.Description, Schema: schema})
+		}
+		s.writeJSON(w, http.StatusOK, map[string]any{"plugin": out})
+		return nil
+	}
+	return &engine.Error{Status: http.StatusNotFound, Type: "ResourceNotFound", Message: "No plugin named '" + name + "' is known to this agent."}
 }
 
 // --- profiles

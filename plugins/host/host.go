@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -91,7 +92,16 @@ type Host struct {
 	mu         sync.RWMutex
 	plugins    map[string]*instance
 	components map[string]*Component // key: kind + "/" + type
+	refused    []Status
 	closed     bool
+}
+
+// Refuse records a plugin binary that was not loaded, so `grove plugin list`
+// shows it with the reason.
+func (h *Host) Refuse(name string, command []string, reason string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.refused = append(h.refused, Status{Name: name, Command: command, State: "refused", LastError: reason})
 }
 
 // New returns a host; dataDir holds per-plugin runtime directories and logs.
@@ -191,6 +201,10 @@ func (in *instance) launch(ctx context.Context) error {
 	}
 	proto, err := client.Client()
 	if err != nil {
+		if strings.Contains(err.Error(), "Unrecognized remote plugin message") {
+			return fail(fmt.Errorf("start %s: %w. The binary printed to stdout before the go-plugin handshake: either it is not a Grove plugin, "+
+				"or it (or a library's init) writes to stdout; plugins must log to stderr, for example with hclog", bin, err))
+		}
 		return fail(fmt.Errorf("start %s: %w", bin, err))
 	}
 	raw, err := proto.Dispense(sdk.PluginName)
@@ -226,48 +240,127 @@ func (in *instance) launch(ctx context.Context) error {
 	return nil
 }
 
-// supervise restarts the plugin when its process exits, with exponential
-// backoff; calls made meanwhile fail as retryable.
+// Supervision settings.
+const (
+	// crashWindow and crashLimit define a crash loop: that many exits within
+	// the window mark the plugin unhealthy.
+	crashWindow = time.Minute
+	crashLimit  = 5
+	// stableAfter is how long a restarted plugin must stay up to be trusted
+	// again after a crash loop, and to reset the backoff.
+	stableAfter = time.Minute
+	// healthEvery is how often a running plugin is pinged; pingFailures
+	// failed pings in a row count as a crash.
+	healthEvery  = 10 * time.Second
+	pingFailures = 3
+)
+
+// supervise restarts the plugin when its process exits or stops answering
+// health checks, with exponential backoff. A crash loop marks the plugin
+// unhealthy: calls are refused with the reason until it has stayed up again.
 func (in *instance) supervise() {
 	backoff := 100 * time.Millisecond
+	var exits []time.Time
 	for {
-		in.mu.Lock()
-		rpc := in.rpc
-		in.mu.Unlock()
-		if rpc != nil {
-			<-rpc.Done()
-		}
+		in.watch()
 		in.host.mu.RLock()
 		closed := in.host.closed
 		in.host.mu.RUnlock()
 		if closed {
 			return
 		}
+		now := time.Now()
 		in.mu.Lock()
+		if now.Sub(in.startedAt) > stableAfter {
+			backoff = 100 * time.Millisecond
+		}
+		exits = append(exits, now)
+		for len(exits) > 0 && now.Sub(exits[0]) > crashWindow {
+			exits = exits[1:]
+		}
 		in.restarts++
-		in.state = "restarting"
-		in.lastErr = "the plugin process exited"
 		in.rpc = nil
 		in.ready = make(chan struct{})
+		reason := in.exitReason()
+		if len(exits) >= crashLimit {
+			in.state = "unhealthy"
+			in.lastErr = fmt.Sprintf("crash loop: the plugin exited %d times in the last %s; last: %s", len(exits), crashWindow, reason)
+		} else {
+			in.state = "restarting"
+			in.lastErr = reason
+		}
 		in.mu.Unlock()
-		in.logger.Warn("plugin exited; restarting", "backoff", backoff)
+		in.logger.Warn("plugin exited; restarting", "reason", reason, "backoff", backoff)
 		time.Sleep(backoff)
+		backoff = min(backoff*2, 30*time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := in.launch(ctx)
 		cancel()
 		if err != nil {
 			in.mu.Lock()
 			in.lastErr = err.Error()
-			if in.restarts >= 5 {
-				in.state = "failed"
-			}
 			in.mu.Unlock()
 			in.logger.Error("plugin restart failed", "error", err)
-			backoff = min(backoff*2, 30*time.Second)
 			continue
 		}
-		backoff = 100 * time.Millisecond
+		if len(exits) >= crashLimit {
+			in.mu.Lock()
+			in.state = "unhealthy"
+			in.mu.Unlock()
+		}
 	}
+}
+
+// watch returns when the running plugin process exits, or after it failed
+// several health checks in a row (then it is killed, to be restarted).
+func (in *instance) watch() {
+	in.mu.Lock()
+	rpc, client := in.rpc, in.client
+	in.mu.Unlock()
+	if rpc == nil || client == nil {
+		return
+	}
+	t := time.NewTicker(healthEvery)
+	defer t.Stop()
+	failed := 0
+	for {
+		select {
+		case <-rpc.Done():
+			return
+		case <-t.C:
+		}
+		proto, err := client.Client()
+		if err == nil {
+			err = proto.Ping()
+		}
+		if err == nil {
+			failed = 0
+			in.mu.Lock()
+			if in.state == "unhealthy" && time.Since(in.startedAt) > stableAfter {
+				in.state, in.lastErr = "running", ""
+			}
+			in.mu.Unlock()
+			continue
+		}
+		failed++
+		in.logger.Warn("plugin health check failed", "error", err, "failures", failed)
+		if failed >= pingFailures {
+			in.mu.Lock()
+			in.lastErr = fmt.Sprintf("the plugin failed %d health checks in a row: %v", failed, err)
+			in.mu.Unlock()
+			client.Kill()
+			<-rpc.Done()
+			return
+		}
+	}
+}
+
+// exitReason describes why the plugin process went away.
+func (in *instance) exitReason() string {
+	if in.lastErr != "" && strings.Contains(in.lastErr, "health checks") {
+		return in.lastErr
+	}
+	return "the plugin process exited unexpectedly; see " + filepath.Join(in.host.dataDir, "plugins", in.cfg.Name, "plugin.log")
 }
 
 func (in *instance) kill() {
@@ -279,11 +372,19 @@ func (in *instance) kill() {
 	}
 }
 
-// client returns the running client, waiting up to wait for a restart.
+// current returns the running client, waiting up to wait for a restart. An
+// unhealthy plugin is refused at once with the reason, and not as
+// retryable: retrying into a crash loop only hides it.
 func (in *instance) current(ctx context.Context, wait time.Duration) (*sdk.Client, error) {
 	in.mu.Lock()
-	rpc, ready, lastErr := in.rpc, in.ready, in.lastErr
+	rpc, ready, lastErr, state, started := in.rpc, in.ready, in.lastErr, in.state, in.startedAt
+	if state == "unhealthy" && rpc != nil && time.Since(started) > stableAfter {
+		in.state, in.lastErr, state = "running", "", "running"
+	}
 	in.mu.Unlock()
+	if state == "unhealthy" {
+		return nil, fmt.Errorf("plugin %s is unhealthy (%s); actions that need it are refused until it recovers", in.cfg.Name, lastErr)
+	}
 	if rpc != nil {
 		return rpc, nil
 	}
@@ -293,7 +394,7 @@ func (in *instance) current(ctx context.Context, wait time.Duration) (*sdk.Clien
 	case <-ready:
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		if in.rpc != nil {
+		if in.rpc != nil && in.state != "unhealthy" {
 			return in.rpc, nil
 		}
 	case <-t.C:
@@ -355,8 +456,22 @@ func (h *Host) Statuses() []Status {
 		in.mu.Unlock()
 		out = append(out, st)
 	}
+	out = append(out, h.refused...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// PluginComponents lists the components a plugin serves.
+func (h *Host) PluginComponents(name string) []*Component {
+	h.mu.RLock()
+	in := h.plugins[name]
+	h.mu.RUnlock()
+	if in == nil {
+		return nil
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return append([]*Component(nil), in.comps...)
 }
 
 // Client returns the client of the plugin serving a component. It waits a
@@ -408,4 +523,22 @@ func IsRetryable(err error) bool {
 		return true
 	}
 	return status.Code(err) == codes.Unavailable
+}
+
+// Health reports why the plugin serving a component cannot take work now, or
+// nil. A restarting plugin is healthy: calls wait for it.
+func (h *Host) Health(kind, typ string) error {
+	c, ok := h.Component(kind, typ)
+	if !ok {
+		return fmt.Errorf("no plugin provides the %s type %q", kind, typ)
+	}
+	h.mu.RLock()
+	in := h.plugins[c.Plugin]
+	h.mu.RUnlock()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.state == "unhealthy" && !(in.rpc != nil && time.Since(in.startedAt) > stableAfter) {
+		return fmt.Errorf("plugin %s, which provides %s, is unhealthy (%s)", in.cfg.Name, typ, in.lastErr)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -14,15 +15,18 @@ import (
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
-var groveBin string
+var groveBin, testPlugin string
 
 func TestMain(m *testing.M) {
 	dir, _ := os.MkdirTemp("", "grove-host-test")
 	groveBin = filepath.Join(dir, "grove")
-	build := exec.Command("go", "build", "-o", groveBin, "../..")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		panic(err)
+	testPlugin = filepath.Join(dir, "testplugin")
+	for out, pkg := range map[string]string{groveBin: "../..", testPlugin: "./testdata/testplugin"} {
+		build := exec.Command("go", "build", "-o", out, pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			panic(err)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -105,5 +109,50 @@ func TestNegotiate(t *testing.T) {
 	_, err := sdk.Negotiate("policy", []string{"1"}, []string{"2"})
 	if err == nil || !strings.Contains(err.Error(), "[1]") || !strings.Contains(err.Error(), "[2]") {
 		t.Fatalf("a mismatch names both sides: %v", err)
+	}
+}
+
+func TestIncompatibleAPIVersionRefused(t *testing.T) {
+	h := host.New(hclog.NewNullLogger(), t.TempDir())
+	defer h.Close()
+	err := h.Start(context.Background(), host.Config{Name: "future", Command: []string{testPlugin}, Settings: map[string]any{"profile_api": "99"}})
+	if err == nil || !strings.Contains(err.Error(), "the host speaks [1], the plugin speaks [99]") {
+		t.Fatalf("want a refusal naming both versions, got %v", err)
+	}
+}
+
+func TestStdoutBeforeHandshakeDiagnosed(t *testing.T) {
+	h := host.New(hclog.NewNullLogger(), t.TempDir())
+	defer h.Close()
+	err := h.Start(context.Background(), host.Config{Name: "chatty", Command: []string{testPlugin}, Settings: map[string]any{"print_stdout": "true"}})
+	if err == nil || !strings.Contains(err.Error(), "printed to stdout before the go-plugin handshake") || !strings.Contains(err.Error(), "hello from a chatty init") {
+		t.Fatalf("want a diagnosis naming the stray output, got %v", err)
+	}
+}
+
+func TestCrashLoopMarksUnhealthy(t *testing.T) {
+	h := host.New(hclog.NewNullLogger(), t.TempDir())
+	defer h.Close()
+	ctx := context.Background()
+	if err := h.Start(ctx, host.Config{Name: "crashy", Command: []string{testPlugin}, Settings: map[string]any{"crash_after_ms": "50"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st := h.Statuses()[0]
+		if st.State == "unhealthy" {
+			if !strings.Contains(st.LastError, "crash loop") || st.Restarts < 5 {
+				t.Fatalf("unhealthy status: %+v", st)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin never marked unhealthy: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, _, err := h.Client(ctx, "profile", "grove.noop")
+	if err == nil || !strings.Contains(err.Error(), "unhealthy") || sdk.IsRetryable(err) {
+		t.Fatalf("calls to an unhealthy plugin are refused with the reason: %v", err)
 	}
 }

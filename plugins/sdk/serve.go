@@ -54,6 +54,24 @@ type Plugin struct {
 	// Logger receives the plugin's logs; the host shows them under the
 	// plugin's name. Defaults to JSON on stderr, which go-plugin forwards.
 	Logger hclog.Logger
+	// ProfileAPIVersions and PolicyAPIVersions are the API versions this
+	// plugin speaks per component kind; empty means this SDK's.
+	ProfileAPIVersions []string
+	PolicyAPIVersions  []string
+}
+
+func (p *Plugin) profileAPIs() []string {
+	if len(p.ProfileAPIVersions) > 0 {
+		return p.ProfileAPIVersions
+	}
+	return ProfileAPIVersions
+}
+
+func (p *Plugin) policyAPIs() []string {
+	if len(p.PolicyAPIVersions) > 0 {
+		return p.PolicyAPIVersions
+	}
+	return PolicyAPIVersions
 }
 
 // Describe returns the description the host uses for discovery.
@@ -61,10 +79,10 @@ func (p *Plugin) Describe() *pb.Description {
 	d := &pb.Description{Name: p.Name, Version: p.Version, HandshakeVersion: HandshakeVersion}
 	for _, pt := range p.Profiles {
 		d.Components = append(d.Components, &pb.Component{Kind: pb.Kind_KIND_PROFILE, Type: pt.Type, Versions: pt.Versions,
-			ApiVersions: ProfileAPIVersions, Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), Operations: pt.Operations, NeedsPort: pt.NeedsPort})
+			ApiVersions: p.profileAPIs(), Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), Operations: pt.Operations, NeedsPort: pt.NeedsPort})
 	}
 	for _, pt := range p.Policies {
-		c := &pb.Component{Kind: pb.Kind_KIND_POLICY, Type: pt.Type, Versions: pt.Versions, ApiVersions: PolicyAPIVersions,
+		c := &pb.Component{Kind: pb.Kind_KIND_POLICY, Type: pt.Type, Versions: pt.Versions, ApiVersions: p.policyAPIs(),
 			Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), DefaultPriority: int32(pt.Priority), Singleton: pt.Singleton}
 		for _, t := range pt.Targets {
 			c.Targets = append(c.Targets, &pb.Target{Phase: t.Phase, Action: t.Action})
@@ -204,10 +222,11 @@ type server struct {
 	plugin   *Plugin
 	profiles map[string]*ProfileType
 	policies map[string]*PolicyType
+	specs    *specCache
 }
 
 func newServer(p *Plugin) *server {
-	s := &server{plugin: p, profiles: map[string]*ProfileType{}, policies: map[string]*PolicyType{}}
+	s := &server{plugin: p, profiles: map[string]*ProfileType{}, policies: map[string]*PolicyType{}, specs: newSpecCache(256)}
 	for i := range p.Profiles {
 		s.profiles[p.Profiles[i].Type] = &p.Profiles[i]
 	}
@@ -224,14 +243,14 @@ func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.Description
 func (s *server) Configure(_ context.Context, req *pb.ConfigureRequest) (*pb.ConfigureResponse, error) {
 	resp := &pb.ConfigureResponse{}
 	if len(s.plugin.Profiles) > 0 {
-		v, err := Negotiate("profile", req.ProfileApiVersions, ProfileAPIVersions)
+		v, err := Negotiate("profile", req.ProfileApiVersions, s.plugin.profileAPIs())
 		if err != nil {
 			return nil, err
 		}
 		resp.ProfileApiVersion = v
 	}
 	if len(s.plugin.Policies) > 0 {
-		v, err := Negotiate("policy", req.PolicyApiVersions, PolicyAPIVersions)
+		v, err := Negotiate("policy", req.PolicyApiVersions, s.plugin.policyAPIs())
 		if err != nil {
 			return nil, err
 		}
@@ -266,13 +285,8 @@ func (s *server) profile(spec *pb.Spec) (*ProfileType, Spec, error) {
 	if !ok {
 		return nil, Spec{}, fmt.Errorf("this plugin does not serve profile type %q", spec.GetType())
 	}
-	sp := SpecFromProto(spec)
-	props, diags := pt.Schema.Validate("properties", sp.Properties)
-	if err := diags.Err(); err != nil {
-		return nil, Spec{}, err
-	}
-	sp.Properties = props
-	return pt, sp, nil
+	sp, err := s.specs.get(spec, pt.Schema)
+	return pt, sp, err
 }
 
 func (s *server) policy(spec *pb.Spec) (*PolicyType, Spec, error) {
@@ -280,13 +294,8 @@ func (s *server) policy(spec *pb.Spec) (*PolicyType, Spec, error) {
 	if !ok {
 		return nil, Spec{}, fmt.Errorf("this plugin does not serve policy type %q", spec.GetType())
 	}
-	sp := SpecFromProto(spec)
-	props, diags := pt.Schema.Validate("properties", sp.Properties)
-	if err := diags.Err(); err != nil {
-		return nil, Spec{}, err
-	}
-	sp.Properties = props
-	return pt, sp, nil
+	sp, err := s.specs.get(spec, pt.Schema)
+	return pt, sp, err
 }
 
 func validateSpec(ctx context.Context, sc schema.Schema, versions []string, extra func(context.Context, Spec) schema.Diagnostics, spec *pb.Spec) *pb.ValidateResponse {

@@ -1,0 +1,35 @@
+// Command testplugin misbehaves on purpose, as its GROVE_PLUGIN_CONFIG asks:
+// it crashes soon after starting, speaks a foreign API version, or prints
+// to stdout before the handshake. The host's tests use it.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/grovehq/grove/plugins/builtin/noop"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+func main() {
+	var cfg map[string]string
+	_ = json.Unmarshal([]byte(os.Getenv("GROVE_PLUGIN_CONFIG")), &cfg)
+	p := &sdk.Plugin{Name: "testplugin", Version: "0.0.1", Profiles: []sdk.ProfileType{noop.Type()}}
+	if v := cfg["profile_api"]; v != "" {
+		p.ProfileAPIVersions = []string{v}
+	}
+	if cfg["print_stdout"] == "true" {
+		fmt.Println("hello from a chatty init")
+	}
+	if ms := cfg["crash_after_ms"]; ms != "" {
+		var d int
+		fmt.Sscan(ms, &d)
+		go func() {
+			time.Sleep(time.Duration(d) * time.Millisecond)
+			os.Exit(3)
+		}()
+	}
+	sdk.Main(p)
+}
