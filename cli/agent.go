@@ -68,6 +68,11 @@ func runPlugin(ctx context.Context, env *Env, args []string) error {
 	}
 	switch args[0] {
 	case "serve":
+		// `grove plugin serve describe` describes, like any plugin binary
+		// given `describe` after its serving command.
+		if len(args) > 1 && args[1] == "describe" {
+			return sdk.WriteDescription(env.Stdout, builtin.Plugin(Version))
+		}
 		sdk.Serve(builtin.Plugin(Version))
 		return nil
 	case "describe":

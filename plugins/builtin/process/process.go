@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -56,6 +57,17 @@ func Type() sdk.ProfileType {
 type Driver struct {
 	// Dir overrides the runtime directory (default $GROVE_PLUGIN_DATA_DIR).
 	Dir string
+	// locks serialises calls on one node: a delete that arrives while a
+	// create of the same node is still starting it (the caller's deadline
+	// passed) waits for it, instead of missing the process and leaking it.
+	locks sync.Map // node id -> *sync.Mutex
+}
+
+func (d *Driver) lock(id string) func() {
+	m, _ := d.locks.LoadOrStore(id, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }
 
 // state is what the engine stores for each node.
@@ -89,6 +101,7 @@ func (d *Driver) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 }
 
 func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result {
+	defer d.lock(n.ID)()
 	if err := ctx.Err(); err != nil {
 		return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
 	}
@@ -139,14 +152,16 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 	reportW.Close()
 	// Reap the wrapper when it exits while this plugin is its parent.
 	go cmd.Wait()
-	if err := readStartReport(ctx, reportR); err != nil {
-		return sdk.Result{ID: n.ID, Err: fmt.Errorf("start %s: %w", strings.Join(cmdline, " "), err)}
-	}
+	// Record the process before anything can return early: a later delete
+	// or a retried create must find it.
 	st := state{PID: cmd.Process.Pid, Dir: dir}
 	st.StartTicks, _ = startTicks(st.PID)
 	if err := writeState(dir, st); err != nil {
 		_ = syscall.Kill(-st.PID, syscall.SIGKILL)
 		return sdk.Result{ID: n.ID, Err: err}
+	}
+	if err := readStartReport(ctx, reportR); err != nil {
+		return sdk.Result{ID: n.ID, Err: fmt.Errorf("start %s: %w", strings.Join(cmdline, " "), err)}
 	}
 	return d.result(n, st)
 }
@@ -222,6 +237,7 @@ func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 	}
 	var running []pending
 	for i, n := range nodes {
+		defer d.lock(n.ID)()
 		out[i] = sdk.Result{ID: n.ID}
 		st, ok := d.stateOf(n)
 		if ok && alive(st) {
@@ -247,6 +263,7 @@ func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 	for i, n := range nodes {
 		if out[i].Err == nil {
 			os.RemoveAll(d.nodeDir(n))
+			d.locks.Delete(n.ID)
 		}
 	}
 	return out

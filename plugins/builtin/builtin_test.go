@@ -1,0 +1,43 @@
+package builtin_test
+
+import (
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/grovehq/grove/plugins/sdk"
+	"github.com/grovehq/grove/plugins/sdk/sdktest"
+)
+
+// TestConformance runs the SDK's conformance kit against the built-in
+// plugin, served out of process by `grove plugin serve` as in production.
+func TestConformance(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "grove")
+	build := exec.Command("go", "build", "-o", bin, "../..")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatal(err)
+	}
+	freePort := func(int) map[string]any {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return map[string]any{"port": l.Addr().(*net.TCPAddr).Port}
+	}
+	sdktest.Run(t, sdktest.Options{Command: []string{bin, "plugin", "serve"}},
+		[]sdktest.ProfileCase{
+			{Type: "local.process", Version: "1.0", NodeData: freePort,
+				Properties: map[string]any{"command": []any{"sleep", "300"}, "stop_timeout": 2},
+				Updated:    map[string]any{"command": []any{"sleep", "301"}, "stop_timeout": 2, "env": map[string]any{"A": "b"}}},
+			{Type: "grove.noop", Version: "1.0", Properties: map[string]any{}, Updated: map[string]any{"label": "v2"}, BatchSize: 50, NoBackend: true},
+		},
+		[]sdktest.PolicyCase{
+			{Type: "senlin.policy.deletion", Version: "1.1", Properties: map[string]any{"criteria": "OLDEST_FIRST"}},
+			{Type: "senlin.policy.scaling", Version: "1.0", Properties: map[string]any{"event": "CLUSTER_SCALE_OUT"}, Action: "CLUSTER_SCALE_OUT"},
+			{Type: "senlin.policy.scaling", Version: "1.0", Properties: map[string]any{"event": "CLUSTER_SCALE_IN"}, Cluster: &sdk.Cluster{MaxSize: -1}},
+		})
+}
