@@ -46,8 +46,19 @@ func TestAgentKilledMidCreate(t *testing.T) {
 		seen = activeNodes(a, "crash")
 		return seen > 0, strconv.Itoa(seen)
 	})
+	var plugins struct {
+		Plugins []api.PluginStatus `json:"plugins"`
+	}
+	a.mustDo(http.MethodGet, "/v1/plugins", nil, &plugins)
+	pluginPID := plugins.Plugins[0].PID
 	a.kill()
 	t.Logf("agent killed with %d of 20 nodes ACTIVE", seen)
+	// The agent's plugin process goes with it: the next agent starts its own
+	// and never has to signal a pid it remembered.
+	eventually(t, 10*time.Second, "the old plugin process to exit", func() (bool, string) {
+		_, err := os.Stat("/proc/" + strconv.Itoa(pluginPID))
+		return os.IsNotExist(err) || isZombie(pluginPID), ""
+	})
 	if seen >= 20 {
 		t.Fatalf("the cluster finished before the agent was killed; the test proves nothing")
 	}
