@@ -151,19 +151,30 @@ func BenchmarkCreateCluster1000(b *testing.B) { benchCreate(b, 1000) }
 // BenchmarkCreateCluster10000 is the same with 10,000 nodes.
 func BenchmarkCreateCluster10000(b *testing.B) { benchCreate(b, 10000) }
 
-// latencies calls f n times and reports p50 and p99 in microseconds.
-func latencies(b *testing.B, n int, f func() error) (p50, p99 float64) {
-	d := make([]time.Duration, n)
+// interleaved calls each f n times, round-robin so that drift in the
+// machine's load touches every path alike, and returns p50 and p99 of each
+// in microseconds.
+func interleaved(b *testing.B, n int, fs ...func() error) (p50, p99 []float64) {
+	d := make([][]time.Duration, len(fs))
 	for i := range d {
-		start := time.Now()
-		if err := f(); err != nil {
-			b.Fatal(err)
-		}
-		d[i] = time.Since(start)
+		d[i] = make([]time.Duration, n)
 	}
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	for j := 0; j < n; j++ {
+		for i, f := range fs {
+			start := time.Now()
+			if err := f(); err != nil {
+				b.Fatal(err)
+			}
+			d[i][j] = time.Since(start)
+		}
+	}
 	us := func(x time.Duration) float64 { return float64(x.Nanoseconds()) / 1000 }
-	return us(d[n/2]), us(d[n*99/100])
+	for i := range d {
+		sort.Slice(d[i], func(x, y int) bool { return d[i][x] < d[i][y] })
+		p50 = append(p50, us(d[i][n/2]))
+		p99 = append(p99, us(d[i][n*99/100]))
+	}
+	return p50, p99
 }
 
 const calls = 5000
@@ -212,6 +223,7 @@ func BenchmarkPluginCall(b *testing.B) {
 	check := sdk.CheckRequest{Policy: policy, Phase: "BEFORE", Action: sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{"count": 1}},
 		Cluster: sdk.Cluster{Nodes: []sdk.ClusterNode{{ID: "a", Status: "ACTIVE", CreatedAt: 1}, {ID: "b", Status: "ACTIVE", CreatedAt: 2}}}}
 	payload := make([]byte, 64)
+	big := make([]byte, 400)
 
 	for i := 0; i < b.N; i++ {
 		// Warm up all three paths so no first-call costs are measured.
@@ -220,11 +232,15 @@ func BenchmarkPluginCall(b *testing.B) {
 			client.Batch(ctx, sdk.CallCheck, spec, node)
 			client.Check(ctx, check)
 		}
-		e50, e99 := latencies(b, calls, func() error { _, err := ec.Echo(ctx, &pb.EchoMessage{Payload: payload}); return err })
-		p50, p99 := latencies(b, calls, func() error { _, err := client.Batch(ctx, sdk.CallCheck, spec, node); return err })
-		q50, q99 := latencies(b, calls, func() error { _, err := client.Check(ctx, check); return err })
-		d50, _ := latencies(b, calls, func() error { _, err := client.Profile.Details(ctx, &pb.BatchRequest{}); return err })
-		b.ReportMetric(d50, "empty-call-p50-us")
+		p50s, p99s := interleaved(b, calls,
+			func() error { _, err := ec.Echo(ctx, &pb.EchoMessage{Payload: payload}); return err },
+			func() error { _, err := client.Batch(ctx, sdk.CallCheck, spec, node); return err },
+			func() error { _, err := client.Check(ctx, check); return err },
+			func() error { _, err := ec.Echo(ctx, &pb.EchoMessage{Payload: big}); return err },
+		)
+		b.ReportMetric(p50s[3], "echo400-p50-us")
+		e50, p50, q50 := p50s[0], p50s[1], p50s[2]
+		e99, p99, q99 := p99s[0], p99s[1], p99s[2]
 		b.ReportMetric(e50, "echo-p50-us")
 		b.ReportMetric(e99, "echo-p99-us")
 		b.ReportMetric(p50, "profile-check-p50-us")
