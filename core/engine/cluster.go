@@ -964,15 +964,24 @@ func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
 	return nil
 }
 
-func (e *Engine) doDetachPolicy(ctx context.Context, a *model.Action) error {
+// boundPolicy locks the cluster and finds the binding the action is about.
+func (e *Engine) boundPolicy(ctx context.Context, a *model.Action) (*model.Cluster, *model.Binding, error) {
 	cl, err := e.lockCluster(ctx, a)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	policyID, _ := a.Inputs["policy_id"].(string)
 	b, err := e.store.GetBinding(ctx, cl.ID, policyID)
 	if err != nil {
-		return errors.New("The policy is not attached to the cluster.")
+		return nil, nil, errors.New("The policy is not attached to the cluster.")
+	}
+	return cl, b, nil
+}
+
+func (e *Engine) doDetachPolicy(ctx context.Context, a *model.Action) error {
+	cl, b, err := e.boundPolicy(ctx, a)
+	if err != nil {
+		return err
 	}
 	if err := e.detach(ctx, cl, b); err != nil {
 		return err
@@ -982,14 +991,9 @@ func (e *Engine) doDetachPolicy(ctx context.Context, a *model.Action) error {
 }
 
 func (e *Engine) doUpdatePolicy(ctx context.Context, a *model.Action) error {
-	cl, err := e.lockCluster(ctx, a)
+	_, b, err := e.boundPolicy(ctx, a)
 	if err != nil {
 		return err
-	}
-	policyID, _ := a.Inputs["policy_id"].(string)
-	b, err := e.store.GetBinding(ctx, cl.ID, policyID)
-	if err != nil {
-		return errors.New("The policy is not attached to the cluster.")
 	}
 	if v, ok := a.Inputs["enabled"].(bool); ok {
 		b.Enabled = v

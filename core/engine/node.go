@@ -218,6 +218,20 @@ func (e *Engine) setStatus(ctx context.Context, nodes []*model.Node, status, rea
 	return e.store.SetNodeStatus(ctx, nodeIDs(nodes), status, reason)
 }
 
+// outcome classifies one node's result of a batch call: the whole call
+// failed, the driver forgot the node, or the node failed.
+func outcome(verb string, n *model.Node, r sdk.Result, ok bool, callErr error) error {
+	switch {
+	case callErr != nil:
+		return fmt.Errorf("Failed in %s node %s: %v", verb, n.Name, callErr)
+	case !ok:
+		return fmt.Errorf("Failed in %s node %s: the driver returned no result for it", verb, n.Name)
+	case r.Err != nil:
+		return fmt.Errorf("Failed in %s node %s: %v", verb, n.Name, r.Err)
+	}
+	return nil
+}
+
 func resultsByID(res []sdk.Result) map[string]sdk.Result {
 	m := make(map[string]sdk.Result, len(res))
 	for _, r := range res {
@@ -250,13 +264,8 @@ func (e *Engine) createNodes(ctx context.Context, nodes []*model.Node) map[strin
 	now := e.cfg.Now()
 	for _, n := range nodes {
 		r, ok := byID[n.ID]
-		switch {
-		case err != nil:
-			out[n.ID] = fmt.Errorf("Failed in creating node %s: %v", n.Name, err)
-		case !ok:
-			out[n.ID] = fmt.Errorf("Failed in creating node %s: the driver returned no result for it", n.Name)
-		case r.Err != nil:
-			out[n.ID] = fmt.Errorf("Failed in creating node %s: %v", n.Name, r.Err)
+		if err := outcome("creating", n, r, ok, err); err != nil {
+			out[n.ID] = err
 		}
 		if ok {
 			applyResult(n, r)
@@ -373,13 +382,8 @@ func (e *Engine) updateNodes(ctx context.Context, nodes []*model.Node, byNode ma
 	byID := resultsByID(res)
 	for _, n := range nodes {
 		r, ok := byID[n.ID]
-		switch {
-		case err != nil:
-			out[n.ID] = fmt.Errorf("Failed in updating node %s: %v", n.Name, err)
-		case !ok:
-			out[n.ID] = fmt.Errorf("Failed in updating node %s: the driver returned no result for it", n.Name)
-		case r.Err != nil:
-			out[n.ID] = fmt.Errorf("Failed in updating node %s: %v", n.Name, r.Err)
+		if err := outcome("updating", n, r, ok, err); err != nil {
+			out[n.ID] = err
 		}
 		if ok {
 			applyResult(n, r)
@@ -475,13 +479,8 @@ func (e *Engine) recoverNodes(ctx context.Context, nodes []*model.Node, inputs m
 	for _, n := range todo {
 		r, ok := byID[n.ID]
 		oldPhysical := n.PhysicalID
-		switch {
-		case err != nil:
-			out[n.ID] = fmt.Errorf("Failed in recovering node %s: %v", n.Name, err)
-		case !ok:
-			out[n.ID] = fmt.Errorf("Failed in recovering node %s: the driver returned no result for it", n.Name)
-		case r.Err != nil:
-			out[n.ID] = fmt.Errorf("Failed in recovering node %s: %v", n.Name, r.Err)
+		if err := outcome("recovering", n, r, ok, err); err != nil {
+			out[n.ID] = err
 		}
 		if ok {
 			applyResult(n, r)

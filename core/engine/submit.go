@@ -182,19 +182,29 @@ func (e *Engine) unique(ctx context.Context, kind, name, project string) error {
 	return nil
 }
 
+// checkRename validates a new name for an object of a kind; it returns
+// false when the name does not change.
+func (e *Engine) checkRename(ctx context.Context, kind, current string, name *string, project string) (bool, error) {
+	if name == nil || *name == current {
+		return false, nil
+	}
+	if err := model.ValidateName("name", *name); err != nil {
+		return false, BadRequest("%s", err)
+	}
+	return true, e.unique(ctx, kind, *name, project)
+}
+
 // UpdateProfile renames a profile or replaces its metadata.
 func (e *Engine) UpdateProfile(ctx context.Context, c Caller, ident string, name *string, metadata map[string]any) (*model.Profile, error) {
 	p, err := e.store.FindProfile(ctx, c.Project, ident)
 	if err != nil {
 		return nil, err
 	}
-	if name != nil && *name != p.Name {
-		if err := model.ValidateName("name", *name); err != nil {
-			return nil, BadRequest("%s", err)
-		}
-		if err := e.unique(ctx, "profile", *name, c.Project); err != nil {
-			return nil, err
-		}
+	renamed, err := e.checkRename(ctx, "profile", p.Name, name, c.Project)
+	if err != nil {
+		return nil, err
+	}
+	if renamed {
 		p.Name = *name
 	}
 	if metadata != nil {
@@ -263,13 +273,8 @@ func (e *Engine) UpdatePolicy(ctx context.Context, c Caller, ident string, name 
 	if name == nil {
 		return nil, BadRequest("name is required: only a policy's name can be updated.")
 	}
-	if *name != p.Name {
-		if err := model.ValidateName("name", *name); err != nil {
-			return nil, BadRequest("%s", err)
-		}
-		if err := e.unique(ctx, "policy", *name, c.Project); err != nil {
-			return nil, err
-		}
+	if _, err := e.checkRename(ctx, "policy", p.Name, name, c.Project); err != nil {
+		return nil, err
 	}
 	p.Name = *name
 	now := e.cfg.Now()
@@ -441,13 +446,11 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 		return nil, nil, Conflict("FeatureNotSupported", "The cluster '%s' is in ERROR status; a profile update is not supported until it is recovered.", cl.Name)
 	}
 	inputs := map[string]any{}
-	if req.Name != nil && *req.Name != cl.Name {
-		if err := model.ValidateName("name", *req.Name); err != nil {
-			return nil, nil, BadRequest("%s", err)
-		}
-		if err := e.unique(ctx, "cluster", *req.Name, c.Project); err != nil {
-			return nil, nil, err
-		}
+	renamed, err := e.checkRename(ctx, "cluster", cl.Name, req.Name, c.Project)
+	if err != nil {
+		return nil, nil, err
+	}
+	if renamed {
 		inputs["name"] = *req.Name
 	}
 	if req.Metadata != nil {

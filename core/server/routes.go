@@ -480,24 +480,43 @@ func (s *Server) updateCluster(w http.ResponseWriter, r *http.Request, c engine.
 	return s.accepted(w, a, map[string]any{"cluster": s.toCluster(s.ctx(r), cl)})
 }
 
-func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+// forceParam reads Senlin's delete "force" from ?force=true or a
+// {"force": true} body (microversion 1.8).
+func forceParam(r *http.Request) (bool, error) {
 	force := r.URL.Query().Get("force") == "true"
 	if r.ContentLength > 0 {
 		body, err := decode(r, "")
 		if err != nil {
-			return err
+			return false, err
 		}
-		if b, _ := boolean(body, "force"); b != nil {
+		b, err := boolean(body, "force")
+		if err != nil {
+			return false, err
+		}
+		if b != nil {
 			force = *b
 		}
+	}
+	return force, nil
+}
+
+// deleted answers an asynchronous delete: 202, Location and no body.
+func deleted(w http.ResponseWriter, a *model.Action) error {
+	w.Header().Set("Location", "/v1/actions/"+a.ID)
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func (s *Server) deleteCluster(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	force, err := forceParam(r)
+	if err != nil {
+		return err
 	}
 	a, err := s.e.DeleteCluster(s.ctx(r), c, r.PathValue("id"), force)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/v1/actions/"+a.ID)
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return deleted(w, a)
 }
 
 func (s *Server) clusterAction(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
@@ -667,23 +686,15 @@ func (s *Server) updateNode(w http.ResponseWriter, r *http.Request, c engine.Cal
 }
 
 func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
-	force := r.URL.Query().Get("force") == "true"
-	if r.ContentLength > 0 {
-		body, err := decode(r, "")
-		if err != nil {
-			return err
-		}
-		if b, _ := boolean(body, "force"); b != nil {
-			force = *b
-		}
+	force, err := forceParam(r)
+	if err != nil {
+		return err
 	}
 	a, err := s.e.DeleteNode(s.ctx(r), c, r.PathValue("id"), force)
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Location", "/v1/actions/"+a.ID)
-	w.WriteHeader(http.StatusAccepted)
-	return nil
+	return deleted(w, a)
 }
 
 func (s *Server) nodeAction(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
