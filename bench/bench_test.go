@@ -23,6 +23,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/plugins/host"
@@ -223,31 +224,41 @@ func BenchmarkPluginCall(b *testing.B) {
 	check := sdk.CheckRequest{Policy: policy, Phase: "BEFORE", Action: sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{"count": 1}},
 		Cluster: sdk.Cluster{Nodes: []sdk.ClusterNode{{ID: "a", Status: "ACTIVE", CreatedAt: 1}, {ID: "b", Status: "ACTIVE", CreatedAt: 2}}}}
 	payload := make([]byte, 64)
-	big := make([]byte, 400)
+	trivial := check
+	trivial.Policy = sdk.Spec{Type: "senlin.policy.scaling", Version: "1.0", Properties: map[string]any{"event": "CLUSTER_SCALE_OUT"}}
+	// Echoes of the same size as each plugin request isolate what the plugin
+	// machinery adds from what the bytes cost.
+	profileReq := &pb.BatchRequest{Profile: sdk.SpecToProto(spec), Nodes: []*pb.Node{sdk.NodeToProto(node[0])}}
+	policyReq, _ := proto.Marshal(&pb.CheckRequest{Policy: sdk.SpecToProto(policy), Phase: check.Phase,
+		Action:  &pb.ActionSnapshot{Action: check.Action.Name, InputsJson: []byte(`{"count":1}`)},
+		Cluster: sdk.ClusterToProto(check.Cluster)})
+	profileSized := make([]byte, proto.Size(profileReq))
+	policySized := make([]byte, len(policyReq))
 
 	for i := 0; i < b.N; i++ {
-		// Warm up all three paths so no first-call costs are measured.
+		// Warm up every path so no first-call costs are measured.
 		for j := 0; j < 200; j++ {
 			ec.Echo(ctx, &pb.EchoMessage{Payload: payload})
 			client.Batch(ctx, sdk.CallCheck, spec, node)
 			client.Check(ctx, check)
 		}
-		p50s, p99s := interleaved(b, calls,
+		p50, p99 := interleaved(b, calls,
 			func() error { _, err := ec.Echo(ctx, &pb.EchoMessage{Payload: payload}); return err },
 			func() error { _, err := client.Batch(ctx, sdk.CallCheck, spec, node); return err },
+			func() error { _, err := ec.Echo(ctx, &pb.EchoMessage{Payload: profileSized}); return err },
 			func() error { _, err := client.Check(ctx, check); return err },
-			func() error { _, err := ec.Echo(ctx, &pb.EchoMessage{Payload: big}); return err },
+			func() error { _, err := ec.Echo(ctx, &pb.EchoMessage{Payload: policySized}); return err },
+			// A policy that decides nothing at once: the machinery alone.
+			func() error { _, err := client.Check(ctx, trivial); return err },
 		)
-		b.ReportMetric(p50s[3], "echo400-p50-us")
-		e50, p50, q50 := p50s[0], p50s[1], p50s[2]
-		e99, p99, q99 := p99s[0], p99s[1], p99s[2]
-		b.ReportMetric(e50, "echo-p50-us")
-		b.ReportMetric(e99, "echo-p99-us")
-		b.ReportMetric(p50, "profile-check-p50-us")
-		b.ReportMetric(p99, "profile-check-p99-us")
-		b.ReportMetric(q50, "policy-check-p50-us")
-		b.ReportMetric(q99, "policy-check-p99-us")
-		b.ReportMetric(p50/e50, "profile/echo-p50")
-		b.ReportMetric(q50/e50, "policy/echo-p50")
+		b.ReportMetric(p50[5], "policy-check-nothing-to-decide-p50-us")
+		for k, name := range []string{"echo64", "profile-check", "echo-profile-size", "policy-check", "echo-policy-size"} {
+			b.ReportMetric(p50[k], name+"-p50-us")
+			b.ReportMetric(p99[k], name+"-p99-us")
+		}
+		b.ReportMetric(p50[1]/p50[2], "profile/same-size-echo-p50")
+		b.ReportMetric(p50[3]/p50[4], "policy/same-size-echo-p50")
+		b.ReportMetric(p50[1]/p50[0], "profile/echo64-p50")
+		b.ReportMetric(p50[3]/p50[0], "policy/echo64-p50")
 	}
 }
