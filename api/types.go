@@ -216,3 +216,17 @@ type PluginComponent struct {
 	Description string         `json:"description"`
 	Schema      map[string]any `json:"schema"`
 }
+
+// Set is a definition set and the objects it owns.
+type Set struct {
+	Name    string      `json:"name"`
+	Objects []SetObject `json:"objects"`
+}
+
+// SetObject is one object a definition set owns, by the name it gives it.
+type SetObject struct {
+	Set  string `json:"set"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	ID   string `json:"id"`
+}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/agent"
+	examples "github.com/grovehq/grove/examples/hcl"
+	"github.com/grovehq/grove/hcl"
 	"github.com/grovehq/grove/plugins/builtin"
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -145,8 +147,8 @@ func runDemoHTTP(ctx context.Context, env *Env, _ []string) error {
 }
 
 // runQuickstart runs Grove's main job on the embedded default: an agent with
-// SQLite and the built-in plugins, a local.process profile and a 3-node
-// cluster whose nodes answer HTTP.
+// SQLite and the built-in plugins, and the examples/hcl/quickstart definition
+// applied to it (a local.process cluster whose nodes answer HTTP).
 func runQuickstart(ctx context.Context, env *Env, args []string) error {
 	g := &globals{}
 	fs := flagSet("quickstart", g)
@@ -164,32 +166,36 @@ func runQuickstart(ctx context.Context, env *Env, args []string) error {
 	}
 	defer a.Close()
 	c := api.NewClient(a.Addr)
-	exe, err := os.Executable()
+	fmt.Fprintf(env.Stdout, "Grove agent running at %s (data in %s).\n", a.Addr, *dataDir)
+
+	srcs := map[string][]byte{}
+	entries, _ := examples.Quickstart.ReadDir("quickstart")
+	for _, e := range entries {
+		b, err := examples.Quickstart.ReadFile("quickstart/" + e.Name())
+		if err != nil {
+			return err
+		}
+		srcs["examples/hcl/quickstart/"+e.Name()] = b
+	}
+	def, diags := hcl.LoadSources(srcs, hcl.Options{Vars: []string{fmt.Sprintf("nodes=%d", *size)}})
+	if !diags.HasErrors() {
+		diags = hcl.Validate(def, &hcl.AgentSchemas{Client: c})
+	}
+	if diags.HasErrors() {
+		hcl.WriteDiagnostics(env.Stderr, diags, def.Files)
+		return fmt.Errorf("the quickstart definition is not valid")
+	}
+	plan, err := hcl.MakePlan(ctx, c, def, false)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "Grove agent running at %s (data in %s).\n", a.Addr, *dataDir)
-	profile := map[string]any{"name": "quickstart-web", "spec": map[string]any{"type": "local.process", "version": "1.0",
-		"properties": map[string]any{"command": []any{exe, "demo-http"}}}}
-	if _, err := c.Do(ctx, http.MethodPost, "/v1/profiles", nil, map[string]any{"profile": profile}, nil); err != nil && !isConflict(err) {
+	fmt.Fprintln(env.Stdout, "Applying examples/hcl/quickstart:")
+	applier := &hcl.Applier{Client: c, Progress: env.Stdout, Terminal: env.Terminal}
+	if err := applier.Apply(ctx, plan, false); err != nil {
 		return err
 	}
 	cl, err := c.GetCluster(ctx, "quickstart")
-	if api.IsNotFound(err) {
-		resp, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": map[string]any{
-			"name": "quickstart", "profile_id": "quickstart-web", "desired_capacity": *size,
-			"config": map[string]any{"node.name.format": "web-$2I"}}}, nil)
-		if err != nil {
-			return err
-		}
-		if err := follow(ctx, env, c, &globals{wait: true}, resp.ActionID(), "Creating cluster quickstart"); err != nil {
-			return err
-		}
-		cl, err = c.GetCluster(ctx, "quickstart")
-		if err != nil {
-			return err
-		}
-	} else if err != nil {
+	if err != nil {
 		return err
 	}
 	nodes, err := c.ListNodes(ctx, map[string][]string{"cluster_id": {cl.ID}, "sort": {"index"}})
@@ -202,21 +208,22 @@ func runQuickstart(ctx context.Context, env *Env, args []string) error {
 		body := fetch(ctx, "http://"+addr+"/")
 		fmt.Fprintf(env.Stdout, "  %-8s %-8s http://%-22s %s\n", n.Name, n.Status, addr, body)
 	}
-	fmt.Fprintf(env.Stdout, "\nTry: curl http://%s/   or, with GROVE_ADDR=%s: grove cluster show quickstart, grove cluster resize -capacity 5 quickstart -wait\n", nodes[0].Data["address"], a.Addr)
+	if len(nodes) > 0 {
+		fmt.Fprintf(env.Stdout, "\nTry: curl http://%s/   or, with GROVE_ADDR=%s: grove cluster show quickstart, grove cluster resize -capacity 5 -wait quickstart\n", nodes[0].Data["address"], a.Addr)
+	}
 	fmt.Fprintln(env.Stdout, "Press Ctrl-C to stop.")
 	<-ctx.Done()
 	if *keep {
 		return nil
 	}
-	fmt.Fprintln(env.Stdout, "\nDeleting the quickstart cluster...")
+	fmt.Fprintln(env.Stdout, "\nDestroying the quickstart definition set...")
 	stop, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	resp, err := c.Do(stop, http.MethodDelete, "/v1/clusters/quickstart", nil, nil, nil)
+	plan, err = hcl.MakePlan(stop, c, def, true)
 	if err != nil {
 		return err
 	}
-	_, err = c.WaitAction(stop, resp.ActionID(), nil)
-	return err
+	return (&hcl.Applier{Client: c}).Apply(stop, plan, false)
 }
 
 func isConflict(err error) bool {

@@ -24,10 +24,13 @@ var Version = "0.1.0-dev"
 
 // Env is what a command may touch; tests swap the writers.
 type Env struct {
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	// Terminal is true when Stderr is a terminal (progress is redrawn).
 	Terminal bool
+	// Interactive is true when Stdin is a terminal (questions may be asked).
+	Interactive bool
 }
 
 type command struct {
@@ -51,6 +54,11 @@ func commands() map[string]command {
 			return nil
 		}},
 		"demo-http": {"Serve a small HTTP page on $GROVE_NODE_PORT (used by the quick start's nodes).", runDemoHTTP},
+		"validate":  {"Check HCL service definitions: syntax, references, settings and plugin schemas.", runValidate},
+		"plan":      {"Show what applying HCL service definitions would change on the agent.", runPlan},
+		"apply":     {"Apply HCL service definitions (or a saved plan) to the agent.", runApply},
+		"destroy":   {"Destroy everything a definition set owns.", runDestroy},
+		"fmt":       {"Rewrite HCL service definitions in the canonical format.", runFmt},
 	}
 }
 
@@ -59,7 +67,7 @@ func Main(args []string) int {
 	if len(args) > 0 && args[0] == process.WrapCommand {
 		return process.RunWrapper(args[1:])
 	}
-	env := &Env{Stdout: os.Stdout, Stderr: os.Stderr, Terminal: isTerminal(os.Stderr)}
+	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Terminal: isTerminal(os.Stderr), Interactive: isTerminal(os.Stdin)}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return Run(ctx, env, args)
@@ -84,6 +92,13 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	if err := cmd.run(ctx, env, args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
+		}
+		var ee exitError
+		if errors.As(err, &ee) {
+			if ee.msg != "" {
+				fmt.Fprintf(env.Stderr, "Error: %s\n", ee.msg)
+			}
+			return ee.code
 		}
 		var ue usageError
 		if errors.As(err, &ue) {
@@ -152,11 +167,6 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // kv parses KEY=VALUE pairs.

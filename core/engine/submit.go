@@ -395,6 +395,9 @@ func (e *Engine) CreateCluster(ctx context.Context, c Caller, req ClusterCreate)
 	if err := nonNegative("timeout", req.Timeout, 0); err != nil {
 		return nil, nil, err
 	}
+	if err := validateSettings(req.Config); err != nil {
+		return nil, nil, err
+	}
 	profile, err := e.store.FindProfile(ctx, c.Project, req.Profile)
 	if err != nil {
 		return nil, nil, bodyRef("profile_id", err)
@@ -457,6 +460,14 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 		inputs["metadata"] = req.Metadata
 	}
 	if req.Config != nil {
+		merged := maps.Clone(cl.Config)
+		if merged == nil {
+			merged = map[string]any{}
+		}
+		maps.Copy(merged, req.Config)
+		if err := validateSettings(merged); err != nil {
+			return nil, nil, err
+		}
 		inputs["config"] = req.Config
 	}
 	if req.Timeout != nil {

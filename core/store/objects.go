@@ -78,6 +78,9 @@ func (s *SQL) UpdateProfile(ctx context.Context, p *model.Profile) error {
 
 // DeleteProfile implements Store.
 func (s *SQL) DeleteProfile(ctx context.Context, id string) error {
+	if err := s.DeleteSetObject(ctx, "profile", id); err != nil {
+		return err
+	}
 	_, err := s.exec(ctx, "DELETE FROM profiles WHERE id = ?", id)
 	return err
 }
@@ -153,6 +156,9 @@ func (s *SQL) UpdatePolicy(ctx context.Context, p *model.Policy) error {
 
 // DeletePolicy implements Store.
 func (s *SQL) DeletePolicy(ctx context.Context, id string) error {
+	if err := s.DeleteSetObject(ctx, "policy", id); err != nil {
+		return err
+	}
 	_, err := s.exec(ctx, "DELETE FROM policies WHERE id = ?", id)
 	return err
 }
@@ -232,6 +238,9 @@ func (s *SQL) UpdateCluster(ctx context.Context, c *model.Cluster) error {
 
 // DeleteCluster implements Store.
 func (s *SQL) DeleteCluster(ctx context.Context, id string) error {
+	if err := s.DeleteSetObject(ctx, "cluster", id); err != nil {
+		return err
+	}
 	if _, err := s.exec(ctx, "DELETE FROM bindings WHERE cluster_id = ?", id); err != nil {
 		return err
 	}

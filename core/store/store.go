@@ -159,4 +159,9 @@ type Store interface {
 	ReleaseClusterLock(ctx context.Context, clusterID, actionID string) error
 	AcquireNodeLock(ctx context.Context, nodeID, actionID string) (bool, error)
 	ReleaseNodeLock(ctx context.Context, nodeID, actionID string) error
+
+	SetObjects(ctx context.Context, set string) ([]SetObject, error)
+	OwnerOf(ctx context.Context, kind, id string) (*SetObject, error)
+	PutSetObject(ctx context.Context, o SetObject) error
+	DeleteSetObject(ctx context.Context, kind, id string) error
 }

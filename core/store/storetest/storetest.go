@@ -30,6 +30,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Locks", testLocks},
 		{"BindingsAndEvents", testBindingsEvents},
 		{"TransactionRollback", testTx},
+		{"DefinitionSets", testSets},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -375,5 +376,33 @@ func testTx(t *testing.T, s store.Store) {
 	}
 	if _, err := s.GetProfile(ctx, p.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Error("a failed transaction wrote its profile")
+	}
+}
+
+func testSets(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "owned", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, c))
+	must(t, s.PutSetObject(ctx, store.SetObject{Set: "web", Kind: "cluster", Name: "front", ID: c.ID}))
+	must(t, s.PutSetObject(ctx, store.SetObject{Set: "web", Kind: "profile", Name: "p", ID: "pid"}))
+	objs, err := s.SetObjects(ctx, "web")
+	must(t, err)
+	if len(objs) != 2 || objs[0].Kind != "cluster" || objs[0].Name != "front" {
+		t.Fatalf("set objects: %+v", objs)
+	}
+	o, err := s.OwnerOf(ctx, "cluster", c.ID)
+	if err != nil || o == nil || o.Set != "web" {
+		t.Fatalf("owner: %+v %v", o, err)
+	}
+	must(t, s.PutSetObject(ctx, store.SetObject{Set: "other", Kind: "cluster", Name: "front", ID: c.ID}))
+	if o, _ := s.OwnerOf(ctx, "cluster", c.ID); o.Set != "other" {
+		t.Fatalf("an object has one owner: %+v", o)
+	}
+	must(t, s.DeleteCluster(ctx, c.ID))
+	if o, _ := s.OwnerOf(ctx, "cluster", c.ID); o != nil {
+		t.Fatalf("deleting an object forgets its owner: %+v", o)
+	}
+	if none, _ := s.OwnerOf(ctx, "policy", "nope"); none != nil {
+		t.Fatal("unowned objects have no owner")
 	}
 }

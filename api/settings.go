@@ -1,0 +1,199 @@
+package api
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Orchestration settings travel in a cluster's config under these keys, so
+// Senlin clients carry them unchanged and the engine reads them from one
+// place.
+const (
+	ConfigPlacement    = "grove.placement"
+	ConfigAffinity     = "grove.affinity"
+	ConfigRestart      = "grove.restart"
+	ConfigUpdate       = "grove.update"
+	ConfigDependencies = "grove.dependencies"
+)
+
+// Value sets of the orchestration settings (OpenSVC placement, SwarmKit
+// restart and update, SMF dependencies).
+var (
+	PlacementPolicies = []string{"nodes order", "load avg", "spread", "score", "shift", "none"}
+	RestartConditions = []string{"none", "on-failure", "any"}
+	FailureActions    = []string{"pause", "continue", "rollback"}
+	UpdateOrders      = []string{"stop-first", "start-first"}
+	Groupings         = []string{"require_all", "require_any", "optional_all", "exclude_all"}
+	RestartOn         = []string{"none", "error", "restart", "refresh"}
+)
+
+// FieldError names a setting and the rule it breaks.
+type FieldError struct {
+	Field string
+	Rule  string
+}
+
+func (e FieldError) Error() string { return e.Field + ": " + e.Rule }
+
+// ValidateSettings checks the orchestration settings in a cluster config and
+// returns every violation. Unknown grove.* keys are violations too.
+func ValidateSettings(config map[string]any) []FieldError {
+	var errs []FieldError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, FieldError{Field: field, Rule: fmt.Sprintf(format, args...)})
+	}
+	for k := range config {
+		if strings.HasPrefix(k, "grove.") && !slices.Contains([]string{ConfigPlacement, ConfigAffinity, ConfigRestart, ConfigUpdate, ConfigDependencies}, k) {
+			add("config."+k, "is not a Grove setting; known settings are %s, %s, %s, %s and %s.", ConfigPlacement, ConfigAffinity, ConfigRestart, ConfigUpdate, ConfigDependencies)
+		}
+	}
+	obj := func(key string) (map[string]any, bool) {
+		v, ok := config[key]
+		if !ok || v == nil {
+			return nil, false
+		}
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			add("config."+key, "must be an object.")
+			return nil, false
+		}
+		return m, true
+	}
+	oneOf := func(field string, v any, allowed []string) {
+		s, ok := v.(string)
+		if !ok || !slices.Contains(allowed, s) {
+			add(field, "%v is not one of %s.", quote(v), strings.Join(quoteAll(allowed), ", "))
+		}
+	}
+	duration := func(field string, v any) {
+		s, ok := v.(string)
+		if !ok {
+			add(field, "must be a duration such as \"5s\" or \"1m\".")
+			return
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			add(field, "%q is not a non-negative duration such as \"5s\" or \"1m\".", s)
+		}
+	}
+	intAtLeast := func(field string, v any, min float64) {
+		f, ok := v.(float64)
+		if !ok || f != float64(int64(f)) || f < min {
+			add(field, "must be an integer of at least %v, got %v.", min, quote(v))
+		}
+	}
+	strList := func(field string, v any) {
+		items, ok := v.([]any)
+		if !ok {
+			add(field, "must be a list of names.")
+			return
+		}
+		for i, it := range items {
+			if s, ok := it.(string); !ok || s == "" {
+				add(fmt.Sprintf("%s[%d]", field, i), "must be a name.")
+			}
+		}
+	}
+	only := func(prefix string, m map[string]any, keys ...string) {
+		for k := range m {
+			if !slices.Contains(keys, k) {
+				add(prefix+"."+k, "is not a setting here; use %s.", strings.Join(keys, ", "))
+			}
+		}
+	}
+	if p, ok := obj(ConfigPlacement); ok {
+		only("placement", p, "policy", "hosts")
+		if v, ok := p["policy"]; ok {
+			oneOf("placement.policy", v, PlacementPolicies)
+		}
+		if v, ok := p["hosts"]; ok {
+			strList("placement.hosts", v)
+		}
+	}
+	if a, ok := obj(ConfigAffinity); ok {
+		only("affinity", a, "hard_affinity", "hard_anti_affinity", "soft_affinity", "soft_anti_affinity")
+		for k, v := range a {
+			strList(k, v)
+		}
+	}
+	if r, ok := obj(ConfigRestart); ok {
+		only("restart", r, "condition", "delay", "max_attempts", "window")
+		if v, ok := r["condition"]; ok {
+			oneOf("restart.condition", v, RestartConditions)
+		}
+		if v, ok := r["delay"]; ok {
+			duration("restart.delay", v)
+		}
+		if v, ok := r["max_attempts"]; ok {
+			intAtLeast("restart.max_attempts", v, 0)
+		}
+		if v, ok := r["window"]; ok {
+			duration("restart.window", v)
+		}
+	}
+	if u, ok := obj(ConfigUpdate); ok {
+		only("update", u, "parallelism", "delay", "failure_action", "monitor", "max_failure_ratio", "order")
+		if v, ok := u["parallelism"]; ok {
+			intAtLeast("update.parallelism", v, 0)
+		}
+		for _, k := range []string{"delay", "monitor"} {
+			if v, ok := u[k]; ok {
+				duration("update."+k, v)
+			}
+		}
+		if v, ok := u["failure_action"]; ok {
+			oneOf("update.failure_action", v, FailureActions)
+		}
+		if v, ok := u["max_failure_ratio"]; ok {
+			if f, ok := v.(float64); !ok || f < 0 || f > 1 {
+				add("update.max_failure_ratio", "must be a number from 0 to 1, got %v.", quote(v))
+			}
+		}
+		if v, ok := u["order"]; ok {
+			oneOf("update.order", v, UpdateOrders)
+		}
+	}
+	if d, ok := obj(ConfigDependencies); ok {
+		for name, v := range d {
+			dep, isMap := v.(map[string]any)
+			field := "dependency." + name
+			if !isMap {
+				add(field, "must be an object with grouping, restart_on and clusters.")
+				continue
+			}
+			only(field, dep, "grouping", "restart_on", "clusters")
+			if g, ok := dep["grouping"]; ok {
+				oneOf(field+".grouping", g, Groupings)
+			} else {
+				add(field+".grouping", "is required.")
+			}
+			if r, ok := dep["restart_on"]; ok {
+				oneOf(field+".restart_on", r, RestartOn)
+			}
+			if c, ok := dep["clusters"]; ok {
+				strList(field+".clusters", c)
+			} else {
+				add(field+".clusters", "is required.")
+			}
+		}
+	}
+	slices.SortFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+	return errs
+}
+
+func quote(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprint(v)
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}

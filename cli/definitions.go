@@ -1,0 +1,327 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclwrite"
+
+	"github.com/grovehq/grove/hcl"
+	"github.com/grovehq/grove/plugins/builtin"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+// exitError ends a command with a chosen exit code.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e exitError) Error() string { return e.msg }
+
+type defFlags struct {
+	globals
+	vars, varFiles multiFlag
+	set            string
+}
+
+func (d *defFlags) register(name string) *flag.FlagSet {
+	fs := flagSet(name, &d.globals)
+	fs.Var(&d.vars, "var", "set a variable: NAME=VALUE (repeatable)")
+	fs.Var(&d.varFiles, "var-file", "read variables from an HCL file (repeatable)")
+	fs.StringVar(&d.set, "set", "", "definition set name (default: a grove { set = ... } block, or the directory's name)")
+	return fs
+}
+
+// load reads and evaluates a definition, printing diagnostics.
+func (d *defFlags) load(env *Env, path string) (*hcl.Definition, error) {
+	def, diags := hcl.Load(path, hcl.Options{Vars: d.vars, VarFiles: d.varFiles, Set: d.set})
+	if diags.HasErrors() {
+		files := map[string]*hclv2.File{}
+		if def != nil {
+			files = def.Files
+		}
+		hcl.WriteDiagnostics(env.Stderr, diags, files)
+		return nil, exitError{1, fmt.Sprintf("the definition in %s is not valid (%d errors)", path, errCount(diags))}
+	}
+	return def, nil
+}
+
+func errCount(diags hclv2.Diagnostics) int {
+	n := 0
+	for _, d := range diags {
+		if d.Severity == hclv2.DiagError {
+			n++
+		}
+	}
+	return n
+}
+
+// schemas picks where schemas come from: the agent when it answers, else the
+// built-in plugin's description (third-party types then need an agent).
+func (d *defFlags) schemas(ctx context.Context, env *Env) (hcl.SchemaSource, bool) {
+	c := d.client()
+	probe, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.Do(probe, http.MethodGet, "/v1/build-info", nil, nil, nil); err == nil {
+		return &hcl.AgentSchemas{Client: c}, true
+	}
+	desc, _ := sdk.DescriptionToJSON(builtin.Plugin(Version).Describe())
+	return &hcl.DescribedSchemas{Components: desc.Components}, false
+}
+
+func (d *defFlags) validate(ctx context.Context, env *Env, def *hcl.Definition) error {
+	src, online := d.schemas(ctx, env)
+	diags := hcl.Validate(def, src)
+	if diags.HasErrors() {
+		hcl.WriteDiagnostics(env.Stderr, diags, def.Files)
+		return exitError{1, fmt.Sprintf("the definition is not valid (%d errors)", errCount(diags))}
+	}
+	if !online {
+		fmt.Fprintf(env.Stderr, "Note: no agent answered at %s; properties were checked against the built-in plugins' schemas only.\n", d.client().Address)
+	}
+	return nil
+}
+
+func pathArg(pos []string) (string, error) {
+	switch len(pos) {
+	case 0:
+		return ".", nil
+	case 1:
+		return pos[0], nil
+	}
+	return "", usagef("give one file or directory")
+}
+
+func runValidate(ctx context.Context, env *Env, args []string) error {
+	d := &defFlags{}
+	fs := d.register("validate")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	path, err := pathArg(pos)
+	if err != nil {
+		return err
+	}
+	def, err := d.load(env, path)
+	if err != nil {
+		return err
+	}
+	if err := d.validate(ctx, env, def); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "The definition set %q is valid: %d profiles, %d policies, %d clusters.\n", def.Set, len(def.Profiles), len(def.Policies), len(def.Clusters))
+	return nil
+}
+
+func (d *defFlags) plan(ctx context.Context, env *Env, path string, destroy bool) (*hcl.Definition, *hcl.Plan, error) {
+	def, err := d.load(env, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !destroy {
+		if err := d.validate(ctx, env, def); err != nil {
+			return nil, nil, err
+		}
+	}
+	plan, err := hcl.MakePlan(ctx, d.client(), def, destroy)
+	if err != nil {
+		return nil, nil, err
+	}
+	return def, plan, nil
+}
+
+func runPlan(ctx context.Context, env *Env, args []string) error {
+	d := &defFlags{}
+	fs := d.register("plan")
+	out := fs.String("out", "", "save the plan to FILE for `grove apply FILE`")
+	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 2 with changes, 1 on error")
+	destroy := fs.Bool("destroy", false, "plan the destruction of everything the set owns")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	path, err := pathArg(pos)
+	if err != nil {
+		return err
+	}
+	_, plan, err := d.plan(ctx, env, path, *destroy)
+	if err != nil {
+		return err
+	}
+	if d.json {
+		printJSON(env.Stdout, plan)
+	} else {
+		plan.Render(env.Stdout)
+	}
+	if *out != "" {
+		b, _ := json.MarshalIndent(plan, "", "  ")
+		if err := os.WriteFile(*out, b, 0o600); err != nil {
+			return fmt.Errorf("save the plan: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "\nSaved the plan to %s. Apply exactly it with: grove apply %s\n", *out, *out)
+	}
+	if *detailed && !plan.Empty() {
+		return exitError{2, ""}
+	}
+	return nil
+}
+
+// confirm asks on a terminal; without one, -auto-approve is required.
+func confirm(env *Env, auto bool, question string) error {
+	if auto {
+		return nil
+	}
+	if !env.Interactive {
+		return usagef("not running on a terminal: pass -auto-approve to %s without a question", question)
+	}
+	fmt.Fprintf(env.Stdout, "\nDo you want to %s?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", question)
+	line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
+	if strings.TrimSpace(line) != "yes" {
+		return exitError{1, "cancelled: nothing was changed"}
+	}
+	return nil
+}
+
+func runApply(ctx context.Context, env *Env, args []string) error {
+	d := &defFlags{}
+	fs := d.register("apply")
+	auto := fs.Bool("auto-approve", false, "apply without asking")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	path, err := pathArg(pos)
+	if err != nil {
+		return err
+	}
+	var plan *hcl.Plan
+	saved := false
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && !strings.HasSuffix(path, ".hcl") {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		plan = &hcl.Plan{}
+		if err := json.Unmarshal(b, plan); err != nil || plan.Version != 1 || plan.Desired == nil {
+			return fmt.Errorf("%s is not a plan saved by `grove plan -out`", path)
+		}
+		saved = true
+		*auto = true // a saved plan was reviewed when it was made
+	} else {
+		_, plan, err = d.plan(ctx, env, path, false)
+		if err != nil {
+			return err
+		}
+	}
+	return applyPlan(ctx, env, d, plan, saved, *auto, "apply these changes")
+}
+
+func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved, auto bool, question string) error {
+	if !saved {
+		plan.Render(env.Stdout)
+		if plan.Empty() {
+			return nil
+		}
+		if err := confirm(env, auto, question); err != nil {
+			return err
+		}
+	}
+	a := &hcl.Applier{Client: d.client(), Progress: env.Stdout, Terminal: env.Terminal}
+	if err := a.Apply(ctx, plan, saved); err != nil {
+		if errors.Is(err, hcl.ErrStalePlan) {
+			return exitError{1, err.Error()}
+		}
+		return err
+	}
+	counts := map[string]int{}
+	for _, c := range plan.Changes {
+		counts[c.Action]++
+	}
+	fmt.Fprintf(env.Stdout, "\nApply complete! Resources: %d added, %d changed, %d replaced, %d destroyed.\n",
+		counts[hcl.Create], counts[hcl.Update], counts[hcl.Replace], counts[hcl.Delete])
+	return nil
+}
+
+func runDestroy(ctx context.Context, env *Env, args []string) error {
+	d := &defFlags{}
+	fs := d.register("destroy")
+	auto := fs.Bool("auto-approve", false, "destroy without asking")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	path, err := pathArg(pos)
+	if err != nil {
+		return err
+	}
+	_, plan, err := d.plan(ctx, env, path, true)
+	if err != nil {
+		return err
+	}
+	return applyPlan(ctx, env, d, plan, false, *auto, "destroy everything definition set "+fmt.Sprintf("%q", plan.Set)+" owns")
+}
+
+func runFmt(_ context.Context, env *Env, args []string) error {
+	g := &globals{}
+	fs := flagSet("fmt", g)
+	check := fs.Bool("check", false, "list files that are not formatted and exit 3, changing nothing")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		pos = []string{"."}
+	}
+	var files []string
+	for _, p := range pos {
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		matches, _ := filepath.Glob(filepath.Join(p, "*.hcl"))
+		files = append(files, matches...)
+	}
+	var unformatted []string
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		if _, diags := hclwrite.ParseConfig(src, f, hclv2.InitialPos); diags.HasErrors() {
+			hcl.WriteDiagnostics(env.Stderr, diags, nil)
+			return exitError{1, f + " has syntax errors; fix them before formatting"}
+		}
+		out := hclwrite.Format(src)
+		if bytes.Equal(out, src) {
+			continue
+		}
+		unformatted = append(unformatted, f)
+		if !*check {
+			if err := os.WriteFile(f, out, 0o644); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintln(env.Stdout, f)
+	}
+	if *check && len(unformatted) > 0 {
+		return exitError{3, ""}
+	}
+	return nil
+}

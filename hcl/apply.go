@@ -1,0 +1,308 @@
+package hcl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/grovehq/grove/api"
+)
+
+// ErrStalePlan is returned when a saved plan no longer matches the agent.
+var ErrStalePlan = errors.New("the saved plan is stale")
+
+// Applier carries out plans through the API.
+type Applier struct {
+	Client *api.Client
+	// Progress receives a line per step and the actions' progress.
+	Progress io.Writer
+	// Terminal redraws action progress in place.
+	Terminal bool
+}
+
+// Apply runs a plan: profiles and policies first, clusters in dependency
+// order, deletions last (clusters before what they use). It waits for each
+// action and stops at the first failure with the action's reason. A plan
+// read from a file is refused when the agent changed since it was made.
+func (a *Applier) Apply(ctx context.Context, plan *Plan, saved bool) error {
+	if saved {
+		r, err := fetch(ctx, a.Client, plan.Set)
+		if err != nil {
+			return err
+		}
+		for _, ref := range plan.Desired.Order {
+			name := plan.Desired.agentName(ref)
+			if !ownsName(r, ref, name) {
+				if err := r.load(ctx, a.Client, ref.Kind, name); err != nil {
+					return err
+				}
+			}
+		}
+		if r.fingerprint() != plan.Fingerprint {
+			return fmt.Errorf("%w: the objects of definition set %q changed on the agent since the plan was made; run plan again", ErrStalePlan, plan.Set)
+		}
+	}
+	ids := map[Ref]string{} // agent ids of what the desired state uses
+	for _, step := range plan.Changes {
+		if step.Action == Delete || step.Ref.Kind == "cluster" {
+			continue
+		}
+		if err := a.spec(ctx, plan, step, ids); err != nil {
+			return err
+		}
+	}
+	for _, step := range plan.Changes {
+		if step.Ref.Kind != "cluster" || step.Action == Delete {
+			continue
+		}
+		if err := a.cluster(ctx, plan, step); err != nil {
+			return err
+		}
+	}
+	for _, step := range plan.Changes {
+		if step.Action == Replace && step.Ref.Kind != "cluster" {
+			if err := a.delete(ctx, plan.Set, Change{Action: Delete, Ref: step.Ref, ID: step.ID, Name: step.Old}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, step := range plan.Changes {
+		if step.Action == Delete {
+			if err := a.delete(ctx, plan.Set, step); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (a *Applier) say(format string, args ...any) {
+	if a.Progress != nil {
+		fmt.Fprintf(a.Progress, format+"\n", args...)
+	}
+}
+
+func (a *Applier) claim(ctx context.Context, set string, ref Ref, id string) error {
+	_, err := a.Client.Do(ctx, http.MethodPut, "/v1/sets/"+url.PathEscape(set)+"/objects/"+ref.Kind+"/"+url.PathEscape(id), nil,
+		map[string]any{"object": map[string]any{"name": ref.Name}}, nil)
+	if err != nil {
+		return fmt.Errorf("record that set %q owns %s: %w", set, ref, err)
+	}
+	return nil
+}
+
+// spec creates (or adopts) a profile or policy, or updates its metadata.
+func (a *Applier) spec(ctx context.Context, plan *Plan, step Change, ids map[Ref]string) error {
+	name := plan.Desired.agentName(step.Ref)
+	if step.Action == Update {
+		a.say("%s: updating metadata", step.Ref)
+		_, err := a.Client.Do(ctx, http.MethodPatch, "/v1/profiles/"+url.PathEscape(step.ID), nil,
+			map[string]any{"profile": map[string]any{"metadata": plan.Desired.Profiles[step.Ref.Name].Metadata}}, nil)
+		return err
+	}
+	body := map[string]any{"name": name}
+	coll := "profiles"
+	switch step.Ref.Kind {
+	case "profile":
+		p := plan.Desired.Profiles[step.Ref.Name]
+		body["spec"] = map[string]any{"type": p.Type, "version": p.Version, "properties": p.Properties}
+		if p.Metadata != nil {
+			body["metadata"] = p.Metadata
+		}
+	case "policy":
+		coll = "policies"
+		p := plan.Desired.Policies[step.Ref.Name]
+		body["spec"] = map[string]any{"type": p.Type, "version": p.Version, "properties": p.Properties}
+	}
+	a.say("%s: creating %s", step.Ref, name)
+	var out map[string]struct {
+		ID string `json:"id"`
+	}
+	_, err := a.Client.Do(ctx, http.MethodPost, "/v1/"+coll, nil, map[string]any{step.Ref.Kind: body}, &out)
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
+		// The same content already exists unowned (an earlier apply stopped
+		// before recording it): adopt it.
+		var existing map[string]struct {
+			ID string `json:"id"`
+		}
+		if _, gerr := a.Client.Do(ctx, http.MethodGet, "/v1/"+coll+"/"+url.PathEscape(name), nil, nil, &existing); gerr != nil {
+			return fmt.Errorf("create %s: %w", step.Ref, err)
+		}
+		out, err = existing, nil
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", step.Ref, err)
+	}
+	ids[step.Ref] = out[step.Ref.Kind].ID
+	return a.claim(ctx, plan.Set, step.Ref, ids[step.Ref])
+}
+
+func (a *Applier) wait(ctx context.Context, what string, r *api.Response) error {
+	id := r.ActionID()
+	if id == "" {
+		return nil
+	}
+	act, err := a.Client.WaitAction(ctx, id, func(act *api.Action) {
+		if a.Progress == nil {
+			return
+		}
+		if a.Terminal {
+			fmt.Fprintf(a.Progress, "\r\033[K  %s: %s %s", what, act.Status, act.StatusReason)
+		}
+	})
+	if a.Terminal && a.Progress != nil {
+		fmt.Fprintln(a.Progress)
+	}
+	if err != nil {
+		if act != nil {
+			return fmt.Errorf("%s failed: %s", what, act.StatusReason)
+		}
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	a.say("  %s: done (%s)", what, act.StatusReason)
+	return nil
+}
+
+func (a *Applier) clusterAction(ctx context.Context, cluster, action string, params map[string]any, what string) error {
+	r, err := a.Client.Do(ctx, http.MethodPost, "/v1/clusters/"+url.PathEscape(cluster)+"/actions", nil, map[string]any{action: params}, nil)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return a.wait(ctx, what, r)
+}
+
+func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
+	d := plan.Desired.Clusters[step.Ref.Name]
+	profile := plan.Desired.agentName(Ref{Kind: "profile", Name: d.Profile})
+	if step.Action == Replace {
+		if err := a.delete(ctx, plan.Set, Change{Action: Delete, Ref: step.Ref, ID: step.ID, Name: step.Ref.Name}); err != nil {
+			return err
+		}
+	}
+	if step.Action == Create || step.Action == Replace {
+		body := map[string]any{"name": d.Name, "profile_id": profile}
+		for k, v := range map[string]*int{"desired_capacity": d.DesiredCapacity, "min_size": d.MinSize, "max_size": d.MaxSize, "timeout": d.Timeout} {
+			if v != nil {
+				body[k] = *v
+			}
+		}
+		if d.Metadata != nil {
+			body["metadata"] = d.Metadata
+		}
+		if len(d.Config) > 0 {
+			body["config"] = d.Config
+		}
+		a.say("%s: creating", step.Ref)
+		var out struct {
+			Cluster api.Cluster `json:"cluster"`
+		}
+		r, err := a.Client.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": body}, &out)
+		if err != nil {
+			return fmt.Errorf("create %s: %w", step.Ref, err)
+		}
+		if err := a.claim(ctx, plan.Set, step.Ref, out.Cluster.ID); err != nil {
+			return err
+		}
+		if err := a.wait(ctx, "create "+step.Ref.String(), r); err != nil {
+			return err
+		}
+		for _, b := range d.Bindings {
+			name := plan.Desired.agentName(Ref{Kind: "policy", Name: b.Policy})
+			params := map[string]any{"policy_id": name, "enabled": b.Enabled}
+			if b.Priority != nil {
+				params["priority"] = *b.Priority
+			}
+			if err := a.clusterAction(ctx, d.Name, "policy_attach", params, "attach policy."+b.Policy+" to "+step.Ref.String()); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// Update in place: one PATCH for the cluster's fields, then bindings.
+	patch := map[string]any{}
+	config := map[string]any{}
+	var bindings []FieldChange
+	for _, f := range step.Fields {
+		switch {
+		case f.Path == "profile":
+			patch["profile_id"] = f.New
+		case f.Path == "metadata":
+			patch["metadata"] = f.New
+		case strings.HasPrefix(f.Path, "config."):
+			config[strings.TrimPrefix(f.Path, "config.")] = f.New
+		case strings.HasPrefix(f.Path, "binding."):
+			bindings = append(bindings, f)
+		default:
+			patch[f.Path] = f.New
+		}
+	}
+	if len(config) > 0 {
+		patch["config"] = config
+	}
+	if len(patch) > 0 {
+		a.say("%s: updating %s", step.Ref, strings.Join(fieldPaths(step.Fields), ", "))
+		r, err := a.Client.Do(ctx, http.MethodPatch, "/v1/clusters/"+url.PathEscape(step.ID), nil, map[string]any{"cluster": patch}, nil)
+		if err != nil {
+			return fmt.Errorf("update %s: %w", step.Ref, err)
+		}
+		if err := a.wait(ctx, "update "+step.Ref.String(), r); err != nil {
+			return err
+		}
+	}
+	// Detach first: a replaced policy's successor has the same type, and a
+	// cluster takes one policy of a type.
+	for _, f := range bindings {
+		if f.New == nil {
+			name := strings.TrimPrefix(f.Path, "binding.")
+			if err := a.clusterAction(ctx, step.ID, "policy_detach", map[string]any{"policy_id": name}, "detach "+name+" from "+step.Ref.String()); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range bindings {
+		if f.New == nil {
+			continue
+		}
+		name := strings.TrimPrefix(f.Path, "binding.")
+		params := map[string]any{"policy_id": name}
+		for k, v := range f.New.(map[string]any) {
+			params[k] = v
+		}
+		action := "policy_update"
+		if f.Old == nil {
+			action = "policy_attach"
+		}
+		if err := a.clusterAction(ctx, step.ID, action, params, strings.ReplaceAll(action, "_", " ")+" "+name+" on "+step.Ref.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fieldPaths(fs []FieldChange) []string {
+	var out []string
+	for _, f := range fs {
+		if !strings.HasPrefix(f.Path, "binding.") {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+func (a *Applier) delete(ctx context.Context, set string, step Change) error {
+	coll := map[string]string{"profile": "profiles", "policy": "policies", "cluster": "clusters"}[step.Ref.Kind]
+	a.say("%s: destroying %s", step.Ref, step.Name)
+	r, err := a.Client.Do(ctx, http.MethodDelete, "/v1/"+coll+"/"+url.PathEscape(step.ID), nil, nil, nil)
+	if api.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("destroy %s: %w", step.Ref, err)
+	}
+	return a.wait(ctx, "destroy "+step.Ref.String(), r)
+}

@@ -1,0 +1,182 @@
+// Package hcl is Grove's service-definition language: HCL files declaring
+// profiles, policies and clusters, with variables, locals, functions and
+// references between blocks. It loads and validates a definition set, plans
+// it against what an agent holds, and applies the plan through the API.
+package hcl
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	hclv2 "github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclparse"
+)
+
+// Definition is a loaded and evaluated definition set.
+type Definition struct {
+	// Set names the definition set; the agent records which set owns which
+	// object. It defaults to the directory's (or file's) base name.
+	Set      string
+	Profiles map[string]*Profile
+	Policies map[string]*Policy
+	Clusters map[string]*Cluster
+	// Order lists every block so that each comes after what it references.
+	Order []Ref
+	// Files are the parsed sources, for diagnostics.
+	Files map[string]*hclv2.File
+}
+
+// Ref names a block: kind is profile, policy or cluster.
+type Ref struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+func (r Ref) String() string { return r.Kind + "." + r.Name }
+
+// Profile is a profile block.
+type Profile struct {
+	Name       string         `json:"name"`
+	Type       string         `json:"type"`
+	Version    string         `json:"version"`
+	Properties map[string]any `json:"properties"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	decl       blockInfo
+}
+
+// Policy is a policy block.
+type Policy struct {
+	Name       string         `json:"name"`
+	Type       string         `json:"type"`
+	Version    string         `json:"version"`
+	Properties map[string]any `json:"properties"`
+	decl       blockInfo
+}
+
+// Binding attaches a policy to a cluster.
+type Binding struct {
+	Policy   string `json:"policy"`
+	Enabled  bool   `json:"enabled"`
+	Priority *int   `json:"priority,omitempty"`
+}
+
+// Cluster is a cluster block.
+type Cluster struct {
+	Name            string         `json:"name"`
+	Profile         string         `json:"profile"`
+	DesiredCapacity *int           `json:"desired_capacity,omitempty"`
+	MinSize         *int           `json:"min_size,omitempty"`
+	MaxSize         *int           `json:"max_size,omitempty"`
+	Timeout         *int           `json:"timeout,omitempty"`
+	Metadata        map[string]any `json:"metadata,omitempty"`
+	// Config holds the user's config and the orchestration settings under
+	// their grove.* keys, as the API stores them.
+	Config   map[string]any `json:"config,omitempty"`
+	Bindings []Binding      `json:"bindings,omitempty"`
+	decl     blockInfo
+}
+
+// blockInfo keeps source ranges for diagnostics raised after decoding.
+type blockInfo struct {
+	rng   hclv2.Range
+	props hclv2.Attributes // the properties block's attributes
+	// fields maps a setting path such as "restart.condition" to its range.
+	fields map[string]hclv2.Range
+}
+
+// Options are the inputs of Load besides the files.
+type Options struct {
+	// Vars are -var NAME=VALUE assignments, in order.
+	Vars []string
+	// VarFiles are -var-file paths.
+	VarFiles []string
+	// Env is the environment for GROVE_VAR_<name> (defaults to os.Environ).
+	Env []string
+	// Set overrides the definition set's name.
+	Set string
+	// Executable is what grove_executable() returns (defaults to this binary).
+	Executable string
+}
+
+// Load parses and evaluates the .hcl files at path (a file or a directory).
+// Every problem is a diagnostic with a source range.
+func Load(path string, opts Options) (*Definition, hclv2.Diagnostics) {
+	files, err := sourceFiles(path)
+	if err != nil {
+		return nil, hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: "Cannot read the definition", Detail: err.Error()}}
+	}
+	srcs := map[string][]byte{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: "Cannot read a definition file", Detail: err.Error()}}
+		}
+		srcs[f] = b
+	}
+	set := opts.Set
+	if set == "" {
+		abs, _ := filepath.Abs(path)
+		set = filepath.Base(abs)
+		if st, err := os.Stat(path); err == nil && !st.IsDir() {
+			set = strings.TrimSuffix(set, filepath.Ext(set))
+		}
+	}
+	return loadSources(srcs, opts, set)
+}
+
+// LoadSources is Load over in-memory sources: file name to content. The set
+// is named by opts.Set, a grove block, or "default".
+func LoadSources(srcs map[string][]byte, opts Options) (*Definition, hclv2.Diagnostics) {
+	set := opts.Set
+	if set == "" {
+		set = "default"
+	}
+	return loadSources(srcs, opts, set)
+}
+
+func loadSources(srcs map[string][]byte, opts Options, set string) (*Definition, hclv2.Diagnostics) {
+	p := hclparse.NewParser()
+	var diags hclv2.Diagnostics
+	var bodies []*hclv2.File
+	names := make([]string, 0, len(srcs))
+	for n := range srcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f, ds := p.ParseHCL(srcs[n], n)
+		diags = append(diags, ds...)
+		if f != nil {
+			bodies = append(bodies, f)
+		}
+	}
+	def := &Definition{Set: set, Profiles: map[string]*Profile{}, Policies: map[string]*Policy{}, Clusters: map[string]*Cluster{}, Files: p.Files()}
+	if diags.HasErrors() {
+		return def, diags
+	}
+	e := newEvaluator(def, opts)
+	diags = append(diags, e.run(bodies)...)
+	return def, diags
+}
+
+func sourceFiles(path string) ([]string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return []string{path}, nil
+	}
+	matches, err := filepath.Glob(filepath.Join(path, "*.hcl"))
+	if err != nil {
+		return nil, err
+	}
+	if len(matches) == 0 {
+		return nil, fmt.Errorf("no .hcl files in %s", path)
+	}
+	sort.Strings(matches)
+	return matches, nil
+}
