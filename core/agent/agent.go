@@ -126,7 +126,8 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	}
 	a.Engine = engine.New(a.Store, a.Host, log.Named("engine"), engine.Config{EngineID: engineID, ClusterWorkers: cfg.Workers.Cluster,
 		NodeWorkers: cfg.Workers.Node, NodeBatch: cfg.Workers.NodeBatch, MaxNodesPerCluster: cfg.Workers.MaxNodesPerCluster,
-		Lease: time.Duration(cfg.Workers.LeaseSeconds) * time.Second})
+		Lease: time.Duration(cfg.Workers.LeaseSeconds) * time.Second, CheckInterval: checkInterval(cfg.Orchestrator.CheckInterval),
+		Retention: cfg.Orchestrator.Retention, ReapInterval: parseDuration(cfg.Orchestrator.ReapInterval)})
 	if err := a.Engine.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -181,4 +182,21 @@ func loadEngineID(dir string) (string, error) {
 		return "", fmt.Errorf("write engine id: %w", err)
 	}
 	return id, nil
+}
+
+func parseDuration(s string) time.Duration {
+	d, _ := time.ParseDuration(s)
+	return d
+}
+
+// checkInterval maps the config to the engine: unset is the default, an
+// explicit zero turns the checks off.
+func checkInterval(s string) time.Duration {
+	if s == "" {
+		return 0
+	}
+	if d := parseDuration(s); d > 0 {
+		return d
+	}
+	return -1
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/hcl/v2/hclsimple"
 )
@@ -22,7 +23,9 @@ type Config struct {
 	LogLevel   string         `hcl:"log_level,optional"`
 	Store      *StoreConfig   `hcl:"store,block"`
 	Workers    *WorkersConfig `hcl:"workers,block"`
-	Plugins    []PluginConfig `hcl:"plugin,block"`
+	// Orchestrator tunes health checks and the reaper.
+	Orchestrator *OrchestratorConfig `hcl:"orchestrator,block"`
+	Plugins      []PluginConfig      `hcl:"plugin,block"`
 	// Builtin is the command that serves the built-in plugin; tests point it
 	// at a freshly built binary. Defaults to this executable.
 	Builtin []string `hcl:"builtin_command,optional"`
@@ -43,6 +46,18 @@ type WorkersConfig struct {
 	// LeaseSeconds is how long another agent waits before taking over the
 	// actions of an agent that stopped renewing them (default 30).
 	LeaseSeconds int `hcl:"lease_seconds,optional"`
+}
+
+// OrchestratorConfig tunes the loops that keep clusters as declared.
+type OrchestratorConfig struct {
+	// CheckInterval is how often nodes are checked ("5s"; "0s" turns health
+	// checks and restarts off).
+	CheckInterval string `hcl:"check_interval,optional"`
+	// Retention is how many finished actions and events are kept per
+	// cluster and per node (default 50; -1 keeps all).
+	Retention int `hcl:"retention,optional"`
+	// ReapInterval is how often old actions and events are deleted ("1m").
+	ReapInterval string `hcl:"reap_interval,optional"`
 }
 
 // PluginConfig registers a third-party plugin binary.
@@ -98,6 +113,17 @@ func (c *Config) Validate() error {
 	}
 	if c.Workers == nil {
 		c.Workers = &WorkersConfig{}
+	}
+	if c.Orchestrator == nil {
+		c.Orchestrator = &OrchestratorConfig{}
+	}
+	for field, v := range map[string]string{"orchestrator.check_interval": c.Orchestrator.CheckInterval, "orchestrator.reap_interval": c.Orchestrator.ReapInterval} {
+		if v == "" {
+			continue
+		}
+		if d, err := time.ParseDuration(v); err != nil || d < 0 {
+			return fmt.Errorf("%s must be a duration such as \"5s\", got %q", field, v)
+		}
 	}
 	for _, p := range c.Plugins {
 		if len(p.SHA256) != 64 {

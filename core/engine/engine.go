@@ -49,6 +49,14 @@ type Config struct {
 	MaxNodesPerCluster int
 	// DefaultTimeout is the default action timeout in seconds (default 3600).
 	DefaultTimeout int
+	// CheckInterval is how often every cluster's nodes are checked; a
+	// negative value turns health checks off (default 5s).
+	CheckInterval time.Duration
+	// Retention is how many finished actions and events are kept per
+	// cluster and per node; negative keeps everything (default 50).
+	Retention int
+	// ReapInterval is how often the reaper runs (default 1m).
+	ReapInterval time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -78,6 +86,15 @@ func (c *Config) defaults() {
 	if c.DefaultTimeout <= 0 {
 		c.DefaultTimeout = 3600
 	}
+	if c.CheckInterval == 0 {
+		c.CheckInterval = 5 * time.Second
+	}
+	if c.Retention == 0 {
+		c.Retention = 50
+	}
+	if c.ReapInterval <= 0 {
+		c.ReapInterval = time.Minute
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -93,6 +110,7 @@ type Engine struct {
 
 	wakeCluster chan struct{}
 	wakeNode    chan struct{}
+	healthNow   chan struct{}
 
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // actions this engine runs
@@ -109,7 +127,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 	cfg.defaults()
 	return &Engine{
 		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(),
-		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1),
+		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1),
 		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{},
 		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
@@ -144,6 +162,12 @@ func (e *Engine) Start(ctx context.Context) error {
 	}
 	e.wg.Add(1)
 	go e.leaseLoop(ctx)
+	if e.cfg.CheckInterval > 0 {
+		e.wg.Add(1)
+		go e.healthLoop(ctx)
+	}
+	e.wg.Add(1)
+	go e.reapLoop(ctx)
 	return nil
 }
 

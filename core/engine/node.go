@@ -290,8 +290,15 @@ func applyResult(n *model.Node, r sdk.Result) {
 	if r.State != nil {
 		n.State = r.State
 	}
+	// The driver's data is merged in: keys the engine keeps in node data
+	// (restart history, placement) survive drivers that return only theirs.
 	if r.Data != nil {
-		n.Data = r.Data
+		if n.Data == nil {
+			n.Data = map[string]any{}
+		}
+		for k, v := range r.Data {
+			n.Data[k] = v
+		}
 	}
 }
 
@@ -558,6 +565,8 @@ func (e *Engine) doNodeRPC(ctx context.Context, a *model.Action) error {
 				cl.DesiredCapacity = count
 			}
 		}, nil)
+	case model.NodeRecoverAction, model.NodeCheckAction, model.NodeUpdateAction:
+		return e.settle(ctx, n.ClusterID, a.Action, nil, nil)
 	}
 	return nil
 }

@@ -160,6 +160,12 @@ type Store interface {
 	AcquireNodeLock(ctx context.Context, nodeID, actionID string) (bool, error)
 	ReleaseNodeLock(ctx context.Context, nodeID, actionID string) error
 
+	CrowdedTargets(ctx context.Context, clusterID string, keep int) ([]string, error)
+	CrowdedEventObjects(ctx context.Context, clusterID string, keep int) ([]string, error)
+	ActionStamps(ctx context.Context, target string) ([]Stamp, error)
+	EventStamps(ctx context.Context, oid string) ([]Stamp, error)
+	DeleteEvents(ctx context.Context, ids []string) error
+
 	SetObjects(ctx context.Context, set string) ([]SetObject, error)
 	OwnerOf(ctx context.Context, kind, id string) (*SetObject, error)
 	PutSetObject(ctx context.Context, o SetObject) error

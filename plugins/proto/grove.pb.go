@@ -896,9 +896,11 @@ type NodeResult struct {
 	// Replacement node data (JSON object); empty keeps the old data.
 	DataJson []byte `protobuf:"bytes,4,opt,name=data_json,json=dataJson,proto3" json:"data_json,omitempty"`
 	// For check: true when the node is healthy.
-	Healthy       bool   `protobuf:"varint,5,opt,name=healthy,proto3" json:"healthy,omitempty"`
-	StatusReason  string `protobuf:"bytes,6,opt,name=status_reason,json=statusReason,proto3" json:"status_reason,omitempty"`
-	Error         *Error `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	Healthy      bool   `protobuf:"varint,5,opt,name=healthy,proto3" json:"healthy,omitempty"`
+	StatusReason string `protobuf:"bytes,6,opt,name=status_reason,json=statusReason,proto3" json:"status_reason,omitempty"`
+	Error        *Error `protobuf:"bytes,7,opt,name=error,proto3" json:"error,omitempty"`
+	// For check: the node's work ended successfully (a process that exited 0).
+	Completed     bool `protobuf:"varint,8,opt,name=completed,proto3" json:"completed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -980,6 +982,13 @@ func (x *NodeResult) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *NodeResult) GetCompleted() bool {
+	if x != nil {
+		return x.Completed
+	}
+	return false
 }
 
 type BatchRequest struct {
@@ -1953,7 +1962,7 @@ const file_grove_proto_rawDesc = "" +
 	"physicalId\x12\x14\n" +
 	"\x05state\x18\a \x01(\fR\x05state\x12\x1b\n" +
 	"\tdata_json\x18\b \x01(\fR\bdataJson\x12#\n" +
-	"\rmetadata_json\x18\t \x01(\fR\fmetadataJson\"\xdd\x01\n" +
+	"\rmetadata_json\x18\t \x01(\fR\fmetadataJson\"\xfb\x01\n" +
 	"\n" +
 	"NodeResult\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1f\n" +
@@ -1963,7 +1972,8 @@ const file_grove_proto_rawDesc = "" +
 	"\tdata_json\x18\x04 \x01(\fR\bdataJson\x12\x18\n" +
 	"\ahealthy\x18\x05 \x01(\bR\ahealthy\x12#\n" +
 	"\rstatus_reason\x18\x06 \x01(\tR\fstatusReason\x12,\n" +
-	"\x05error\x18\a \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\"l\n" +
+	"\x05error\x18\a \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\x12\x1c\n" +
+	"\tcompleted\x18\b \x01(\bR\tcompleted\"l\n" +
 	"\fBatchRequest\x12/\n" +
 	"\aprofile\x18\x01 \x01(\v2\x15.grove.plugin.v1.SpecR\aprofile\x12+\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x15.grove.plugin.v1.NodeR\x05nodes\"t\n" +

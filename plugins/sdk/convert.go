@@ -117,7 +117,7 @@ func resultsToProto(rs []Result) []*pb.NodeResult {
 	out := make([]*pb.NodeResult, len(rs))
 	for i, r := range rs {
 		out[i] = &pb.NodeResult{Id: r.ID, PhysicalId: r.PhysicalID, State: r.State, DataJson: encodeJSON(r.Data),
-			Healthy: r.Healthy, StatusReason: r.Reason, Error: ErrorToProto(r.Err)}
+			Healthy: r.Healthy, Completed: r.Completed, StatusReason: r.Reason, Error: ErrorToProto(r.Err)}
 	}
 	return out
 }
@@ -126,7 +126,7 @@ func resultsFromProto(rs []*pb.NodeResult) []Result {
 	out := make([]Result, len(rs))
 	for i, r := range rs {
 		out[i] = Result{ID: r.Id, PhysicalID: r.PhysicalId, State: r.State, Data: decodeMap(r.DataJson),
-			Healthy: r.Healthy, Reason: r.StatusReason, Err: ErrorFromProto(r.Error)}
+			Healthy: r.Healthy, Completed: r.Completed, Reason: r.StatusReason, Err: ErrorFromProto(r.Error)}
 	}
 	return out
 }

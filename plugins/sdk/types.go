@@ -47,6 +47,10 @@ type Result struct {
 	Data map[string]any
 	// Healthy is what Check reports.
 	Healthy bool
+	// Completed, with Healthy false, says the node's work ended successfully
+	// (a process that exited with status 0): restart condition on-failure
+	// leaves such a node alone.
+	Completed bool
 	// Reason explains the node's state, e.g. "process exited with status 3".
 	Reason string
 	// Err fails this node. Wrap with Retryable when a retry may succeed.

@@ -31,6 +31,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"BindingsAndEvents", testBindingsEvents},
 		{"TransactionRollback", testTx},
 		{"DefinitionSets", testSets},
+		{"ReaperQueries", testReap},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -404,5 +405,51 @@ func testSets(t *testing.T, s store.Store) {
 	}
 	if none, _ := s.OwnerOf(ctx, "policy", "nope"); none != nil {
 		t.Fatal("unowned objects have no owner")
+	}
+}
+
+func testReap(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	parent := action(model.ClusterCreateAction, "", t0)
+	parent.ClusterID, parent.Target, parent.Status = "c", "c", model.ActionRunning
+	var all []*model.Action
+	all = append(all, parent)
+	for i := 0; i < 4; i++ {
+		a := action(model.NodeCheckAction, "", t0.Add(time.Duration(i)*time.Second))
+		a.ClusterID, a.Target, a.Status = "c", "n1", model.ActionSucceeded
+		all = append(all, a)
+	}
+	kid := action(model.NodeCreateAction, parent.ID, t0)
+	kid.ClusterID, kid.Target, kid.Status = "c", "n1", model.ActionSucceeded
+	all = append(all, kid)
+	must(t, s.CreateActions(ctx, all))
+	targets, err := s.CrowdedTargets(ctx, "c", 3)
+	must(t, err)
+	if len(targets) != 1 || targets[0] != "n1" {
+		t.Fatalf("crowded targets: %v", targets)
+	}
+	stamps, err := s.ActionStamps(ctx, "n1")
+	must(t, err)
+	if len(stamps) != 5 {
+		t.Fatalf("stamps: %d", len(stamps))
+	}
+	for _, st := range stamps {
+		if st.ID == kid.ID && st.Terminal {
+			t.Error("a finished child of a running parent is not reapable")
+		}
+	}
+	var evs []*model.Event
+	for i := 0; i < 3; i++ {
+		evs = append(evs, &model.Event{ID: uuid.NewString(), Timestamp: t0.Add(time.Duration(i) * time.Second), OID: "n1", ClusterID: "c", OType: "NODE"})
+	}
+	must(t, s.CreateEvents(ctx, evs))
+	objs, _ := s.CrowdedEventObjects(ctx, "c", 2)
+	if len(objs) != 1 {
+		t.Fatalf("crowded event objects: %v", objs)
+	}
+	must(t, s.DeleteEvents(ctx, []string{evs[0].ID}))
+	left, _ := s.EventStamps(ctx, "n1")
+	if len(left) != 2 {
+		t.Fatalf("events left: %d", len(left))
 	}
 }

@@ -280,7 +280,8 @@ func (d *Driver) Check(_ context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.Re
 		case alive(st):
 			out[i] = sdk.Result{ID: n.ID, Healthy: true, Reason: fmt.Sprintf("process %d is running", st.PID), PhysicalID: n.PhysicalID, State: n.State}
 		default:
-			out[i] = sdk.Result{ID: n.ID, Reason: exitReason(st), PhysicalID: n.PhysicalID, State: n.State}
+			reason := exitReason(st)
+			out[i] = sdk.Result{ID: n.ID, Reason: reason, PhysicalID: n.PhysicalID, State: n.State, Completed: strings.HasSuffix(reason, ": status 0")}
 		}
 	}
 	return out

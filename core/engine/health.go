@@ -1,0 +1,235 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/orchestrator"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+// Keys the engine keeps in node data for the restart supervisor.
+const (
+	dataFailedAt       = "failed_at"       // RFC 3339 time the node was found dead
+	dataFailedComplete = "failed_complete" // the dead node's work had ended successfully
+	dataRestarts       = "restarts"        // {"profile": id, "at": [RFC 3339 times]}
+	dataNoRestart      = "restart_refused" // why the supervisor will not restart it
+)
+
+// healthLoop checks every cluster's nodes at the configured interval, from
+// start-up on: a node that died while the agent was down is found at once.
+func (e *Engine) healthLoop(ctx context.Context) {
+	defer e.wg.Done()
+	t := time.NewTicker(e.cfg.CheckInterval)
+	defer t.Stop()
+	for {
+		if err := e.CheckHealth(ctx); err != nil && ctx.Err() == nil {
+			e.log.Error("health check", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-e.healthNow:
+		}
+	}
+}
+
+// CheckHealth runs one round of health checks and restart decisions over
+// every cluster that has no action running.
+func (e *Engine) CheckHealth(ctx context.Context) error {
+	clusters, err := e.store.ListClusters(ctx, store.ListOpts{})
+	if err != nil {
+		return err
+	}
+	for _, cl := range clusters {
+		active, err := e.store.ActiveActions(ctx, cl.ID)
+		if err != nil {
+			return err
+		}
+		if len(active) > 0 || cl.Status == model.ClusterInit || cl.Status == model.ClusterDeleting {
+			continue // the running action owns the cluster's nodes now
+		}
+		if err := e.checkCluster(ctx, cl); err != nil && ctx.Err() == nil {
+			e.log.Warn("health check of a cluster failed", "cluster", cl.Name, "error", err)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
+	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	byProfile := map[string][]*model.Node{}
+	for _, n := range nodes {
+		if n.Status == model.NodeActive || n.Status == model.NodeError {
+			byProfile[n.ProfileID] = append(byProfile[n.ProfileID], n)
+		}
+	}
+	now := e.cfg.Now()
+	var changed []*model.Node
+	var dead []*model.Node
+	for profileID, group := range byProfile {
+		spec, err := e.specFor(ctx, profileID)
+		if err != nil {
+			return err
+		}
+		res, err := e.callDriver(ctx, spec.Type, "check", func(c *sdk.Client) ([]sdk.Result, error) {
+			return c.Batch(ctx, sdk.CallCheck, spec, e.sdkNodes(ctx, group))
+		})
+		if err != nil {
+			return err
+		}
+		byID := resultsByID(res)
+		for _, n := range group {
+			r, ok := byID[n.ID]
+			if !ok || r.Err != nil {
+				continue
+			}
+			switch {
+			case r.Healthy && n.Status == model.NodeError && n.Data[dataFailedAt] != nil:
+				// Back by itself (or recovered outside the supervisor).
+				n.Status, n.StatusReason = model.NodeActive, "Check: Node is ACTIVE."
+				delete(n.Data, dataFailedAt)
+				delete(n.Data, dataFailedComplete)
+				delete(n.Data, dataNoRestart)
+				changed = append(changed, n)
+			case !r.Healthy && n.Status == model.NodeActive:
+				n.Status, n.StatusReason = model.NodeError, "Check: Node is not ACTIVE: "+r.Reason
+				n.Data[dataFailedAt] = now.UTC().Format(time.RFC3339Nano)
+				n.Data[dataFailedComplete] = r.Completed
+				delete(n.Data, dataNoRestart)
+				changed = append(changed, n)
+				dead = append(dead, n)
+			case !r.Healthy:
+				dead = append(dead, n)
+			}
+		}
+	}
+	if len(changed) > 0 {
+		if err := e.store.UpdateNodes(ctx, changed); err != nil {
+			return err
+		}
+		var events []*model.Event
+		for _, n := range changed {
+			level := model.LevelInfo
+			if n.Status == model.NodeError {
+				level = model.LevelWarning
+			}
+			events = append(events, &model.Event{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
+				User: cl.User, Project: cl.Project, Action: "HEALTH_CHECK", Status: n.Status, StatusReason: n.StatusReason, Level: level})
+		}
+		if err := e.store.CreateEvents(ctx, events); err != nil {
+			return err
+		}
+		if err := e.settle(ctx, cl.ID, "CLUSTER_HEALTH", nil, nil); err != nil {
+			return err
+		}
+	}
+	return e.superviseRestarts(ctx, cl, dead, now)
+}
+
+// superviseRestarts applies the cluster's restart settings to its dead nodes.
+func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead []*model.Node, now time.Time) error {
+	pol := orchestrator.ParseRestart(cl.Config)
+	for _, n := range dead {
+		if _, refused := n.Data[dataNoRestart]; refused {
+			continue
+		}
+		failedAt := now
+		if s, ok := n.Data[dataFailedAt].(string); ok {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				failedAt = t
+			}
+		}
+		completed, _ := n.Data[dataFailedComplete].(bool)
+		f := orchestrator.Failure{Completed: completed, At: failedAt, Profile: n.ProfileID}
+		hist := restartHistory(n)
+		if !orchestrator.ShouldRestart(pol, f, hist) {
+			reason := fmt.Sprintf("Not restarted: the cluster's restart condition is %s.", pol.Condition)
+			if pol.Condition != "none" && !(pol.Condition == "on-failure" && completed) {
+				reason = fmt.Sprintf("Not restarted: the restart limit is reached (%s).", pol.Describe())
+			}
+			n.Data[dataNoRestart] = reason
+			n.StatusReason = reason
+			if err := e.store.UpdateNodes(ctx, []*model.Node{n}); err != nil {
+				return err
+			}
+			e.log.Warn("node not restarted", "cluster", cl.Name, "node", n.Name, "reason", reason)
+			_ = e.store.CreateEvents(ctx, []*model.Event{{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
+				User: cl.User, Project: cl.Project, Action: "RESTART", Status: "refused", StatusReason: reason, Level: model.LevelError}})
+			continue
+		}
+		if now.Before(orchestrator.RestartAt(pol, f)) {
+			e.wakeHealthAt(orchestrator.RestartAt(pol, f))
+			continue
+		}
+		op := "RECREATE"
+		if prof, err := e.store.GetProfile(ctx, n.ProfileID); err == nil {
+			if comp, ok := e.plugins.Component("profile", prof.Type); ok && len(comp.Operations) > 0 {
+				op = comp.Operations[0]
+			}
+		}
+		a := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.NodeRecoverAction, n.ID, cl.ID, map[string]any{"operation": op, "restart": true}, 0)
+		a.Cause = "Restart Supervisor"
+		if err := e.submit(ctx, a, false, n.ProfileID, nil); err != nil {
+			continue // busy or unhealthy plugin: the next round tries again
+		}
+		hist = orchestrator.Record(pol, hist, n.ProfileID, now)
+		fresh, err := e.store.GetNode(ctx, n.ID)
+		if err != nil {
+			return err
+		}
+		setRestartHistory(fresh, hist)
+		delete(fresh.Data, dataFailedAt)
+		delete(fresh.Data, dataFailedComplete)
+		if err := e.store.UpdateNodes(ctx, []*model.Node{fresh}); err != nil {
+			return err
+		}
+		e.log.Info("restarting dead node", "cluster", cl.Name, "node", n.Name, "action", a.ID)
+	}
+	return nil
+}
+
+func restartHistory(n *model.Node) orchestrator.History {
+	m, _ := n.Data[dataRestarts].(map[string]any)
+	h := orchestrator.History{}
+	h.Profile, _ = m["profile"].(string)
+	list, _ := m["at"].([]any)
+	for _, v := range list {
+		if s, ok := v.(string); ok {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				h.Restarts = append(h.Restarts, t)
+			}
+		}
+	}
+	return h
+}
+
+func setRestartHistory(n *model.Node, h orchestrator.History) {
+	at := make([]any, len(h.Restarts))
+	for i, t := range h.Restarts {
+		at[i] = t.UTC().Format(time.RFC3339Nano)
+	}
+	n.Data[dataRestarts] = map[string]any{"profile": h.Profile, "at": at, "count": len(at)}
+}
+
+// wakeHealthAt makes the health loop run again at t, so a restart delay
+// shorter than the check interval is honoured.
+func (e *Engine) wakeHealthAt(t time.Time) {
+	d := time.Until(t)
+	if d < 0 {
+		d = 0
+	}
+	time.AfterFunc(d, func() {
+		select {
+		case e.healthNow <- struct{}{}:
+		default:
+		}
+	})
+}

@@ -1,0 +1,299 @@
+// Package orchestrator keeps clusters as declared: it watches nodes, restarts
+// the dead ones as the cluster's restart settings say, rolls profile changes
+// out in batches, and reaps old actions and events. The decisions are pure
+// functions of a snapshot and a clock, table-tested against SwarmKit's rules
+// (../shared/reference/semantics.md §B); only the loops do I/O.
+package orchestrator
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/grovehq/grove/api"
+)
+
+// RestartPolicy is a cluster's grove.restart setting.
+type RestartPolicy struct {
+	Condition   string // none, on-failure, any
+	Delay       time.Duration
+	MaxAttempts int // 0: unlimited
+	Window      time.Duration
+}
+
+// DefaultRestart is SwarmKit's default: restart on any exit after 5 s.
+var DefaultRestart = RestartPolicy{Condition: "any", Delay: 5 * time.Second}
+
+// ParseRestart reads grove.restart from a cluster config, with defaults.
+func ParseRestart(config map[string]any) RestartPolicy {
+	p := DefaultRestart
+	m, _ := config[api.ConfigRestart].(map[string]any)
+	if c, ok := m["condition"].(string); ok {
+		p.Condition = c
+	}
+	if d, ok := duration(m["delay"]); ok {
+		p.Delay = d
+	}
+	if n, ok := m["max_attempts"].(float64); ok {
+		p.MaxAttempts = int(n)
+	}
+	if d, ok := duration(m["window"]); ok {
+		p.Window = d
+	}
+	return p
+}
+
+func duration(v any) (time.Duration, bool) {
+	s, ok := v.(string)
+	if !ok {
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	return d, err == nil
+}
+
+// History is a node slot's restart record. It belongs to one profile: a
+// profile change resets the budget.
+type History struct {
+	Profile  string
+	Restarts []time.Time
+}
+
+// Failure describes a dead node.
+type Failure struct {
+	// Completed is true when the node's work ended successfully (exit 0).
+	Completed bool
+	// At is when the node was found dead.
+	At time.Time
+	// Profile is the node's current profile.
+	Profile string
+}
+
+// ShouldRestart applies SwarmKit's restart rules (§B.2) to a dead node.
+func ShouldRestart(p RestartPolicy, f Failure, h History) bool {
+	switch p.Condition {
+	case "none":
+		return false
+	case "on-failure":
+		if f.Completed {
+			return false
+		}
+	}
+	if p.MaxAttempts == 0 {
+		return true
+	}
+	if h.Profile != f.Profile || len(h.Restarts) == 0 {
+		return true
+	}
+	if p.Window == 0 {
+		return len(h.Restarts) < p.MaxAttempts
+	}
+	from := f.At.Add(-p.Window)
+	n := 0
+	for _, t := range h.Restarts {
+		if t.After(from) && t.Before(f.At) {
+			n++
+		}
+	}
+	return n < p.MaxAttempts
+}
+
+// Record adds a restart to a history, resetting it on a profile change and
+// dropping entries older than the window (kept only while they can count).
+func Record(p RestartPolicy, h History, profile string, at time.Time) History {
+	if p.MaxAttempts == 0 {
+		return History{Profile: profile}
+	}
+	if h.Profile != profile {
+		h = History{Profile: profile}
+	}
+	var kept []time.Time
+	for _, t := range h.Restarts {
+		if p.Window == 0 || t.After(at.Add(-p.Window)) {
+			kept = append(kept, t)
+		}
+	}
+	h.Restarts = append(kept, at)
+	return h
+}
+
+// RestartAt is when a restart decided at failure time may start.
+func RestartAt(p RestartPolicy, f Failure) time.Time { return f.At.Add(p.Delay) }
+
+// Slot is a node as scale-down sees it.
+type Slot struct {
+	ID      string
+	Index   int
+	Host    string // "" when the node has no host (one implicit host)
+	Running bool
+}
+
+// ScaleDownVictims chooses which nodes leave when a cluster shrinks to keep
+// replicas, so that the kept ones spread across hosts (§B.3): running nodes
+// and lower indexes are preferred, then each node gets its rank among the
+// kept nodes of its host, and the lowest ranks are kept. Sorting is stable.
+func ScaleDownVictims(slots []Slot, replicas int) []string {
+	if replicas >= len(slots) {
+		return nil
+	}
+	s := append([]Slot(nil), slots...)
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].Running != s[j].Running {
+			return s[i].Running
+		}
+		return s[i].Index < s[j].Index
+	})
+	perHost := map[string]int{}
+	rank := make([]int, len(s))
+	for i, sl := range s {
+		if !sl.Running {
+			rank[i] = len(s) + 1 // "last": not running goes first
+			continue
+		}
+		rank[i] = perHost[sl.Host]
+		perHost[sl.Host]++
+	}
+	order := make([]int, len(s))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return rank[order[a]] < rank[order[b]] })
+	var victims []string
+	for _, i := range order[replicas:] {
+		victims = append(victims, s[i].ID)
+	}
+	sort.Strings(victims)
+	return victims
+}
+
+// UpdatePolicy is a cluster's grove.update setting.
+type UpdatePolicy struct {
+	Parallelism     int // 0: all at once
+	Delay           time.Duration
+	FailureAction   string // pause, continue, rollback
+	Monitor         time.Duration
+	MaxFailureRatio float64
+	Order           string // stop-first, start-first
+}
+
+// DefaultUpdate is SwarmKit's default update configuration.
+var DefaultUpdate = UpdatePolicy{Parallelism: 1, FailureAction: "pause", Monitor: 5 * time.Second, Order: "stop-first"}
+
+// ParseUpdate reads grove.update from a cluster config, with defaults.
+func ParseUpdate(config map[string]any) UpdatePolicy {
+	p := DefaultUpdate
+	m, _ := config[api.ConfigUpdate].(map[string]any)
+	if n, ok := m["parallelism"].(float64); ok {
+		p.Parallelism = int(n)
+	}
+	if d, ok := duration(m["delay"]); ok {
+		p.Delay = d
+	}
+	if s, ok := m["failure_action"].(string); ok {
+		p.FailureAction = s
+	}
+	if d, ok := duration(m["monitor"]); ok {
+		p.Monitor = d
+	}
+	if f, ok := m["max_failure_ratio"].(float64); ok {
+		p.MaxFailureRatio = f
+	}
+	if s, ok := m["order"].(string); ok {
+		p.Order = s
+	}
+	return p
+}
+
+// Batches splits the dirty nodes into the update's batches.
+func Batches(dirty []string, parallelism int) [][]string {
+	if len(dirty) == 0 {
+		return nil
+	}
+	if parallelism <= 0 || parallelism > len(dirty) {
+		parallelism = len(dirty)
+	}
+	var out [][]string
+	for i := 0; i < len(dirty); i += parallelism {
+		out = append(out, dirty[i:min(i+parallelism, len(dirty))])
+	}
+	return out
+}
+
+// Verdict is what an update does after a batch.
+type Verdict string
+
+// Verdicts.
+const (
+	Proceed  Verdict = "proceed"
+	Pause    Verdict = "pause"
+	Rollback Verdict = "rollback"
+)
+
+// AfterBatch applies the failure rules (§B.5): when failures over the dirty
+// nodes exceed max_failure_ratio (strictly), the failure action decides;
+// during a rollback a failure pauses, so a rollback is never rolled back.
+func AfterBatch(p UpdatePolicy, failures, dirty int, rollingBack bool) Verdict {
+	if dirty == 0 || float64(failures)/float64(dirty) <= p.MaxFailureRatio {
+		return Proceed
+	}
+	if rollingBack {
+		return Pause
+	}
+	switch p.FailureAction {
+	case "continue":
+		return Proceed
+	case "rollback":
+		return Rollback
+	}
+	return Pause
+}
+
+// WatchFor is how long the last batch is watched before an update is
+// complete: one monitor period, or delay + 1 s when the delay is longer.
+func WatchFor(p UpdatePolicy) time.Duration {
+	if p.Delay >= p.Monitor {
+		return p.Delay + time.Second
+	}
+	return p.Monitor
+}
+
+// Record is an item the reaper may delete.
+type Item struct {
+	ID       string
+	At       time.Time
+	Terminal bool
+}
+
+// Reap returns what to delete so that at most keep items remain: oldest
+// first, never an item still running (§B.6). A negative keep deletes
+// nothing.
+func Reap(items []Item, keep int) []string {
+	if keep < 0 || len(items) <= keep {
+		return nil
+	}
+	s := append([]Item(nil), items...)
+	sort.SliceStable(s, func(i, j int) bool { return s[i].At.Before(s[j].At) })
+	excess := len(s) - keep
+	var out []string
+	for _, it := range s {
+		if excess == 0 {
+			break
+		}
+		if it.Terminal {
+			out = append(out, it.ID)
+			excess--
+		}
+	}
+	return out
+}
+
+// Describe renders a restart policy for messages.
+func (p RestartPolicy) Describe() string {
+	if p.MaxAttempts == 0 {
+		return fmt.Sprintf("restart %s after %s", p.Condition, p.Delay)
+	}
+	if p.Window == 0 {
+		return fmt.Sprintf("at most %d restarts", p.MaxAttempts)
+	}
+	return fmt.Sprintf("at most %d restarts within %s", p.MaxAttempts, p.Window)
+}

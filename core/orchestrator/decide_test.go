@@ -1,0 +1,157 @@
+package orchestrator
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/api"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+
+func TestShouldRestart(t *testing.T) {
+	cases := []struct {
+		name string
+		p    RestartPolicy
+		f    Failure
+		h    History
+		want bool
+	}{
+		{"none never", RestartPolicy{Condition: "none"}, Failure{At: at(10)}, History{}, false},
+		{"on-failure skips a clean exit", RestartPolicy{Condition: "on-failure"}, Failure{Completed: true, At: at(10)}, History{}, false},
+		{"on-failure restarts a failure", RestartPolicy{Condition: "on-failure"}, Failure{At: at(10)}, History{}, true},
+		{"any restarts a clean exit", RestartPolicy{Condition: "any"}, Failure{Completed: true, At: at(10)}, History{}, true},
+		{"unlimited", RestartPolicy{Condition: "any"}, Failure{At: at(10), Profile: "p"}, History{Profile: "p", Restarts: []time.Time{at(1), at(2), at(3)}}, true},
+		{"no history", RestartPolicy{Condition: "any", MaxAttempts: 1}, Failure{At: at(10), Profile: "p"}, History{}, true},
+		{"budget used, no window", RestartPolicy{Condition: "any", MaxAttempts: 2}, Failure{At: at(10), Profile: "p"}, History{Profile: "p", Restarts: []time.Time{at(1), at(2)}}, false},
+		{"budget left, no window", RestartPolicy{Condition: "any", MaxAttempts: 3}, Failure{At: at(10), Profile: "p"}, History{Profile: "p", Restarts: []time.Time{at(1), at(2)}}, true},
+		{"profile change resets", RestartPolicy{Condition: "any", MaxAttempts: 1}, Failure{At: at(10), Profile: "q"}, History{Profile: "p", Restarts: []time.Time{at(9)}}, true},
+		{"window counts recent only", RestartPolicy{Condition: "any", MaxAttempts: 2, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
+			History{Profile: "p", Restarts: []time.Time{at(1), at(2), at(3), at(8)}}, true},
+		{"window full", RestartPolicy{Condition: "any", MaxAttempts: 2, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
+			History{Profile: "p", Restarts: []time.Time{at(6), at(8)}}, false},
+		{"window excludes the failure instant", RestartPolicy{Condition: "any", MaxAttempts: 1, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
+			History{Profile: "p", Restarts: []time.Time{at(10)}}, true},
+		{"window excludes its start", RestartPolicy{Condition: "any", MaxAttempts: 1, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
+			History{Profile: "p", Restarts: []time.Time{at(5)}}, true},
+	}
+	for _, c := range cases {
+		if got := ShouldRestart(c.p, c.f, c.h); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestRecord(t *testing.T) {
+	p := RestartPolicy{Condition: "any", MaxAttempts: 3, Window: 10 * time.Second}
+	h := Record(p, History{Profile: "p", Restarts: []time.Time{at(1), at(15)}}, "p", at(20))
+	if len(h.Restarts) != 2 || !h.Restarts[0].Equal(at(15)) || !h.Restarts[1].Equal(at(20)) {
+		t.Errorf("entries older than the window are dropped: %v", h.Restarts)
+	}
+	h = Record(p, h, "q", at(21))
+	if h.Profile != "q" || len(h.Restarts) != 1 {
+		t.Errorf("a profile change resets the history: %+v", h)
+	}
+	if h := Record(RestartPolicy{Condition: "any"}, History{Profile: "p", Restarts: []time.Time{at(1)}}, "p", at(2)); len(h.Restarts) != 0 {
+		t.Errorf("nothing is recorded without max_attempts: %+v", h)
+	}
+}
+
+func TestParseSettings(t *testing.T) {
+	cfg := map[string]any{
+		api.ConfigRestart: map[string]any{"condition": "on-failure", "delay": "2s", "max_attempts": 3.0, "window": "1m"},
+		api.ConfigUpdate:  map[string]any{"parallelism": 2.0, "failure_action": "rollback", "monitor": "3s", "max_failure_ratio": 0.5, "order": "start-first"},
+	}
+	if r := ParseRestart(cfg); r != (RestartPolicy{Condition: "on-failure", Delay: 2 * time.Second, MaxAttempts: 3, Window: time.Minute}) {
+		t.Errorf("restart: %+v", r)
+	}
+	if u := ParseUpdate(cfg); u.Parallelism != 2 || u.FailureAction != "rollback" || u.Monitor != 3*time.Second || u.MaxFailureRatio != 0.5 || u.Order != "start-first" {
+		t.Errorf("update: %+v", u)
+	}
+	if r := ParseRestart(nil); r != DefaultRestart {
+		t.Errorf("restart defaults: %+v", r)
+	}
+	if u := ParseUpdate(nil); u != DefaultUpdate {
+		t.Errorf("update defaults: %+v", u)
+	}
+}
+
+func TestScaleDownVictims(t *testing.T) {
+	slots := []Slot{
+		{ID: "a1", Index: 1, Host: "a", Running: true}, {ID: "a2", Index: 2, Host: "a", Running: true},
+		{ID: "a3", Index: 3, Host: "a", Running: true}, {ID: "b4", Index: 4, Host: "b", Running: true},
+		{ID: "b5", Index: 5, Host: "b", Running: false}, {ID: "c6", Index: 6, Host: "c", Running: true},
+	}
+	cases := []struct {
+		replicas int
+		want     []string
+	}{
+		{6, nil},
+		{5, []string{"b5"}},                         // not running goes first
+		{3, []string{"a2", "a3", "b5"}},             // one per host kept
+		{4, []string{"a3", "b5"}},                   // second copy on the most crowded host next
+		{1, []string{"a2", "a3", "b4", "b5", "c6"}}, // lowest index kept
+		{0, []string{"a1", "a2", "a3", "b4", "b5", "c6"}},
+	}
+	for _, c := range cases {
+		if got := ScaleDownVictims(slots, c.replicas); !slices.Equal(got, c.want) {
+			t.Errorf("replicas %d: %v, want %v", c.replicas, got, c.want)
+		}
+	}
+	noHosts := []Slot{{ID: "x1", Index: 1, Running: true}, {ID: "x2", Index: 2, Running: true}, {ID: "x3", Index: 3, Running: true}}
+	if got := ScaleDownVictims(noHosts, 1); !slices.Equal(got, []string{"x2", "x3"}) {
+		t.Errorf("without hosts, the highest indexes go: %v", got)
+	}
+}
+
+func TestBatchesAndVerdicts(t *testing.T) {
+	b := Batches([]string{"a", "b", "c", "d", "e"}, 2)
+	if len(b) != 3 || len(b[2]) != 1 {
+		t.Errorf("batches of 2: %v", b)
+	}
+	if b := Batches([]string{"a", "b"}, 0); len(b) != 1 || len(b[0]) != 2 {
+		t.Errorf("parallelism 0 updates all at once: %v", b)
+	}
+	cases := []struct {
+		p           UpdatePolicy
+		failures    int
+		dirty       int
+		rollingBack bool
+		want        Verdict
+	}{
+		{UpdatePolicy{FailureAction: "pause"}, 0, 4, false, Proceed},
+		{UpdatePolicy{FailureAction: "pause"}, 1, 4, false, Pause},
+		{UpdatePolicy{FailureAction: "rollback", MaxFailureRatio: 0.25}, 1, 4, false, Proceed}, // not strictly greater
+		{UpdatePolicy{FailureAction: "rollback", MaxFailureRatio: 0.25}, 2, 4, false, Rollback},
+		{UpdatePolicy{FailureAction: "continue"}, 4, 4, false, Proceed},
+		{UpdatePolicy{FailureAction: "rollback"}, 1, 4, true, Pause}, // never roll back a rollback
+	}
+	for i, c := range cases {
+		if got := AfterBatch(c.p, c.failures, c.dirty, c.rollingBack); got != c.want {
+			t.Errorf("case %d: %s, want %s", i, got, c.want)
+		}
+	}
+	if WatchFor(UpdatePolicy{Monitor: 5 * time.Second, Delay: time.Second}) != 5*time.Second ||
+		WatchFor(UpdatePolicy{Monitor: 5 * time.Second, Delay: 10 * time.Second}) != 11*time.Second {
+		t.Error("watch period")
+	}
+}
+
+func TestReap(t *testing.T) {
+	items := []Item{{"e", at(5), true}, {"a", at(1), true}, {"b", at(2), false}, {"c", at(3), true}, {"d", at(4), true}}
+	cases := []struct {
+		keep int
+		want []string
+	}{
+		{5, nil}, {-1, nil}, {3, []string{"a", "c"}}, {1, []string{"a", "c", "d", "e"}},
+		{0, []string{"a", "c", "d", "e"}}, // the running one stays
+	}
+	for _, c := range cases {
+		if got := Reap(items, c.keep); !slices.Equal(got, c.want) {
+			t.Errorf("keep %d: %v, want %v", c.keep, got, c.want)
+		}
+	}
+}
