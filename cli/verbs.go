@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/grovehq/grove/api"
 )
@@ -48,7 +49,8 @@ func init() {
 		"add-nodes": clusterNodes("add_nodes"), "del-nodes": clusterNodes("del_nodes"), "replace-nodes": clusterReplace,
 		"check": clusterSimple("check"), "recover": clusterRecover,
 		"policy-attach": clusterPolicy("policy_attach"), "policy-detach": clusterPolicy("policy_detach"), "policy-update": clusterPolicy("policy_update"),
-		"policies": clusterPolicies,
+		"policies": clusterPolicies, "status": clusterStatus,
+		"update-resume": clusterSimple("update_resume"), "update-rollback": clusterSimple("update_rollback"),
 	}
 	nodeRes.verbs = map[string]verb{
 		"list": listVerb(nodeRes, "cluster_id", "name", "status"), "show": showVerb(nodeRes), "delete": deleteVerb(nodeRes, true),
@@ -585,4 +587,57 @@ func actionWait(ctx context.Context, env *Env, _ *api.Client, g *globals, args [
 	}
 	g.wait = true
 	return follow(ctx, env, g.client(), g, pos[0], "Action "+pos[0])
+}
+
+// clusterStatus shows desired against actual, each node's health and
+// restarts, and the rolling update in progress.
+func clusterStatus(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("cluster status", g)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: grove cluster status <cluster>")
+	}
+	c := g.client()
+	cl, err := c.GetCluster(ctx, pos[0])
+	if err != nil {
+		return err
+	}
+	nodes, err := c.ListNodes(ctx, url.Values{"cluster_id": {cl.ID}, "sort": {"index"}})
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(env.Stdout, map[string]any{"cluster": cl, "nodes": nodes, "update": cl.Data["update"]})
+	}
+	active := 0
+	for _, n := range nodes {
+		if n.Status == "ACTIVE" {
+			active++
+		}
+	}
+	fmt.Fprintf(env.Stdout, "Cluster %s: %s\n  %s\n", cl.Name, cl.Status, cl.StatusReason)
+	fmt.Fprintf(env.Stdout, "  desired %d, actual %d (%d active), min %d, max %d, profile %s\n\n", cl.DesiredCapacity, len(nodes), active, cl.MinSize, cl.MaxSize, cl.ProfileName)
+	w := tabwriter.NewWriter(env.Stdout, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(w, "NODE\tINDEX\tSTATUS\tRESTARTS\tPROFILE\tADDRESS\tREASON")
+	for _, n := range nodes {
+		restarts := 0
+		if r, ok := n.Data["restarts"].(map[string]any); ok {
+			if c, ok := r["count"].(float64); ok {
+				restarts = int(c)
+			}
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%s\t%s\t%s\n", n.Name, n.Index, n.Status, restarts, n.ProfileName, cell(n.Data["address"], false), n.StatusReason)
+	}
+	w.Flush()
+	if u, ok := cl.Data["update"].(map[string]any); ok {
+		fmt.Fprintf(env.Stdout, "\nUpdate: %v (%v), batch %v of %v, %v of %v nodes updated, %v failed\n", u["status"], u["order"], u["batch"], u["batches"],
+			u["updated"], u["total"], u["failures"])
+		if u["status"] == "paused" {
+			fmt.Fprintf(env.Stdout, "  Resume with `grove cluster update-resume %s`, or roll back with `grove cluster update-rollback %s`.\n", cl.Name, cl.Name)
+		}
+	}
+	return nil
 }

@@ -65,16 +65,26 @@ func (e *Engine) child(parent *model.Action, action, nodeID string, inputs map[s
 
 // forkCreate creates count nodes in INIT with their NODE_CREATE children.
 func (e *Engine) forkCreate(ctx context.Context, tx store.Store, a *model.Action, clusterID string, count int) error {
+	_, err := e.forkCreateWith(ctx, tx, a, clusterID, "", count)
+	return err
+}
+
+// forkCreateWith is forkCreate with the nodes' profile chosen (empty: the
+// cluster's); it returns the new nodes' ids.
+func (e *Engine) forkCreateWith(ctx context.Context, tx store.Store, a *model.Action, clusterID, profileID string, count int) ([]string, error) {
 	if count <= 0 {
-		return nil
+		return nil, nil
 	}
 	cl, err := tx.GetCluster(ctx, clusterID)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	prof, err := tx.GetProfile(ctx, cl.ProfileID)
+	if profileID == "" {
+		profileID = cl.ProfileID
+	}
+	prof, err := tx.GetProfile(ctx, profileID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now := e.cfg.Now()
 	format := configString(cl.Config, "node.name.format")
@@ -86,7 +96,7 @@ func (e *Engine) forkCreate(ctx context.Context, tx store.Store, a *model.Action
 	}
 	for i := range nodes {
 		idx := cl.NextIndex + i
-		n := &model.Node{ID: e.newID(), Name: e.randName(format, idx), ClusterID: cl.ID, ProfileID: cl.ProfileID, User: a.User, Project: a.Project,
+		n := &model.Node{ID: e.newID(), Name: e.randName(format, idx), ClusterID: cl.ID, ProfileID: profileID, User: a.User, Project: a.Project,
 			Index: idx, InitAt: now, Status: model.NodeInit, StatusReason: "Initializing", Data: map[string]any{}, Metadata: map[string]any{}, Dependents: map[string]any{}}
 		if i < len(placements) {
 			n.Data["placement"] = placements[i]
@@ -95,21 +105,21 @@ func (e *Engine) forkCreate(ctx context.Context, tx store.Store, a *model.Action
 		kids[i] = e.child(a, model.NodeCreateAction, n.ID, nil)
 	}
 	if err := e.preparePorts(ctx, prof, nodes); err != nil {
-		return err
+		return nil, err
 	}
 	cl.NextIndex += count
 	if err := tx.UpdateCluster(ctx, cl); err != nil {
-		return err
+		return nil, err
 	}
 	if err := tx.CreateNodes(ctx, nodes); err != nil {
-		return err
+		return nil, err
 	}
-	ids := make([]any, count)
+	ids := make([]string, count)
 	for i, n := range nodes {
 		ids[i] = n.ID
 	}
-	a.Outputs["nodes_added"] = append(toAnySlice(a.Outputs["nodes_added"]), ids...)
-	return tx.CreateActions(ctx, kids)
+	a.Outputs["nodes_added"] = append(toAnySlice(a.Outputs["nodes_added"]), toAny(ids)...)
+	return ids, tx.CreateActions(ctx, kids)
 }
 
 // forkEach forks one node action per node.
@@ -839,21 +849,15 @@ func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
 	}
 	if np, ok := a.Inputs["new_profile_id"].(string); ok {
 		profileOnly, _ := a.Inputs["profile_only"].(bool)
-		nodes, err := e.store.ClusterNodes(ctx, cl.ID)
-		if err != nil {
-			return err
-		}
 		if !profileOnly {
-			err = e.runStage(ctx, a, "update_nodes", func(tx store.Store) error {
-				return e.forkEach(ctx, tx, a, model.NodeUpdateAction, nodeIDs(nodes), map[string]any{"new_profile_id": np})
-			})
-			if err != nil {
-				return err
+			rollingBack, _ := a.Inputs["rolling_back"].(bool)
+			previous, _ := a.Inputs["previous_profile_id"].(string)
+			if previous == "" {
+				previous = cl.ProfileID
 			}
-			if werr := e.waitChildren(ctx, a); werr != nil {
-				werr = fmt.Errorf("Failed in updating nodes: %v", werr)
-				_ = e.settle(ctx, cl.ID, a.Action, nil, werr)
-				return werr
+			if err := e.rollingUpdate(ctx, a, cl.ID, np, previous, rollingBack); err != nil {
+				_ = e.settle(ctx, cl.ID, a.Action, nil, err)
+				return err
 			}
 		}
 		if err := e.store.InTx(ctx, func(tx store.Store) error {

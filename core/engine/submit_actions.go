@@ -14,7 +14,7 @@ import (
 // ClusterActionNames lists the action keys accepted by
 // POST /v1/clusters/{id}/actions.
 var ClusterActionNames = []string{"add_nodes", "del_nodes", "replace_nodes", "resize", "scale_in", "scale_out",
-	"policy_attach", "policy_detach", "policy_update", "check", "recover"}
+	"policy_attach", "policy_detach", "policy_update", "check", "recover", "update_resume", "update_rollback"}
 
 // ClusterAction validates a cluster action body (exactly one key naming the
 // action) and queues the action.
@@ -77,6 +77,9 @@ func (e *Engine) ClusterAction(ctx context.Context, c Caller, ident string, body
 		action, inputs, err = e.policyInputs(ctx, c, cl, name, params)
 	case "check":
 		action, inputs = model.ClusterCheckAction, params
+	case "update_resume", "update_rollback":
+		action = model.ClusterUpdateAction
+		inputs, err = pausedUpdateInputs(cl, name)
 	case "recover":
 		action = model.ClusterRecoverAction
 		inputs, err = recoverInputs(params, []string{"operation", "operation_params", "check", "check_capacity"})
@@ -634,4 +637,25 @@ func (e *Engine) NodeAction(ctx context.Context, c Caller, ident string, body ma
 func configString(cfg map[string]any, key string) string {
 	s, _ := cfg[key].(string)
 	return s
+}
+
+// pausedUpdateInputs turns a paused rolling update into the inputs of the
+// CLUSTER_UPDATE that resumes it or rolls it back (Grove's extension of the
+// cluster actions).
+func pausedUpdateInputs(cl *model.Cluster, name string) (map[string]any, error) {
+	u, _ := cl.Data["update"].(map[string]any)
+	if u == nil || u["status"] != "paused" {
+		return nil, BadRequest("%s: the cluster '%s' has no paused update.", name, cl.Name)
+	}
+	target, _ := u["target_profile"].(string)
+	previous, _ := u["previous_profile"].(string)
+	rollingBack, _ := u["rolling_back"].(bool)
+	if name == "update_resume" {
+		return map[string]any{"new_profile_id": target, "previous_profile_id": previous, "rolling_back": rollingBack}, nil
+	}
+	if rollingBack {
+		// Rolling back a paused rollback means finishing it.
+		return map[string]any{"new_profile_id": target, "previous_profile_id": previous, "rolling_back": true}, nil
+	}
+	return map[string]any{"new_profile_id": previous, "previous_profile_id": target, "rolling_back": true}, nil
 }
