@@ -262,3 +262,67 @@ func BenchmarkPluginCall(b *testing.B) {
 		b.ReportMetric(p50[3]/p50[0], "policy/echo64-p50")
 	}
 }
+
+// BenchmarkNodeReplacement measures the time from a node's death (its
+// process killed) to its replacement running and answering HTTP, with a
+// 1 s check interval and a 0 s restart delay.
+func BenchmarkNodeReplacement(b *testing.B) {
+	dir := b.TempDir()
+	cfg := filepath.Join(dir, "agent.hcl")
+	os.WriteFile(cfg, []byte("orchestrator {\n  check_interval = \"1s\"\n}\n"), 0o644)
+	c, _ := startAgent(b, "-config", cfg)
+	ctx := context.Background()
+	if _, err := c.Do(ctx, http.MethodPost, "/v1/profiles", nil, map[string]any{"profile": map[string]any{"name": "web",
+		"spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{groveBin, "demo-http"}}}}}, nil); err != nil {
+		b.Fatal(err)
+	}
+	r, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": map[string]any{"name": "r", "profile_id": "web", "desired_capacity": 1,
+		"config": map[string]any{"grove.restart": map[string]any{"condition": "any", "delay": "0s"}}}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.WaitAction(ctx, r.ActionID(), nil); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		r, err := c.Do(ctx, http.MethodDelete, "/v1/clusters/r", nil, nil, nil)
+		if err == nil {
+			c.WaitAction(ctx, r.ActionID(), nil)
+		}
+	}()
+	var total, worst time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		nodes, err := c.ListNodes(ctx, map[string][]string{"cluster_id": {"r"}})
+		if err != nil || len(nodes) != 1 {
+			b.Fatalf("nodes: %v %v", nodes, err)
+		}
+		old := nodes[0]
+		wrapper := int(old.Data["pid"].(float64))
+		b.StartTimer()
+		start := time.Now()
+		// Kill the node's process group: the wrapper and the server.
+		if err := syscall.Kill(-wrapper, syscall.SIGKILL); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			n, err := c.GetNode(ctx, old.ID)
+			if err == nil && n.Status == "ACTIVE" && n.Data["pid"] != old.Data["pid"] {
+				if resp, err := http.Get("http://" + n.Data["address"].(string) + "/"); err == nil {
+					resp.Body.Close()
+					break
+				}
+			}
+			if time.Since(start) > time.Minute {
+				b.Fatal("the node was not replaced within a minute")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		took := time.Since(start)
+		total += took
+		worst = max(worst, took)
+		b.StopTimer()
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N), "s/replacement")
+	b.ReportMetric(worst.Seconds(), "s-worst")
+}

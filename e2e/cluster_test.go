@@ -55,6 +55,12 @@ func TestClusterLifecycle(t *testing.T) {
 		})
 	}
 	resize(map[string]any{"adjustment_type": "EXACT_CAPACITY", "number": 3}, 3)
+	// Without a deletion policy the highest indexes go (all on one host).
+	for i, n := range a.nodes(a.cluster("web").ID) {
+		if n.Index != i+1 {
+			t.Errorf("scale-down without a policy kept index %d at position %d", n.Index, i)
+		}
+	}
 	resize(map[string]any{"adjustment_type": "CHANGE_IN_CAPACITY", "number": 3}, 6)
 	resize(map[string]any{"adjustment_type": "CHANGE_IN_PERCENTAGE", "number": -40}, 4) // 6 × 40% = 2.4 → 2
 	resize(map[string]any{"adjustment_type": "CHANGE_IN_PERCENTAGE", "number": 10, "min_step": 2}, 6)

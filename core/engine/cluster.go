@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/orchestrator"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/scaling"
@@ -351,18 +352,16 @@ func deletionData(a *model.Action) (candidates []string, count int, destroy bool
 	return candidates, count, destroy, grace, true
 }
 
+// victims chooses count nodes to remove when no deletion policy decided:
+// nodes that are not ACTIVE first, then so that the nodes kept spread across
+// hosts (node data "host"), higher indexes first (§B.3).
 func (e *Engine) victims(nodes []*model.Node, count int) []string {
-	cands := make([]scaling.Candidate, len(nodes))
+	slots := make([]orchestrator.Slot, len(nodes))
 	for i, n := range nodes {
-		c := scaling.Candidate{ID: n.ID, Status: n.Status, Tainted: n.Tainted}
-		if n.CreatedAt != nil {
-			c.CreatedAt = n.CreatedAt.UnixMicro()
-		}
-		cands[i] = c
+		host, _ := n.Data["host"].(string)
+		slots[i] = orchestrator.Slot{ID: n.ID, Index: n.Index, Host: host, Running: n.Status == model.NodeActive}
 	}
-	e.rngMu.Lock()
-	defer e.rngMu.Unlock()
-	return scaling.SelectVictims(cands, count, scaling.Random, e.rng)
+	return orchestrator.ScaleDownVictims(slots, len(nodes)-count)
 }
 
 // planResize decides a resize, scale-in or scale-out against the current
