@@ -120,12 +120,11 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 		if err != nil {
 			return err
 		}
-		var dirty []string
-		for _, n := range nodes {
-			if n.ProfileID != target && !slices.Contains(u.FailedNodes, n.ID) && n.Status != model.NodeDeleting {
-				dirty = append(dirty, n.ID)
-			}
+		members := make([]orchestrator.Member, len(nodes))
+		for i, n := range nodes {
+			members[i] = orchestrator.Member{ID: n.ID, Index: n.Index, Profile: n.ProfileID, Gone: n.Status == model.NodeDeleting}
 		}
+		dirty := orchestrator.Dirty(members, target, u.FailedNodes)
 		if u.Total == 0 {
 			u.Total = len(dirty)
 			u.Batches = len(orchestrator.Batches(dirty, pol.Parallelism))

@@ -7,6 +7,7 @@ package orchestrator
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -202,6 +203,30 @@ func ParseUpdate(config map[string]any) UpdatePolicy {
 		p.Order = s
 	}
 	return p
+}
+
+// Member is a node as an update sees it.
+type Member struct {
+	ID      string
+	Index   int
+	Profile string
+	Gone    bool // being deleted
+}
+
+// Dirty lists, by index, the nodes an update still has to move to target:
+// those on another profile, except nodes that already failed this update
+// (they count once) and nodes on their way out.
+func Dirty(members []Member, target string, failed []string) []string {
+	s := append([]Member(nil), members...)
+	sort.SliceStable(s, func(i, j int) bool { return s[i].Index < s[j].Index })
+	var out []string
+	for _, m := range s {
+		if m.Profile == target || m.Gone || slices.Contains(failed, m.ID) {
+			continue
+		}
+		out = append(out, m.ID)
+	}
+	return out
 }
 
 // Batches splits the dirty nodes into the update's batches.

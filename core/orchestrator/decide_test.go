@@ -155,3 +155,16 @@ func TestReap(t *testing.T) {
 		}
 	}
 }
+
+func TestDirty(t *testing.T) {
+	members := []Member{
+		{ID: "c", Index: 3, Profile: "old"}, {ID: "a", Index: 1, Profile: "new"}, {ID: "b", Index: 2, Profile: "old"},
+		{ID: "d", Index: 4, Profile: "old", Gone: true}, {ID: "e", Index: 5, Profile: "other"},
+	}
+	if got := Dirty(members, "new", []string{"e"}); !slices.Equal(got, []string{"b", "c"}) {
+		t.Errorf("dirty: %v", got)
+	}
+	if got := Dirty(members, "old", nil); !slices.Equal(got, []string{"a", "e"}) {
+		t.Errorf("dirty towards the old profile (a rollback): %v", got)
+	}
+}
