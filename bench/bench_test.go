@@ -265,11 +265,18 @@ func BenchmarkPluginCall(b *testing.B) {
 
 // BenchmarkNodeReplacement measures the time from a node's death (its
 // process killed) to its replacement running and answering HTTP, with a
-// 1 s check interval and a 0 s restart delay.
+// 1 s check interval and a 0 s restart delay: "event" when local.process
+// streams the exit to the agent, "check" with driver events turned off, so
+// the periodic check finds the death.
 func BenchmarkNodeReplacement(b *testing.B) {
+	b.Run("event", func(b *testing.B) { benchReplacement(b, true) })
+	b.Run("check", func(b *testing.B) { benchReplacement(b, false) })
+}
+
+func benchReplacement(b *testing.B, events bool) {
 	dir := b.TempDir()
 	cfg := filepath.Join(dir, "agent.hcl")
-	os.WriteFile(cfg, []byte("orchestrator {\n  check_interval = \"1s\"\n}\n"), 0o644)
+	os.WriteFile(cfg, []byte(fmt.Sprintf("orchestrator {\n  check_interval = \"1s\"\n  driver_events = %v\n}\n", events)), 0o644)
 	c, _ := startAgent(b, "-config", cfg)
 	ctx := context.Background()
 	if _, err := c.Do(ctx, http.MethodPost, "/v1/profiles", nil, map[string]any{"profile": map[string]any{"name": "web",

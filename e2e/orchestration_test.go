@@ -260,3 +260,24 @@ func TestReaper(t *testing.T) {
 		return len(evs.Events) == 4, strconv.Itoa(len(evs.Events))
 	})
 }
+
+// TestDriverEvents: with checks an hour apart, a node whose process exits is
+// still replaced at once, from the event local.process streams.
+func TestDriverEvents(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agent.hcl")
+	os.WriteFile(cfg, []byte("orchestrator {\n  check_interval = \"1h\"\n}\n"), 0o644)
+	a := startAgent(t, dir, "-config", cfg)
+	t.Cleanup(func() { killProcessesOf("ev") })
+	a.webProfile("web")
+	a.waitAction(a.createCluster("ev", "web", 1, map[string]any{"config": map[string]any{"grove.restart": map[string]any{"delay": "0s"}}}))
+	victim := a.nodes(a.cluster("ev").ID)[0]
+	killNodeProcess(t, victim)
+	eventually(t, 15*time.Second, "the node to be replaced from the driver's event", func() (bool, string) {
+		n, err := a.client.GetNode(t.Context(), victim.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.Status == "ACTIVE" && n.Data["pid"] != victim.Data["pid"], n.Status + " " + n.StatusReason
+	})
+}

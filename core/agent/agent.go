@@ -127,7 +127,8 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	a.Engine = engine.New(a.Store, a.Host, log.Named("engine"), engine.Config{EngineID: engineID, ClusterWorkers: cfg.Workers.Cluster,
 		NodeWorkers: cfg.Workers.Node, NodeBatch: cfg.Workers.NodeBatch, MaxNodesPerCluster: cfg.Workers.MaxNodesPerCluster,
 		Lease: time.Duration(cfg.Workers.LeaseSeconds) * time.Second, CheckInterval: checkInterval(cfg.Orchestrator.CheckInterval),
-		Retention: cfg.Orchestrator.Retention, ReapInterval: parseDuration(cfg.Orchestrator.ReapInterval)})
+		Retention: cfg.Orchestrator.Retention, ReapInterval: parseDuration(cfg.Orchestrator.ReapInterval),
+		IgnoreDriverEvents: cfg.Orchestrator.DriverEvents != nil && !*cfg.Orchestrator.DriverEvents})
 	if err := a.Engine.Start(ctx); err != nil {
 		return nil, err
 	}

@@ -58,6 +58,8 @@ type OrchestratorConfig struct {
 	Retention int `hcl:"retention,optional"`
 	// ReapInterval is how often old actions and events are deleted ("1m").
 	ReapInterval string `hcl:"reap_interval,optional"`
+	// DriverEvents follows the node events drivers stream (default true).
+	DriverEvents *bool `hcl:"driver_events,optional"`
 }
 
 // PluginConfig registers a third-party plugin binary.

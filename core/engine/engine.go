@@ -57,6 +57,8 @@ type Config struct {
 	Retention int
 	// ReapInterval is how often the reaper runs (default 1m).
 	ReapInterval time.Duration
+	// IgnoreDriverEvents turns off following the drivers' node events.
+	IgnoreDriverEvents bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -165,6 +167,9 @@ func (e *Engine) Start(ctx context.Context) error {
 	if e.cfg.CheckInterval > 0 {
 		e.wg.Add(1)
 		go e.healthLoop(ctx)
+		if !e.cfg.IgnoreDriverEvents {
+			e.watchDrivers(ctx)
+		}
 	}
 	e.wg.Add(1)
 	go e.reapLoop(ctx)

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/orchestrator"
 	"github.com/grovehq/grove/core/store"
@@ -232,4 +235,40 @@ func (e *Engine) wakeHealthAt(t time.Time) {
 		default:
 		}
 	})
+}
+
+// watchDrivers follows the node events of every profile type whose driver
+// streams them; an event wakes the health loop at once.
+func (e *Engine) watchDrivers(ctx context.Context) {
+	for _, c := range e.plugins.Components("profile") {
+		e.wg.Add(1)
+		go e.watchDriver(ctx, c.Type)
+	}
+}
+
+func (e *Engine) watchDriver(ctx context.Context, typ string) {
+	defer e.wg.Done()
+	backoff := time.Second
+	for {
+		client, _, err := e.plugins.Client(ctx, "profile", typ)
+		if err == nil {
+			err = client.Watch(ctx, typ, func(ev sdk.NodeEvent) {
+				if !ev.Healthy {
+					e.log.Debug("driver reports a node down", "type", typ, "node", ev.NodeID, "reason", ev.Reason)
+					select {
+					case e.healthNow <- struct{}{}:
+					default:
+					}
+				}
+			})
+		}
+		if ctx.Err() != nil || status.Code(err) == codes.Unimplemented {
+			return
+		}
+		// The plugin restarted or the stream broke: follow it again.
+		if err := sleepCtx(ctx, backoff); err != nil {
+			return
+		}
+		backoff = min(backoff*2, 30*time.Second)
+	}
 }

@@ -991,6 +991,118 @@ func (x *NodeResult) GetCompleted() bool {
 	return false
 }
 
+type WatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchRequest) Reset() {
+	*x = WatchRequest{}
+	mi := &file_grove_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchRequest) ProtoMessage() {}
+
+func (x *WatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
+func (*WatchRequest) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *WatchRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+type NodeEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	NodeId        string                 `protobuf:"bytes,1,opt,name=node_id,json=nodeId,proto3" json:"node_id,omitempty"`
+	Healthy       bool                   `protobuf:"varint,2,opt,name=healthy,proto3" json:"healthy,omitempty"`
+	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Completed     bool                   `protobuf:"varint,4,opt,name=completed,proto3" json:"completed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeEvent) Reset() {
+	*x = NodeEvent{}
+	mi := &file_grove_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeEvent) ProtoMessage() {}
+
+func (x *NodeEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeEvent.ProtoReflect.Descriptor instead.
+func (*NodeEvent) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *NodeEvent) GetNodeId() string {
+	if x != nil {
+		return x.NodeId
+	}
+	return ""
+}
+
+func (x *NodeEvent) GetHealthy() bool {
+	if x != nil {
+		return x.Healthy
+	}
+	return false
+}
+
+func (x *NodeEvent) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *NodeEvent) GetCompleted() bool {
+	if x != nil {
+		return x.Completed
+	}
+	return false
+}
+
 type BatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Profile       *Spec                  `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
@@ -1001,7 +1113,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_grove_proto_msgTypes[13]
+	mi := &file_grove_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1013,7 +1125,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[13]
+	mi := &file_grove_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1026,7 +1138,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{13}
+	return file_grove_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *BatchRequest) GetProfile() *Spec {
@@ -1054,7 +1166,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_grove_proto_msgTypes[14]
+	mi := &file_grove_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1066,7 +1178,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[14]
+	mi := &file_grove_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1079,7 +1191,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{14}
+	return file_grove_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *BatchResponse) GetResults() []*NodeResult {
@@ -1107,7 +1219,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_grove_proto_msgTypes[15]
+	mi := &file_grove_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1231,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[15]
+	mi := &file_grove_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1244,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{15}
+	return file_grove_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *UpdateRequest) GetOldProfile() *Spec {
@@ -1168,7 +1280,7 @@ type RecoverRequest struct {
 
 func (x *RecoverRequest) Reset() {
 	*x = RecoverRequest{}
-	mi := &file_grove_proto_msgTypes[16]
+	mi := &file_grove_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1180,7 +1292,7 @@ func (x *RecoverRequest) String() string {
 func (*RecoverRequest) ProtoMessage() {}
 
 func (x *RecoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[16]
+	mi := &file_grove_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1193,7 +1305,7 @@ func (x *RecoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverRequest.ProtoReflect.Descriptor instead.
 func (*RecoverRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{16}
+	return file_grove_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RecoverRequest) GetProfile() *Spec {
@@ -1235,7 +1347,7 @@ type DetailsResponse struct {
 
 func (x *DetailsResponse) Reset() {
 	*x = DetailsResponse{}
-	mi := &file_grove_proto_msgTypes[17]
+	mi := &file_grove_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1247,7 +1359,7 @@ func (x *DetailsResponse) String() string {
 func (*DetailsResponse) ProtoMessage() {}
 
 func (x *DetailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[17]
+	mi := &file_grove_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1260,7 +1372,7 @@ func (x *DetailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetailsResponse.ProtoReflect.Descriptor instead.
 func (*DetailsResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{17}
+	return file_grove_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DetailsResponse) GetDetailsJson() map[string][]byte {
@@ -1295,7 +1407,7 @@ type ClusterSnapshot struct {
 
 func (x *ClusterSnapshot) Reset() {
 	*x = ClusterSnapshot{}
-	mi := &file_grove_proto_msgTypes[18]
+	mi := &file_grove_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1307,7 +1419,7 @@ func (x *ClusterSnapshot) String() string {
 func (*ClusterSnapshot) ProtoMessage() {}
 
 func (x *ClusterSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[18]
+	mi := &file_grove_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1320,7 +1432,7 @@ func (x *ClusterSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSnapshot.ProtoReflect.Descriptor instead.
 func (*ClusterSnapshot) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{18}
+	return file_grove_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ClusterSnapshot) GetId() string {
@@ -1404,7 +1516,7 @@ type SnapshotNode struct {
 
 func (x *SnapshotNode) Reset() {
 	*x = SnapshotNode{}
-	mi := &file_grove_proto_msgTypes[19]
+	mi := &file_grove_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1528,7 @@ func (x *SnapshotNode) String() string {
 func (*SnapshotNode) ProtoMessage() {}
 
 func (x *SnapshotNode) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[19]
+	mi := &file_grove_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1541,7 @@ func (x *SnapshotNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotNode.ProtoReflect.Descriptor instead.
 func (*SnapshotNode) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{19}
+	return file_grove_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SnapshotNode) GetId() string {
@@ -1506,7 +1618,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_grove_proto_msgTypes[20]
+	mi := &file_grove_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1518,7 +1630,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[20]
+	mi := &file_grove_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1531,7 +1643,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{20}
+	return file_grove_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AttachRequest) GetPolicy() *Spec {
@@ -1565,7 +1677,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_grove_proto_msgTypes[21]
+	mi := &file_grove_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1577,7 +1689,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[21]
+	mi := &file_grove_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1590,7 +1702,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{21}
+	return file_grove_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AttachResponse) GetBindingDataJson() []byte {
@@ -1620,7 +1732,7 @@ type ActionSnapshot struct {
 
 func (x *ActionSnapshot) Reset() {
 	*x = ActionSnapshot{}
-	mi := &file_grove_proto_msgTypes[22]
+	mi := &file_grove_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1632,7 +1744,7 @@ func (x *ActionSnapshot) String() string {
 func (*ActionSnapshot) ProtoMessage() {}
 
 func (x *ActionSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[22]
+	mi := &file_grove_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1645,7 +1757,7 @@ func (x *ActionSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionSnapshot.ProtoReflect.Descriptor instead.
 func (*ActionSnapshot) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{22}
+	return file_grove_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ActionSnapshot) GetId() string {
@@ -1700,7 +1812,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_grove_proto_msgTypes[23]
+	mi := &file_grove_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1712,7 +1824,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[23]
+	mi := &file_grove_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1725,7 +1837,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{23}
+	return file_grove_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CheckRequest) GetPolicy() *Spec {
@@ -1791,7 +1903,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_grove_proto_msgTypes[24]
+	mi := &file_grove_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +1915,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[24]
+	mi := &file_grove_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +1928,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{24}
+	return file_grove_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CheckResponse) GetStatus() string {
@@ -1856,7 +1968,7 @@ type EchoMessage struct {
 
 func (x *EchoMessage) Reset() {
 	*x = EchoMessage{}
-	mi := &file_grove_proto_msgTypes[25]
+	mi := &file_grove_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1868,7 +1980,7 @@ func (x *EchoMessage) String() string {
 func (*EchoMessage) ProtoMessage() {}
 
 func (x *EchoMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[25]
+	mi := &file_grove_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1881,7 +1993,7 @@ func (x *EchoMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EchoMessage.ProtoReflect.Descriptor instead.
 func (*EchoMessage) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{25}
+	return file_grove_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *EchoMessage) GetPayload() []byte {
@@ -1973,7 +2085,14 @@ const file_grove_proto_rawDesc = "" +
 	"\ahealthy\x18\x05 \x01(\bR\ahealthy\x12#\n" +
 	"\rstatus_reason\x18\x06 \x01(\tR\fstatusReason\x12,\n" +
 	"\x05error\x18\a \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\x12\x1c\n" +
-	"\tcompleted\x18\b \x01(\bR\tcompleted\"l\n" +
+	"\tcompleted\x18\b \x01(\bR\tcompleted\"\"\n" +
+	"\fWatchRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\"t\n" +
+	"\tNodeEvent\x12\x17\n" +
+	"\anode_id\x18\x01 \x01(\tR\x06nodeId\x12\x18\n" +
+	"\ahealthy\x18\x02 \x01(\bR\ahealthy\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1c\n" +
+	"\tcompleted\x18\x04 \x01(\bR\tcompleted\"l\n" +
 	"\fBatchRequest\x12/\n" +
 	"\aprofile\x18\x01 \x01(\v2\x15.grove.plugin.v1.SpecR\aprofile\x12+\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x15.grove.plugin.v1.NodeR\x05nodes\"t\n" +
@@ -2057,7 +2176,7 @@ const file_grove_proto_rawDesc = "" +
 	"\vKIND_POLICY\x10\x022\xa6\x01\n" +
 	"\x04Info\x12J\n" +
 	"\bDescribe\x12 .grove.plugin.v1.DescribeRequest\x1a\x1c.grove.plugin.v1.Description\x12R\n" +
-	"\tConfigure\x12!.grove.plugin.v1.ConfigureRequest\x1a\".grove.plugin.v1.ConfigureResponse2\x96\x04\n" +
+	"\tConfigure\x12!.grove.plugin.v1.ConfigureRequest\x1a\".grove.plugin.v1.ConfigureResponse2\xdc\x04\n" +
 	"\aProfile\x12O\n" +
 	"\bValidate\x12 .grove.plugin.v1.ValidateRequest\x1a!.grove.plugin.v1.ValidateResponse\x12G\n" +
 	"\x06Create\x12\x1d.grove.plugin.v1.BatchRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12G\n" +
@@ -2065,7 +2184,8 @@ const file_grove_proto_rawDesc = "" +
 	"\x05Check\x12\x1d.grove.plugin.v1.BatchRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12H\n" +
 	"\x06Update\x12\x1e.grove.plugin.v1.UpdateRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12J\n" +
 	"\aRecover\x12\x1f.grove.plugin.v1.RecoverRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12J\n" +
-	"\aDetails\x12\x1d.grove.plugin.v1.BatchRequest\x1a .grove.plugin.v1.DetailsResponse2\xb7\x02\n" +
+	"\aDetails\x12\x1d.grove.plugin.v1.BatchRequest\x1a .grove.plugin.v1.DetailsResponse\x12D\n" +
+	"\x05Watch\x12\x1d.grove.plugin.v1.WatchRequest\x1a\x1a.grove.plugin.v1.NodeEvent0\x012\xb7\x02\n" +
 	"\x06Policy\x12O\n" +
 	"\bValidate\x12 .grove.plugin.v1.ValidateRequest\x1a!.grove.plugin.v1.ValidateResponse\x12I\n" +
 	"\x06Attach\x12\x1e.grove.plugin.v1.AttachRequest\x1a\x1f.grove.plugin.v1.AttachResponse\x12I\n" +
@@ -2087,7 +2207,7 @@ func file_grove_proto_rawDescGZIP() []byte {
 }
 
 var file_grove_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_grove_proto_goTypes = []any{
 	(Kind)(0),                 // 0: grove.plugin.v1.Kind
 	(*DescribeRequest)(nil),   // 1: grove.plugin.v1.DescribeRequest
@@ -2103,20 +2223,22 @@ var file_grove_proto_goTypes = []any{
 	(*ValidateResponse)(nil),  // 11: grove.plugin.v1.ValidateResponse
 	(*Node)(nil),              // 12: grove.plugin.v1.Node
 	(*NodeResult)(nil),        // 13: grove.plugin.v1.NodeResult
-	(*BatchRequest)(nil),      // 14: grove.plugin.v1.BatchRequest
-	(*BatchResponse)(nil),     // 15: grove.plugin.v1.BatchResponse
-	(*UpdateRequest)(nil),     // 16: grove.plugin.v1.UpdateRequest
-	(*RecoverRequest)(nil),    // 17: grove.plugin.v1.RecoverRequest
-	(*DetailsResponse)(nil),   // 18: grove.plugin.v1.DetailsResponse
-	(*ClusterSnapshot)(nil),   // 19: grove.plugin.v1.ClusterSnapshot
-	(*SnapshotNode)(nil),      // 20: grove.plugin.v1.SnapshotNode
-	(*AttachRequest)(nil),     // 21: grove.plugin.v1.AttachRequest
-	(*AttachResponse)(nil),    // 22: grove.plugin.v1.AttachResponse
-	(*ActionSnapshot)(nil),    // 23: grove.plugin.v1.ActionSnapshot
-	(*CheckRequest)(nil),      // 24: grove.plugin.v1.CheckRequest
-	(*CheckResponse)(nil),     // 25: grove.plugin.v1.CheckResponse
-	(*EchoMessage)(nil),       // 26: grove.plugin.v1.EchoMessage
-	nil,                       // 27: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	(*WatchRequest)(nil),      // 14: grove.plugin.v1.WatchRequest
+	(*NodeEvent)(nil),         // 15: grove.plugin.v1.NodeEvent
+	(*BatchRequest)(nil),      // 16: grove.plugin.v1.BatchRequest
+	(*BatchResponse)(nil),     // 17: grove.plugin.v1.BatchResponse
+	(*UpdateRequest)(nil),     // 18: grove.plugin.v1.UpdateRequest
+	(*RecoverRequest)(nil),    // 19: grove.plugin.v1.RecoverRequest
+	(*DetailsResponse)(nil),   // 20: grove.plugin.v1.DetailsResponse
+	(*ClusterSnapshot)(nil),   // 21: grove.plugin.v1.ClusterSnapshot
+	(*SnapshotNode)(nil),      // 22: grove.plugin.v1.SnapshotNode
+	(*AttachRequest)(nil),     // 23: grove.plugin.v1.AttachRequest
+	(*AttachResponse)(nil),    // 24: grove.plugin.v1.AttachResponse
+	(*ActionSnapshot)(nil),    // 25: grove.plugin.v1.ActionSnapshot
+	(*CheckRequest)(nil),      // 26: grove.plugin.v1.CheckRequest
+	(*CheckResponse)(nil),     // 27: grove.plugin.v1.CheckResponse
+	(*EchoMessage)(nil),       // 28: grove.plugin.v1.EchoMessage
+	nil,                       // 29: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
 }
 var file_grove_proto_depIdxs = []int32{
 	3,  // 0: grove.plugin.v1.Description.components:type_name -> grove.plugin.v1.Component
@@ -2134,46 +2256,48 @@ var file_grove_proto_depIdxs = []int32{
 	12, // 12: grove.plugin.v1.UpdateRequest.nodes:type_name -> grove.plugin.v1.Node
 	9,  // 13: grove.plugin.v1.RecoverRequest.profile:type_name -> grove.plugin.v1.Spec
 	12, // 14: grove.plugin.v1.RecoverRequest.nodes:type_name -> grove.plugin.v1.Node
-	27, // 15: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	29, // 15: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
 	7,  // 16: grove.plugin.v1.DetailsResponse.error:type_name -> grove.plugin.v1.Error
-	20, // 17: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
+	22, // 17: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
 	9,  // 18: grove.plugin.v1.AttachRequest.policy:type_name -> grove.plugin.v1.Spec
-	19, // 19: grove.plugin.v1.AttachRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
+	21, // 19: grove.plugin.v1.AttachRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
 	7,  // 20: grove.plugin.v1.AttachResponse.error:type_name -> grove.plugin.v1.Error
 	9,  // 21: grove.plugin.v1.CheckRequest.policy:type_name -> grove.plugin.v1.Spec
-	23, // 22: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
-	19, // 23: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
+	25, // 22: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
+	21, // 23: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
 	7,  // 24: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
 	1,  // 25: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
 	5,  // 26: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
 	10, // 27: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	14, // 28: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
-	14, // 29: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
-	14, // 30: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
-	16, // 31: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
-	17, // 32: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
-	14, // 33: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
-	10, // 34: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	21, // 35: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
-	21, // 36: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
-	24, // 37: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
-	26, // 38: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
-	2,  // 39: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
-	6,  // 40: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
-	11, // 41: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	15, // 42: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
-	15, // 43: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
-	15, // 44: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
-	15, // 45: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
-	15, // 46: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
-	18, // 47: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
-	11, // 48: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	22, // 49: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
-	22, // 50: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
-	25, // 51: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
-	26, // 52: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
-	39, // [39:53] is the sub-list for method output_type
-	25, // [25:39] is the sub-list for method input_type
+	16, // 28: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
+	16, // 29: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
+	16, // 30: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
+	18, // 31: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
+	19, // 32: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
+	16, // 33: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
+	14, // 34: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
+	10, // 35: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	23, // 36: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
+	23, // 37: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
+	26, // 38: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
+	28, // 39: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
+	2,  // 40: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
+	6,  // 41: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
+	11, // 42: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	17, // 43: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
+	17, // 44: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
+	17, // 45: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
+	17, // 46: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
+	17, // 47: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
+	20, // 48: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
+	15, // 49: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
+	11, // 50: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	24, // 51: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
+	24, // 52: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
+	27, // 53: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
+	28, // 54: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
+	40, // [40:55] is the sub-list for method output_type
+	25, // [25:40] is the sub-list for method input_type
 	25, // [25:25] is the sub-list for extension type_name
 	25, // [25:25] is the sub-list for extension extendee
 	0,  // [0:25] is the sub-list for field type_name
@@ -2190,7 +2314,7 @@ func file_grove_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grove_proto_rawDesc), len(file_grove_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -181,6 +181,7 @@ const (
 	Profile_Update_FullMethodName   = "/grove.plugin.v1.Profile/Update"
 	Profile_Recover_FullMethodName  = "/grove.plugin.v1.Profile/Recover"
 	Profile_Details_FullMethodName  = "/grove.plugin.v1.Profile/Details"
+	Profile_Watch_FullMethodName    = "/grove.plugin.v1.Profile/Watch"
 )
 
 // ProfileClient is the client API for Profile service.
@@ -194,6 +195,10 @@ type ProfileClient interface {
 	Update(ctx context.Context, in *UpdateRequest, opts ...grpc.CallOption) (*BatchResponse, error)
 	Recover(ctx context.Context, in *RecoverRequest, opts ...grpc.CallOption) (*BatchResponse, error)
 	Details(ctx context.Context, in *BatchRequest, opts ...grpc.CallOption) (*DetailsResponse, error)
+	// Watch streams node events as the driver sees them (a process exiting),
+	// so the engine reacts before its next check. Optional: drivers that do
+	// not stream answer Unimplemented.
+	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[NodeEvent], error)
 }
 
 type profileClient struct {
@@ -274,6 +279,25 @@ func (c *profileClient) Details(ctx context.Context, in *BatchRequest, opts ...g
 	return out, nil
 }
 
+func (c *profileClient) Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[NodeEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Profile_ServiceDesc.Streams[0], Profile_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchRequest, NodeEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Profile_WatchClient = grpc.ServerStreamingClient[NodeEvent]
+
 // ProfileServer is the server API for Profile service.
 // All implementations must embed UnimplementedProfileServer
 // for forward compatibility.
@@ -285,6 +309,10 @@ type ProfileServer interface {
 	Update(context.Context, *UpdateRequest) (*BatchResponse, error)
 	Recover(context.Context, *RecoverRequest) (*BatchResponse, error)
 	Details(context.Context, *BatchRequest) (*DetailsResponse, error)
+	// Watch streams node events as the driver sees them (a process exiting),
+	// so the engine reacts before its next check. Optional: drivers that do
+	// not stream answer Unimplemented.
+	Watch(*WatchRequest, grpc.ServerStreamingServer[NodeEvent]) error
 	mustEmbedUnimplementedProfileServer()
 }
 
@@ -315,6 +343,9 @@ func (UnimplementedProfileServer) Recover(context.Context, *RecoverRequest) (*Ba
 }
 func (UnimplementedProfileServer) Details(context.Context, *BatchRequest) (*DetailsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Details not implemented")
+}
+func (UnimplementedProfileServer) Watch(*WatchRequest, grpc.ServerStreamingServer[NodeEvent]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
 }
 func (UnimplementedProfileServer) mustEmbedUnimplementedProfileServer() {}
 func (UnimplementedProfileServer) testEmbeddedByValue()                 {}
@@ -463,6 +494,17 @@ func _Profile_Details_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Profile_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ProfileServer).Watch(m, &grpc.GenericServerStream[WatchRequest, NodeEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Profile_WatchServer = grpc.ServerStreamingServer[NodeEvent]
+
 // Profile_ServiceDesc is the grpc.ServiceDesc for Profile service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -499,7 +541,13 @@ var Profile_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Profile_Details_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Watch",
+			Handler:       _Profile_Watch_Handler,
+			ServerStreams: true,
+		},
+	},
 	Metadata: "grove.proto",
 }
 

@@ -145,3 +145,20 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (CheckResult, erro
 	}
 	return CheckResult{Data: decodeMap(resp.ActionDataJson)}, nil
 }
+
+// Watch streams a profile type's node events to fn until ctx ends or the
+// stream breaks. It returns a gRPC Unimplemented error for drivers that do
+// not stream.
+func (c *Client) Watch(ctx context.Context, typ string, fn func(NodeEvent)) error {
+	stream, err := c.Profile.Watch(ctx, &pb.WatchRequest{Type: typ})
+	if err != nil {
+		return err
+	}
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			return err
+		}
+		fn(NodeEvent{NodeID: ev.NodeId, Healthy: ev.Healthy, Reason: ev.Reason, Completed: ev.Completed})
+	}
+}

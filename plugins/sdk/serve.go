@@ -8,11 +8,14 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/grovehq/grove/plugins/proto"
 	"github.com/grovehq/grove/plugins/sdk/schema"
@@ -374,6 +377,22 @@ func (s *profileServer) Recover(ctx context.Context, req *pb.RecoverRequest) (*p
 
 func (s *profileServer) Details(ctx context.Context, req *pb.BatchRequest) (*pb.DetailsResponse, error) {
 	return &pb.DetailsResponse{}, nil
+}
+
+func (s *profileServer) Watch(req *pb.WatchRequest, stream pb.Profile_WatchServer) error {
+	pt, ok := s.profiles[req.GetType()]
+	if !ok {
+		return status.Errorf(codes.NotFound, "this plugin does not serve profile type %q", req.GetType())
+	}
+	if pt.Watch == nil {
+		return status.Errorf(codes.Unimplemented, "profile type %s does not stream node events", pt.Type)
+	}
+	var mu sync.Mutex
+	return pt.Watch(stream.Context(), func(ev NodeEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = stream.Send(&pb.NodeEvent{NodeId: ev.NodeID, Healthy: ev.Healthy, Reason: ev.Reason, Completed: ev.Completed})
+	})
 }
 
 type policyServer struct {

@@ -85,6 +85,17 @@ type ProfileType struct {
 	NeedsPort bool
 	// Validate runs checks the schema cannot express. Optional.
 	Validate func(ctx context.Context, p Spec) schema.Diagnostics
+	// Watch streams node events until ctx ends, calling send for each.
+	// Optional: without it the engine relies on periodic checks.
+	Watch func(ctx context.Context, send func(NodeEvent)) error
+}
+
+// NodeEvent is something a driver saw happen to a node.
+type NodeEvent struct {
+	NodeID    string
+	Healthy   bool
+	Reason    string
+	Completed bool
 }
 
 // Target is a (phase, action) pair a policy checks.

@@ -30,6 +30,7 @@ const TypeName = "local.process"
 
 // Type returns the profile type registration.
 func Type() sdk.ProfileType {
+	d := &Driver{}
 	return sdk.ProfileType{
 		Type:        TypeName,
 		Versions:    []string{"1.0"},
@@ -43,7 +44,8 @@ func Type() sdk.ProfileType {
 		},
 		Operations: []string{"RECREATE", "REBOOT"},
 		NeedsPort:  true,
-		Driver:     &Driver{},
+		Driver:     d,
+		Watch:      d.Watch,
 		Validate: func(_ context.Context, p sdk.Spec) schema.Diagnostics {
 			if wd, _ := p.Properties["workdir"].(string); wd != "" && !filepath.IsAbs(wd) {
 				return schema.Diagnostics{{Field: "properties.workdir", Message: fmt.Sprintf("must be an absolute path, got %q.", wd)}}
@@ -61,6 +63,47 @@ type Driver struct {
 	// create of the same node is still starting it (the caller's deadline
 	// passed) waits for it, instead of missing the process and leaking it.
 	locks sync.Map // node id -> *sync.Mutex
+
+	mu          sync.Mutex
+	subscribers map[chan sdk.NodeEvent]struct{}
+}
+
+// Watch streams the exits of the processes this plugin process started; the
+// engine then checks the node at once instead of at its next round.
+// Processes started by an earlier plugin process are not its children and
+// are found by the periodic checks.
+func (d *Driver) Watch(ctx context.Context, send func(sdk.NodeEvent)) error {
+	ch := make(chan sdk.NodeEvent, 64)
+	d.mu.Lock()
+	if d.subscribers == nil {
+		d.subscribers = map[chan sdk.NodeEvent]struct{}{}
+	}
+	d.subscribers[ch] = struct{}{}
+	d.mu.Unlock()
+	defer func() {
+		d.mu.Lock()
+		delete(d.subscribers, ch)
+		d.mu.Unlock()
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev := <-ch:
+			send(ev)
+		}
+	}
+}
+
+func (d *Driver) publish(ev sdk.NodeEvent) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for ch := range d.subscribers {
+		select {
+		case ch <- ev:
+		default: // a slow watcher misses events; the periodic check covers
+		}
+	}
 }
 
 func (d *Driver) lock(id string) func() {
@@ -150,12 +193,17 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 		return sdk.Result{ID: n.ID, Err: fmt.Errorf("start %s: %w", strings.Join(cmdline, " "), err)}
 	}
 	reportW.Close()
-	// Reap the wrapper when it exits while this plugin is its parent.
-	go cmd.Wait()
 	// Record the process before anything can return early: a later delete
 	// or a retried create must find it.
 	st := state{PID: cmd.Process.Pid, Dir: dir}
 	st.StartTicks, _ = startTicks(st.PID)
+	// Reap the wrapper when it exits while this plugin is its parent, and
+	// tell the watchers.
+	go func() {
+		_ = cmd.Wait()
+		reason := exitReason(st)
+		d.publish(sdk.NodeEvent{NodeID: n.ID, Reason: reason, Completed: strings.HasSuffix(reason, ": status 0")})
+	}()
 	if err := writeState(dir, st); err != nil {
 		_ = syscall.Kill(-st.PID, syscall.SIGKILL)
 		return sdk.Result{ID: n.ID, Err: err}
