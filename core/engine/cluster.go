@@ -19,6 +19,28 @@ import (
 // transaction, so an action reclaimed after a crash resumes without redoing
 // what is done: nodes are created once, children forked once.
 
+// begin takes the cluster's exclusive lock and runs the bound policies'
+// BEFORE checks: the prologue of every cluster action that policies see.
+func (e *Engine) begin(ctx context.Context, a *model.Action) (*model.Cluster, error) {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// end runs the AFTER checks and records the action's success reason.
+func (e *Engine) end(ctx context.Context, a *model.Action, clusterID, reason string) error {
+	if err := e.checkPolicies(ctx, a, clusterID, PhaseAfter); err != nil {
+		return err
+	}
+	a.StatusReason = reason
+	return nil
+}
+
 func (e *Engine) lockCluster(ctx context.Context, a *model.Action) (*model.Cluster, error) {
 	if err := e.lock(ctx, func() (bool, error) { return e.store.AcquireClusterLock(ctx, a.ClusterID, a.ID, store.LockCluster) }); err != nil {
 		return nil, err
@@ -435,11 +457,8 @@ func pickVictims(policyChoice []string, count int, fallback func(int) []string) 
 }
 
 func (e *Engine) doResize(ctx context.Context, a *model.Action) error {
-	cl, err := e.lockCluster(ctx, a)
+	cl, err := e.begin(ctx, a)
 	if err != nil {
-		return err
-	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
 		return err
 	}
 	if _, ok := a.Data["plan"]; !ok {
@@ -459,12 +478,8 @@ func (e *Engine) doResize(ctx context.Context, a *model.Action) error {
 	if err := e.applySize(ctx, a, cl, plan, reason); err != nil {
 		return err
 	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
-		return err
-	}
-	a.StatusReason = map[string]string{model.ClusterResizeAction: "Cluster resize succeeded.", model.ClusterScaleOutAction: "Cluster scaling succeeded.",
-		model.ClusterScaleInAction: "Cluster scaling succeeded."}[a.Action]
-	return nil
+	return e.end(ctx, a, cl.ID, map[string]string{model.ClusterResizeAction: "Cluster resize succeeded.", model.ClusterScaleOutAction: "Cluster scaling succeeded.",
+		model.ClusterScaleInAction: "Cluster scaling succeeded."}[a.Action])
 }
 
 // applySize carries out a size plan: new bounds, removals, creations, then
@@ -578,11 +593,8 @@ func (e *Engine) nodeEvent(a *model.Action, n *model.Node, status, reason string
 }
 
 func (e *Engine) doAddNodes(ctx context.Context, a *model.Action) error {
-	cl, err := e.lockCluster(ctx, a)
+	cl, err := e.begin(ctx, a)
 	if err != nil {
-		return err
-	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
 		return err
 	}
 	ids := toStrings(a.Inputs["nodes"])
@@ -608,19 +620,15 @@ func (e *Engine) doAddNodes(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return err
 	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
+	if err := e.end(ctx, a, cl.ID, "Completed adding nodes."); err != nil {
 		return err
 	}
-	a.StatusReason = "Completed adding nodes."
 	return e.settle(ctx, cl.ID, a.Action, func(c *model.Cluster, count int) { c.DesiredCapacity = count }, nil)
 }
 
 func (e *Engine) doDelNodes(ctx context.Context, a *model.Action) error {
-	cl, err := e.lockCluster(ctx, a)
+	cl, err := e.begin(ctx, a)
 	if err != nil {
-		return err
-	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
 		return err
 	}
 	ids := toStrings(a.Inputs["candidates"])
@@ -668,19 +676,12 @@ func (e *Engine) doDelNodes(ctx context.Context, a *model.Action) error {
 	if werr != nil {
 		return werr
 	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
-		return err
-	}
-	a.StatusReason = "Completed deleting nodes."
-	return nil
+	return e.end(ctx, a, cl.ID, "Completed deleting nodes.")
 }
 
 func (e *Engine) doReplaceNodes(ctx context.Context, a *model.Action) error {
-	cl, err := e.lockCluster(ctx, a)
+	cl, err := e.begin(ctx, a)
 	if err != nil {
-		return err
-	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
 		return err
 	}
 	pairs, _ := a.Inputs["candidates"].(map[string]any)
@@ -707,10 +708,9 @@ func (e *Engine) doReplaceNodes(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return err
 	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
+	if err := e.end(ctx, a, cl.ID, "Completed replacing nodes."); err != nil {
 		return err
 	}
-	a.StatusReason = "Completed replacing nodes."
 	return e.settle(ctx, cl.ID, a.Action, nil, nil)
 }
 
@@ -744,11 +744,8 @@ func (e *Engine) doClusterCheck(ctx context.Context, a *model.Action) error {
 }
 
 func (e *Engine) doClusterRecover(ctx context.Context, a *model.Action) error {
-	cl, err := e.lockCluster(ctx, a)
+	cl, err := e.begin(ctx, a)
 	if err != nil {
-		return err
-	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
 		return err
 	}
 	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
@@ -784,11 +781,7 @@ func (e *Engine) doClusterRecover(ctx context.Context, a *model.Action) error {
 	if werr != nil {
 		return fmt.Errorf("Failed in recovering the cluster: %v", werr)
 	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
-		return err
-	}
-	a.StatusReason = "Cluster recovery succeeded."
-	return nil
+	return e.end(ctx, a, cl.ID, "Cluster recovery succeeded.")
 }
 
 // restoreCapacity creates or deletes nodes until the node count matches
@@ -816,11 +809,8 @@ func (e *Engine) restoreCapacity(ctx context.Context, a *model.Action, clusterID
 }
 
 func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
-	cl, err := e.lockCluster(ctx, a)
+	cl, err := e.begin(ctx, a)
 	if err != nil {
-		return err
-	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
 		return err
 	}
 	err = e.runStage(ctx, a, "fields", func(tx store.Store) error {
@@ -910,11 +900,7 @@ func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
 	} else if err := e.settle(ctx, cl.ID, a.Action, nil, nil); err != nil {
 		return err
 	}
-	if err := e.checkPolicies(ctx, a, cl.ID, PhaseAfter); err != nil {
-		return err
-	}
-	a.StatusReason = "Cluster update completed."
-	return nil
+	return e.end(ctx, a, cl.ID, "Cluster update completed.")
 }
 
 func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
