@@ -57,7 +57,6 @@ func TestValidation(t *testing.T) {
 		{"profile unknown property", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"x"}, "comand": 1}}}}, 400, []string{"spec.properties.comand", "not a property"}},
 		{"profile relative workdir", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"x"}, "workdir": "rel"}}}}, 400, []string{"spec.properties.workdir", "absolute"}},
 		{"profile range", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"x"}, "stop_timeout": -1}}}}, 400, []string{"spec.properties.stop_timeout", "at least 0"}},
-		{"profile duplicate name", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "p", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"x"}}}}}, 409, []string{"already exists"}},
 		{"profile delete in use", "DELETE", "/v1/profiles/p", nil, 409, []string{"still used"}},
 		// policies
 		{"policy bad criteria", "POST", "/v1/policies", map[string]any{"policy": map[string]any{"name": "x", "spec": map[string]any{"type": "senlin.policy.deletion", "version": "1.0", "properties": map[string]any{"criteria": "NEWEST"}}}}, 400, []string{"spec.properties.criteria", "NEWEST", "OLDEST_FIRST"}},
@@ -161,6 +160,13 @@ func TestValidation(t *testing.T) {
 	}
 
 	// Lookups by short id and ambiguous names.
+	a.webProfile("twin")
+	a.webProfile("twin")
+	_, err := a.do(http.MethodGet, "/v1/profiles/twin", nil)
+	var amb *api.Error
+	if !errors.As(err, &amb) || amb.Status != 400 || amb.Type != "MultipleChoices" || !strings.Contains(amb.Message, `Multiple profiles have been found matching "twin"`) {
+		t.Errorf("an ambiguous name: %v", err)
+	}
 	cl := a.cluster("v")
 	if got, err := a.client.GetCluster(t.Context(), cl.ID[:6]); err != nil || got.ID != cl.ID {
 		t.Errorf("short id lookup: %v %v", got, err)

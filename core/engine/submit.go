@@ -135,9 +135,6 @@ func (e *Engine) CreateProfile(ctx context.Context, c Caller, name string, spec,
 	if err != nil {
 		return nil, err
 	}
-	if err := e.unique(ctx, "profile", name, c.Project); err != nil {
-		return nil, err
-	}
 	return p, e.store.CreateProfile(ctx, p)
 }
 
@@ -159,9 +156,12 @@ func (e *Engine) buildProfile(ctx context.Context, c Caller, name string, spec, 
 		Metadata: metadata, User: c.User, Project: c.Project, CreatedAt: e.cfg.Now()}, nil
 }
 
-// unique refuses a second object of a kind with the same name in a project:
-// Grove tracks clusters, profiles and policies by name (HCL, Terraform
-// import), so names must identify them.
+// unique refuses a second cluster with the same name in a project: clusters
+// are tracked by name (HCL, Terraform import, the CLI). Profiles and
+// policies may share names, as in Senlin: their specs are immutable, so a
+// replacement is created beside the old one (Terraform's
+// create_before_destroy) before the old one goes; looking them up by an
+// ambiguous name is answered with a clear error.
 func (e *Engine) unique(ctx context.Context, kind, name, project string) error {
 	var err error
 	switch kind {
@@ -182,14 +182,17 @@ func (e *Engine) unique(ctx context.Context, kind, name, project string) error {
 	return nil
 }
 
-// checkRename validates a new name for an object of a kind; it returns
-// false when the name does not change.
+// checkRename validates a new name for an object of a kind (unique for
+// clusters); it returns false when the name does not change.
 func (e *Engine) checkRename(ctx context.Context, kind, current string, name *string, project string) (bool, error) {
 	if name == nil || *name == current {
 		return false, nil
 	}
 	if err := model.ValidateName("name", *name); err != nil {
 		return false, BadRequest("%s", err)
+	}
+	if kind != "cluster" {
+		return true, nil
 	}
 	return true, e.unique(ctx, kind, *name, project)
 }
@@ -238,9 +241,6 @@ func (e *Engine) CreatePolicy(ctx context.Context, c Caller, name string, spec m
 	}
 	p, err := e.buildPolicy(ctx, c, name, spec)
 	if err != nil {
-		return nil, err
-	}
-	if err := e.unique(ctx, "policy", name, c.Project); err != nil {
 		return nil, err
 	}
 	return p, e.store.CreatePolicy(ctx, p)

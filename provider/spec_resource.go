@@ -1,0 +1,260 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/grovehq/grove/api"
+)
+
+// specResource is grove_profile or grove_policy: a typed spec that cannot
+// change in place (Senlin's rule), so type, version and properties force a
+// replacement; the name (and a profile's metadata) update in place.
+type specResource struct {
+	kind   string
+	client *api.Client
+}
+
+type specModel struct {
+	ID         types.String `tfsdk:"id"`
+	Name       types.String `tfsdk:"name"`
+	Type       types.String `tfsdk:"type"`
+	Version    types.String `tfsdk:"version"`
+	Properties types.String `tfsdk:"properties"`
+	Metadata   types.Map    `tfsdk:"metadata"`
+	FullType   types.String `tfsdk:"full_type"`
+}
+
+func (r *specResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.kind
+}
+
+func (r *specResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	attrs := map[string]schema.Attribute{
+		"id": schema.StringAttribute{Computed: true, Description: "The " + r.kind + "'s id.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+		"name": schema.StringAttribute{Required: true, Description: "The " + r.kind + "'s name, unique in the project."},
+		"type": schema.StringAttribute{Required: true, Description: "The " + r.kind + " type, such as local.process or senlin.policy.deletion.",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+		"version": schema.StringAttribute{Required: true, Description: "The type's version, such as \"1.0\".",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
+		"properties": schema.StringAttribute{Optional: true, Computed: true,
+			Description:   "The properties as JSON (use jsonencode). They are validated against the plugin's schema at plan time. A change forces a replacement: specs are immutable.",
+			PlanModifiers: []planmodifier.String{jsonSemantic{}, stringplanmodifier.RequiresReplace()}},
+		"full_type": schema.StringAttribute{Computed: true, Description: "Type and version, as Senlin writes them (local.process-1.0).",
+			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
+	}
+	if r.kind == "profile" {
+		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Optional: true, Description: "Free key-value metadata; updated in place."}
+	} else {
+		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Computed: true, Description: "Not used by policies."}
+	}
+	resp.Schema = schema.Schema{Description: fmt.Sprintf("A Grove %s: a typed spec served by a plugin.", r.kind), Attributes: attrs}
+}
+
+func (r *specResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// ModifyPlan validates the spec against the plugin's schema through the
+// agent, so a bad property fails the plan, naming the field.
+func (r *specResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.client == nil || req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan specModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() || plan.Type.IsUnknown() || plan.Version.IsUnknown() || plan.Properties.IsUnknown() {
+		return
+	}
+	props, err := decodeProps(plan.Properties.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("properties"), "Invalid properties", "properties must be a JSON object (use jsonencode): "+err.Error())
+		return
+	}
+	spec := map[string]any{"type": plan.Type.ValueString(), "version": plan.Version.ValueString(), "properties": props}
+	_, err = r.client.Do(ctx, http.MethodPost, "/v1/"+collections[r.kind]+"/validate", nil, map[string]any{r.kind: map[string]any{"spec": spec}}, nil)
+	if ae, ok := err.(*api.Error); ok && ae.Status == http.StatusBadRequest {
+		attr := path.Root("properties")
+		switch {
+		case strings.HasPrefix(ae.Message, "spec.type"):
+			attr = path.Root("type")
+		case strings.HasPrefix(ae.Message, "spec.version"):
+			attr = path.Root("version")
+		}
+		resp.Diagnostics.AddAttributeError(attr, "Invalid "+r.kind+" spec", ae.Message)
+	}
+}
+
+func decodeProps(s string) (map[string]any, error) {
+	n, err := normJSON(s)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(n), &m); err != nil {
+		return nil, fmt.Errorf("not an object: %w", err)
+	}
+	return m, nil
+}
+
+func (r *specResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan specModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	props, err := decodeProps(plan.Properties.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("properties"), "Invalid properties", err.Error())
+		return
+	}
+	body := map[string]any{"name": plan.Name.ValueString(), "spec": map[string]any{"type": plan.Type.ValueString(), "version": plan.Version.ValueString(), "properties": props}}
+	if r.kind == "profile" {
+		if m := stringMap(ctx, plan.Metadata, &resp.Diagnostics); m != nil {
+			body["metadata"] = m
+		}
+	}
+	var out map[string]struct {
+		ID string `json:"id"`
+	}
+	if _, err := r.client.Do(ctx, http.MethodPost, "/v1/"+collections[r.kind], nil, map[string]any{r.kind: body}, &out); err != nil {
+		resp.Diagnostics.AddError("Cannot create the "+r.kind, apiError(err))
+		return
+	}
+	plan.ID = types.StringValue(out[r.kind].ID)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	r.read(ctx, &plan, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// read copies the remote object into the model; it reports false on a 404.
+func (r *specResource) read(ctx context.Context, m *specModel, diags interface {
+	AddError(string, string)
+}) bool {
+	var obj struct {
+		Name     string         `json:"name"`
+		Type     string         `json:"type"`
+		Spec     map[string]any `json:"spec"`
+		Metadata map[string]any `json:"metadata"`
+	}
+	found, err := get(ctx, r.client, r.kind, m.ID.ValueString(), &obj)
+	if err != nil {
+		diags.AddError("Cannot read the "+r.kind, apiError(err))
+		return false
+	}
+	if !found {
+		return false
+	}
+	m.Name = types.StringValue(obj.Name)
+	m.FullType = types.StringValue(obj.Type)
+	m.Type = types.StringValue(fmt.Sprint(obj.Spec["type"]))
+	m.Version = types.StringValue(fmt.Sprint(obj.Spec["version"]))
+	props, _ := obj.Spec["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	remote := toJSON(props)
+	// Keep the configured spelling when it means the same JSON.
+	if cur, err := normJSON(m.Properties.ValueString()); err != nil || cur != remote || m.Properties.IsNull() || m.Properties.IsUnknown() {
+		m.Properties = types.StringValue(remote)
+	}
+	if r.kind == "profile" && (len(obj.Metadata) > 0 || !m.Metadata.IsNull()) {
+		m.Metadata = mapValue(obj.Metadata)
+	} else if r.kind == "policy" {
+		m.Metadata = mapValue(map[string]any{})
+	}
+	return true
+}
+
+func (r *specResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state specModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !r.read(ctx, &state, &resp.Diagnostics) {
+		if !resp.Diagnostics.HasError() {
+			resp.State.RemoveResource(ctx)
+		}
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *specResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state specModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	body := map[string]any{"name": plan.Name.ValueString()}
+	if r.kind == "profile" {
+		if m := stringMap(ctx, plan.Metadata, &resp.Diagnostics); m != nil {
+			body["metadata"] = m
+		}
+	}
+	if _, err := r.client.Do(ctx, http.MethodPatch, "/v1/"+collections[r.kind]+"/"+url.PathEscape(state.ID.ValueString()), nil, map[string]any{r.kind: body}, nil); err != nil {
+		resp.Diagnostics.AddError("Cannot update the "+r.kind, apiError(err))
+		return
+	}
+	plan.ID = state.ID
+	r.read(ctx, &plan, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *specResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state specModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	_, err := r.client.Do(ctx, http.MethodDelete, "/v1/"+collections[r.kind]+"/"+url.PathEscape(state.ID.ValueString()), nil, nil, nil)
+	if err != nil && !api.IsNotFound(err) {
+		resp.Diagnostics.AddError("Cannot delete the "+r.kind, apiError(err))
+	}
+}
+
+func (r *specResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importByIDOrName(ctx, r.client, r.kind, req, resp)
+}
+
+// jsonSemantic keeps the prior state's JSON when the planned JSON means the
+// same, so whitespace and key order never show as a change.
+type jsonSemantic struct{}
+
+func (jsonSemantic) Description(context.Context) string {
+	return "Equal JSON documents are not a change."
+}
+
+func (j jsonSemantic) MarkdownDescription(ctx context.Context) string { return j.Description(ctx) }
+
+func (jsonSemantic) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.StateValue.IsNull() || req.PlanValue.IsUnknown() {
+		return
+	}
+	if req.PlanValue.IsNull() {
+		// Unset properties mean an empty object.
+		if s, _ := normJSON(req.StateValue.ValueString()); s == "{}" {
+			resp.PlanValue = req.StateValue
+		}
+		return
+	}
+	a, errA := normJSON(req.PlanValue.ValueString())
+	b, errB := normJSON(req.StateValue.ValueString())
+	if errA == nil && errB == nil && a == b {
+		resp.PlanValue = req.StateValue
+	}
+}
