@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -119,8 +118,7 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			}},
 			"status":        schema.StringAttribute{Computed: true, Description: "The cluster's status (ACTIVE, WARNING, ERROR, …)."},
 			"status_reason": schema.StringAttribute{Computed: true, Description: "Why the cluster has its status."},
-			"node_ids": schema.ListAttribute{ElementType: types.StringType, Computed: true, Description: "The ids of the cluster's nodes.",
-				PlanModifiers: []planmodifier.List{listplanmodifier.UseStateForUnknown()}},
+			"node_ids":      schema.ListAttribute{ElementType: types.StringType, Computed: true, Description: "The ids of the cluster's nodes (known after an apply that changes the cluster)."},
 		},
 		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})},
 	}
