@@ -225,3 +225,62 @@ resource "grove_profile" "bad" {
 		},
 	})
 }
+
+// TestAccImportsAndNode covers grove_node and imports by name of the other
+// resources.
+func TestAccImportsAndNode(t *testing.T) {
+	precheck(t)
+	config := providerBlock() + `
+resource "grove_profile" "noop" {
+  name       = "tf-imp-noop"
+  type       = "grove.noop"
+  version    = "1.0"
+  properties = jsonencode({ label = "a" })
+}
+
+resource "grove_policy" "del" {
+  name       = "tf-imp-del"
+  type       = "senlin.policy.deletion"
+  version    = "1.0"
+  properties = jsonencode({})
+}
+
+resource "grove_node" "n" {
+  name       = "tf-imp-node"
+  profile_id = grove_profile.noop.id
+  role       = "primary"
+}
+
+data "grove_profile" "noop" {
+  id_or_name = grove_profile.noop.name
+}
+`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{
+			{Config: config, ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("grove_node.n", tfjsonpath.New("status"), knownvalue.StringExact("ACTIVE")),
+				statecheck.ExpectKnownValue("grove_node.n", tfjsonpath.New("index"), knownvalue.Int64Exact(-1)),
+				statecheck.ExpectKnownValue("data.grove_profile.noop", tfjsonpath.New("type"), knownvalue.StringExact("grove.noop")),
+			}},
+			{ResourceName: "grove_node.n", ImportState: true, ImportStateId: "tf-imp-node", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
+			{ResourceName: "grove_policy.del", ImportState: true, ImportStateId: "tf-imp-del", ImportStateVerify: true},
+			{ResourceName: "grove_profile.noop", ImportState: true, ImportStateId: "tf-imp-noop", ImportStateVerify: true},
+			{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
+}
+
+// TestAccUnreachableAgent: a provider pointed at no agent says so.
+func TestAccUnreachableAgent(t *testing.T) {
+	precheck(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{Config: `
+provider "grove" {
+  address = "http://127.0.0.1:1"
+}
+data "grove_profile_types" "all" {}
+`, ExpectError: regexp.MustCompile(`Cannot reach the Grove agent`)}},
+	})
+}

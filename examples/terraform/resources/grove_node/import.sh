@@ -1,0 +1,1 @@
+terraform import grove_node.single example-node

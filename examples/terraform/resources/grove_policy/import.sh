@@ -1,0 +1,1 @@
+terraform import grove_policy.oldest_first example-oldest-first

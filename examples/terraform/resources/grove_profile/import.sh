@@ -1,0 +1,2 @@
+# A profile imports by id, name or short id.
+terraform import grove_profile.web example-web

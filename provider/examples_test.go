@@ -1,0 +1,85 @@
+package provider
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestExamples applies every example under examples/terraform with the real
+// terraform CLI and the provider binary through dev_overrides, as
+// docs/terraform.md tells users to: apply, an empty plan, destroy.
+func TestExamples(t *testing.T) {
+	precheck(t)
+	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "terraform-provider-grove"), "./cmd/terraform-provider-grove")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the provider: %v\n%s", err, out)
+	}
+	rc := filepath.Join(t.TempDir(), "dev.tfrc")
+	os.WriteFile(rc, []byte(fmt.Sprintf(`provider_installation {
+  dev_overrides {
+    "registry.terraform.io/grovehq/grove"   = %q
+    "registry.terraform.io/hashicorp/grove" = %q
+  }
+  direct {}
+}
+`, bin, bin)), 0o644)
+	var dirs []string
+	filepath.WalkDir("../examples/terraform", func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".tf") && !contains(dirs, filepath.Dir(path)) {
+			dirs = append(dirs, filepath.Dir(path))
+		}
+		return nil
+	})
+	if len(dirs) < 10 {
+		t.Fatalf("found only %d example directories", len(dirs))
+	}
+	for _, dir := range dirs {
+		t.Run(strings.TrimPrefix(dir, "../examples/terraform/"), func(t *testing.T) {
+			work := t.TempDir()
+			files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
+			for _, f := range files {
+				b, _ := os.ReadFile(f)
+				os.WriteFile(filepath.Join(work, filepath.Base(f)), b, 0o644)
+			}
+			run := func(args ...string) (string, int) {
+				cmd := exec.Command(tf, args...)
+				cmd.Dir = work
+				cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "GROVE_ADDR="+agentURL, "TF_VAR_grove="+groveBin,
+					"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+				var out bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &out
+				err := cmd.Run()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				}
+				return out.String(), code
+			}
+			if out, code := run("apply", "-auto-approve", "-input=false"); code != 0 {
+				t.Fatalf("terraform apply: exit %d\n%s", code, out)
+			}
+			if out, code := run("plan", "-detailed-exitcode", "-input=false"); code != 0 {
+				t.Errorf("the plan after apply is not empty (exit %d):\n%s", code, out)
+			}
+			if out, code := run("destroy", "-auto-approve", "-input=false"); code != 0 {
+				t.Fatalf("terraform destroy: exit %d\n%s", code, out)
+			}
+		})
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
