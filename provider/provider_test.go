@@ -284,3 +284,29 @@ data "grove_profile_types" "all" {}
 `, ExpectError: regexp.MustCompile(`Cannot reach the Grove agent`)}},
 	})
 }
+
+// TestAccFailedAction: a failed action's reason is the diagnostic, and the
+// cluster it left is still tracked (and destroyed by the test's cleanup).
+func TestAccFailedAction(t *testing.T) {
+	precheck(t)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{{Config: providerBlock() + `
+resource "grove_profile" "broken" {
+  name       = "tf-broken"
+  type       = "local.process"
+  version    = "1.0"
+  properties = jsonencode({ command = ["/nonexistent/grove-tf-test"] })
+}
+
+resource "grove_cluster" "broken" {
+  name             = "tf-broken"
+  profile_id       = grove_profile.broken.id
+  desired_capacity = 1
+}
+`, ExpectError: regexp.MustCompile(`(?s)creation failed.*Failed in creating node.*/nonexistent/grove-tf-test`)}},
+	})
+	if _, err := client().GetCluster(context.Background(), "tf-broken"); !api.IsNotFound(err) {
+		t.Errorf("the failed cluster must be destroyed with the rest: %v", err)
+	}
+}
