@@ -18,6 +18,7 @@ import (
 	examples "github.com/grovehq/grove/examples/hcl"
 	"github.com/grovehq/grove/hcl"
 	"github.com/grovehq/grove/plugins/builtin"
+	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
@@ -246,4 +247,32 @@ func fetch(ctx context.Context, url string) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// runDemoImage imports a static grove binary (CGO_ENABLED=0) as the image
+// the container examples run: `grove demo-http` on $GROVE_NODE_PORT.
+func runDemoImage(ctx context.Context, env *Env, args []string) error {
+	g := &globals{}
+	fs := flagSet("demo-image", g)
+	binary := fs.String("binary", "", "static grove binary (default: this one)")
+	tag := fs.String("tag", container.DemoImage, "image tag")
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	host := os.Getenv("DOCKER_HOST")
+	if host == "" {
+		return usagef("DOCKER_HOST is not set: start an engine with `make engine-up` and export what it prints")
+	}
+	if *binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		*binary = exe
+	}
+	if err := container.ImportBinary(ctx, host, *binary, *tag, "demo-http"); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "Imported %s as %s.\n", *binary, *tag)
+	return nil
 }

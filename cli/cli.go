@@ -53,12 +53,13 @@ func commands() map[string]command {
 			fmt.Fprintln(env.Stdout, "grove", Version)
 			return nil
 		}},
-		"demo-http": {"Serve a small HTTP page on $GROVE_NODE_PORT (used by the quick start's nodes).", runDemoHTTP},
-		"validate":  {"Check HCL service definitions: syntax, references, settings and plugin schemas.", runValidate},
-		"plan":      {"Show what applying HCL service definitions would change on the agent.", runPlan},
-		"apply":     {"Apply HCL service definitions (or a saved plan) to the agent.", runApply},
-		"destroy":   {"Destroy everything a definition set owns.", runDestroy},
-		"fmt":       {"Rewrite HCL service definitions in the canonical format.", runFmt},
+		"demo-http":  {"Serve a small HTTP page on $GROVE_NODE_PORT (used by the quick start's nodes).", runDemoHTTP},
+		"demo-image": {"Import a static grove binary into the engine at $DOCKER_HOST as the demo image (make demo-image).", runDemoImage},
+		"validate":   {"Check HCL service definitions: syntax, references, settings and plugin schemas.", runValidate},
+		"plan":       {"Show what applying HCL service definitions would change on the agent.", runPlan},
+		"apply":      {"Apply HCL service definitions (or a saved plan) to the agent.", runApply},
+		"destroy":    {"Destroy everything a definition set owns.", runDestroy},
+		"fmt":        {"Rewrite HCL service definitions in the canonical format.", runFmt},
 	}
 }
 

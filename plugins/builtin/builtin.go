@@ -4,6 +4,7 @@
 package builtin
 
 import (
+	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/builtin/deletion"
 	"github.com/grovehq/grove/plugins/builtin/noop"
 	"github.com/grovehq/grove/plugins/builtin/process"
@@ -19,7 +20,7 @@ func Plugin(version string) *sdk.Plugin {
 	return &sdk.Plugin{
 		Name:     Name,
 		Version:  version,
-		Profiles: []sdk.ProfileType{process.Type(), noop.Type()},
+		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type()},
 		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type()},
 	}
 }

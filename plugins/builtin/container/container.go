@@ -1,0 +1,492 @@
+// Package container is the container.docker profile driver: each node is a
+// container on a Docker Engine API endpoint (a Docker engine, or Podman's
+// Docker-compatible service), driven with the moby client. Several endpoints
+// can be configured; each is a host Grove places nodes on.
+package container
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/grovehq/grove/plugins/sdk"
+	"github.com/grovehq/grove/plugins/sdk/schema"
+)
+
+// TypeName is the profile type.
+const TypeName = "container.docker"
+
+// Labels Grove puts on its containers.
+const (
+	labelManaged = "grove.managed"
+	labelNode    = "grove.node"
+	labelCluster = "grove.cluster"
+)
+
+// Type returns the profile type registration.
+func Type() sdk.ProfileType {
+	d := &Driver{}
+	return sdk.ProfileType{
+		Type:     TypeName,
+		Versions: []string{"1.0"},
+		Description: "Each node is a container on a Docker Engine API endpoint (Docker or Podman). Host networking on 127.0.0.1 by default: " +
+			"the engine allocates a port per node, passed as GROVE_NODE_PORT and PORT.",
+		Schema: schema.Schema{
+			"image":   {Type: schema.String, Required: true, Updatable: true, Description: "The image; a change replaces the node's container."},
+			"command": {Type: schema.List, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Command and arguments (default: the image's)."},
+			"env":     {Type: schema.Map, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Environment variables."},
+			"labels":  {Type: schema.Map, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Container labels."},
+			"ports": {Type: schema.List, Elem: &schema.Property{Type: schema.Integer}, Description: "The container port the app listens on. With host networking one port, " +
+				"and the app must listen on $PORT (the port allocated for the node on 127.0.0.1)."},
+			"cpu":     {Type: schema.Number, Updatable: true, Description: "CPU limit in cores; updated in place.", Constraints: []schema.Constraint{schema.Range(schema.F(0), nil)}},
+			"memory":  {Type: schema.Integer, Updatable: true, Description: "Memory limit in MiB; updated in place.", Constraints: []schema.Constraint{schema.Range(schema.F(0), nil)}},
+			"volumes": {Type: schema.List, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Bind mounts, host:container[:ro]."},
+			"network": {Type: schema.String, Default: "host", Description: "host (default) or none. Grove never creates bridge networks.",
+				Constraints: []schema.Constraint{schema.AllowedValues("host", "none")}},
+			"stop_timeout": {Type: schema.Integer, Updatable: true, Default: int64(10), Description: "Seconds between SIGTERM and SIGKILL.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(3600))}},
+		},
+		Operations: []string{"RECREATE"},
+		NeedsPort:  true,
+		Driver:     d,
+		Validate: func(_ context.Context, p sdk.Spec) schema.Diagnostics {
+			var ds schema.Diagnostics
+			if ports, _ := p.Properties["ports"].([]any); len(ports) > 1 && p.Properties["network"] == "host" {
+				ds = append(ds, schema.Diagnostic{Field: "properties.ports", Message: "host networking gives a node one port; list at most one."})
+			}
+			for i, v := range toStrings(p.Properties["volumes"]) {
+				if parts := strings.Split(v, ":"); len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "/") {
+					ds = append(ds, schema.Diagnostic{Field: fmt.Sprintf("properties.volumes[%d]", i), Message: fmt.Sprintf("%q is not /host/path:/container/path[:ro].", v)})
+				}
+			}
+			return ds
+		},
+	}
+}
+
+// Driver implements sdk.Profile against one or more engines.
+type Driver struct {
+	mu      sync.Mutex
+	clients map[string]*client.Client
+}
+
+type endpoint struct{ name, addr string }
+
+// endpoints reads the engines from the plugin config ("docker_hosts":
+// "a=unix:///x.sock,b=tcp://127.0.0.1:2375"), GROVE_DOCKER_HOSTS, or
+// DOCKER_HOST (one host named "default").
+func endpoints() []endpoint {
+	spec := os.Getenv("GROVE_DOCKER_HOSTS")
+	var cfg map[string]any
+	if json.Unmarshal([]byte(os.Getenv("GROVE_PLUGIN_CONFIG")), &cfg) == nil {
+		if s, ok := cfg["docker_hosts"].(string); ok && s != "" {
+			spec = s
+		}
+	}
+	var out []endpoint
+	for _, part := range strings.Split(spec, ",") {
+		if name, addr, ok := strings.Cut(strings.TrimSpace(part), "="); ok && name != "" && addr != "" {
+			out = append(out, endpoint{name, addr})
+		}
+	}
+	if len(out) == 0 {
+		addr := os.Getenv("DOCKER_HOST")
+		if addr == "" {
+			addr = "unix:///var/run/docker.sock"
+		}
+		out = []endpoint{{"default", addr}}
+	}
+	return out
+}
+
+func (d *Driver) client(host string) (*client.Client, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.clients == nil {
+		d.clients = map[string]*client.Client{}
+	}
+	if c, ok := d.clients[host]; ok {
+		return c, nil
+	}
+	for _, e := range endpoints() {
+		if e.name == host {
+			c, err := client.New(client.WithHost(e.addr))
+			if err != nil {
+				return nil, fmt.Errorf("engine %s (%s): %w", host, e.addr, err)
+			}
+			d.clients[host] = c
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("no engine endpoint named %q is configured", host)
+}
+
+// state is what the engine stores for each node.
+type state struct {
+	Host      string `json:"host"`
+	Container string `json:"container"`
+}
+
+func stateOf(n sdk.Node) state {
+	var st state
+	_ = json.Unmarshal(n.State, &st)
+	if st.Container == "" {
+		st.Container = containerName(n)
+	}
+	return st
+}
+
+func containerName(n sdk.Node) string { return "grove-" + n.ID }
+
+// load counts Grove's running containers on an engine.
+func (d *Driver) load(ctx context.Context, host string) (int, error) {
+	c, err := d.client(host)
+	if err != nil {
+		return 0, err
+	}
+	res, err := c.ContainerList(ctx, client.ContainerListOptions{Filters: client.Filters{}.Add("label", labelManaged+"=true")})
+	if err != nil {
+		return 0, engineError(host, err)
+	}
+	return len(res.Items), nil
+}
+
+// place picks a node's host: its placement data, its previous host, or the
+// least loaded engine.
+func (d *Driver) place(ctx context.Context, n sdk.Node) (string, error) {
+	if p, ok := n.Data["placement"].(map[string]any); ok {
+		if h, ok := p["host"].(string); ok && h != "" {
+			return h, nil
+		}
+	}
+	if h, ok := n.Data["host"].(string); ok && h != "" {
+		return h, nil
+	}
+	eps := endpoints()
+	best, bestLoad := "", -1
+	for _, e := range eps {
+		l, err := d.load(ctx, e.name)
+		if err != nil {
+			continue
+		}
+		if bestLoad < 0 || l < bestLoad {
+			best, bestLoad = e.name, l
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("no container engine answers (tried %d endpoints); start one (`make engine-up`) or set DOCKER_HOST", len(eps))
+	}
+	return best, nil
+}
+
+func engineError(host string, err error) error {
+	msg := err.Error()
+	switch {
+	case cerrdefs.IsNotFound(err) && strings.Contains(strings.ToLower(msg), "image"):
+		return fmt.Errorf("image not found on engine %s: %s", host, msg)
+	case strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such file or directory") || strings.Contains(msg, "Cannot connect"):
+		return sdk.Retryable(fmt.Errorf("engine %s does not answer: %s", host, msg))
+	}
+	return fmt.Errorf("engine %s: %s", host, msg)
+}
+
+func toStrings(v any) []string {
+	items, _ := v.([]any)
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, fmt.Sprint(it))
+	}
+	return out
+}
+
+func nodePort(n sdk.Node) int {
+	switch v := n.Data["port"].(type) {
+	case float64:
+		return int(v)
+	case int:
+		return v
+	case int64:
+		return int(v)
+	}
+	return 0
+}
+
+func (d *Driver) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	out := make([]sdk.Result, len(nodes))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8) // engines take creations in parallel, within reason
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i] = d.create(ctx, p, n)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// create is idempotent per node id: the container is named after the node,
+// and a running container of that name is the node's.
+func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result {
+	if err := ctx.Err(); err != nil {
+		return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
+	}
+	host, err := d.place(ctx, n)
+	if err != nil {
+		return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
+	}
+	c, err := d.client(host)
+	if err != nil {
+		return sdk.Result{ID: n.ID, Err: err}
+	}
+	name := containerName(n)
+	if ins, err := c.ContainerInspect(ctx, name, client.ContainerInspectOptions{}); err == nil {
+		if ins.Container.State != nil && ins.Container.State.Running && ins.Container.Config != nil && ins.Container.Config.Image == p.Properties["image"] {
+			return d.result(n, host, ins.Container.ID)
+		}
+		if _, err := c.ContainerRemove(ctx, name, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			return sdk.Result{ID: n.ID, Err: engineError(host, err)}
+		}
+	}
+	port := nodePort(n)
+	if port > 0 && p.Properties["network"] == "host" {
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err != nil {
+			return sdk.Result{ID: n.ID, Err: fmt.Errorf("port %d already in use on 127.0.0.1", port)}
+		} else {
+			l.Close()
+		}
+	}
+	env := []string{}
+	if m, ok := p.Properties["env"].(map[string]any); ok {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			env = append(env, k+"="+fmt.Sprint(m[k]))
+		}
+	}
+	env = append(env, "GROVE_NODE_PORT="+strconv.Itoa(port), "PORT="+strconv.Itoa(port), "GROVE_NODE_NAME="+n.Name,
+		"GROVE_NODE_ID="+n.ID, "GROVE_NODE_INDEX="+strconv.Itoa(n.Index), "GROVE_CLUSTER_NAME="+n.ClusterName)
+	labels := map[string]string{labelManaged: "true", labelNode: n.ID, labelCluster: n.ClusterID}
+	if m, ok := p.Properties["labels"].(map[string]any); ok {
+		for k, v := range m {
+			labels[k] = fmt.Sprint(v)
+		}
+	}
+	stop := toInt(p.Properties["stop_timeout"], 10)
+	cfg := &container.Config{Image: fmt.Sprint(p.Properties["image"]), Env: env, Labels: labels, StopTimeout: &stop}
+	if cmd := toStrings(p.Properties["command"]); len(cmd) > 0 {
+		cfg.Cmd = cmd
+	}
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(fmt.Sprint(p.Properties["network"])), Binds: toStrings(p.Properties["volumes"]),
+		Resources: resources(p)}
+	created, err := c.ContainerCreate(ctx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: hc})
+	if err != nil {
+		if cerrdefs.IsNotFound(err) || strings.Contains(err.Error(), "image not known") || strings.Contains(err.Error(), "No such image") {
+			return sdk.Result{ID: n.ID, Err: fmt.Errorf("image not found: %s (engine %s); build or load it there first", cfg.Image, host)}
+		}
+		return sdk.Result{ID: n.ID, Err: engineError(host, err)}
+	}
+	if _, err := c.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+		_, _ = c.ContainerRemove(context.WithoutCancel(ctx), created.ID, client.ContainerRemoveOptions{Force: true})
+		msg := err.Error()
+		if strings.Contains(msg, "address already in use") {
+			return sdk.Result{ID: n.ID, Err: fmt.Errorf("port %d already in use", port)}
+		}
+		return sdk.Result{ID: n.ID, Err: engineError(host, err)}
+	}
+	return d.result(n, host, created.ID)
+}
+
+func resources(p sdk.Spec) container.Resources {
+	var r container.Resources
+	if cpu, ok := p.Properties["cpu"].(float64); ok && cpu > 0 {
+		r.NanoCPUs = int64(cpu * 1e9)
+	}
+	if mem := toInt(p.Properties["memory"], 0); mem > 0 {
+		r.Memory = int64(mem) << 20
+	}
+	return r
+}
+
+func toInt(v any, def int) int {
+	switch x := v.(type) {
+	case int64:
+		return int(x)
+	case float64:
+		return int(x)
+	case int:
+		return x
+	}
+	return def
+}
+
+func (d *Driver) result(n sdk.Node, host, id string) sdk.Result {
+	b, _ := json.Marshal(state{Host: host, Container: id})
+	data := map[string]any{"host": host, "container": containerName(n)}
+	if port := nodePort(n); port > 0 {
+		data["port"] = port
+		data["address"] = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	return sdk.Result{ID: n.ID, PhysicalID: id[:min(12, len(id))], State: b, Data: data, Healthy: true}
+}
+
+// Delete stops and removes each node's container; a missing one is gone.
+func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	out := make([]sdk.Result, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = sdk.Result{ID: n.ID, Err: d.remove(ctx, p, n)}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (d *Driver) remove(ctx context.Context, p sdk.Spec, n sdk.Node) error {
+	st := stateOf(n)
+	if st.Host == "" {
+		st.Host, _ = n.Data["host"].(string)
+	}
+	hosts := []string{st.Host}
+	if st.Host == "" {
+		// Never recorded: look on every engine (a create cut short).
+		hosts = nil
+		for _, e := range endpoints() {
+			hosts = append(hosts, e.name)
+		}
+	}
+	for _, h := range hosts {
+		c, err := d.client(h)
+		if err != nil {
+			return err
+		}
+		for _, ref := range []string{st.Container, containerName(n)} {
+			timeout := toInt(p.Properties["stop_timeout"], 10)
+			if _, err := c.ContainerStop(ctx, ref, client.ContainerStopOptions{Timeout: &timeout}); err != nil && !cerrdefs.IsNotFound(err) && !strings.Contains(err.Error(), "no such container") {
+				if !strings.Contains(err.Error(), "not running") && !strings.Contains(err.Error(), "is not running") {
+					return engineError(h, err)
+				}
+			}
+			if _, err := c.ContainerRemove(ctx, ref, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) && !strings.Contains(err.Error(), "no such container") {
+				return engineError(h, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Check reports running, exited (with the exit code) and missing containers.
+func (d *Driver) Check(ctx context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	out := make([]sdk.Result, len(nodes))
+	for i, n := range nodes {
+		st := stateOf(n)
+		r := sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State}
+		c, err := d.client(st.Host)
+		if err != nil {
+			r.Err = err
+			out[i] = r
+			continue
+		}
+		ins, err := c.ContainerInspect(ctx, st.Container, client.ContainerInspectOptions{})
+		switch {
+		case err != nil && cerrdefs.IsNotFound(err):
+			r.Reason = "the container is missing"
+		case err != nil:
+			r.Err = engineError(st.Host, err)
+		case ins.Container.State != nil && ins.Container.State.Running:
+			r.Healthy, r.Reason = true, "container running"
+		case ins.Container.State != nil:
+			r.Reason = fmt.Sprintf("container %s with exit code %d", ins.Container.State.Status, ins.Container.State.ExitCode)
+			r.Completed = ins.Container.State.ExitCode == 0 && string(ins.Container.State.Status) == "exited"
+		default:
+			r.Reason = "the container has no state"
+		}
+		out[i] = r
+	}
+	return out
+}
+
+// inPlace lists the properties a running container can change without
+// being replaced.
+var inPlace = []string{"cpu", "memory", "stop_timeout"}
+
+// Update changes limits in place; any other change replaces the container on
+// the same host, keeping the node's identity.
+func (d *Driver) Update(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	onlyLimits := true
+	for k := range union(old.Properties, new.Properties) {
+		if !slices.Contains(inPlace, k) && fmt.Sprint(old.Properties[k]) != fmt.Sprint(new.Properties[k]) {
+			onlyLimits = false
+		}
+	}
+	if !onlyLimits {
+		return d.recreate(ctx, old, new, nodes)
+	}
+	out := make([]sdk.Result, len(nodes))
+	res := resources(new)
+	for i, n := range nodes {
+		st := stateOf(n)
+		c, err := d.client(st.Host)
+		if err == nil {
+			_, err = c.ContainerUpdate(ctx, st.Container, client.ContainerUpdateOptions{Resources: &res})
+		}
+		out[i] = sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State, Healthy: err == nil}
+		if err != nil {
+			out[i].Err = engineError(st.Host, err)
+		}
+	}
+	return out
+}
+
+func union(a, b map[string]any) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
+
+// Recover recreates a node's container on its host.
+func (d *Driver) Recover(ctx context.Context, p sdk.Spec, nodes []sdk.Node, _ string, _ map[string]any) []sdk.Result {
+	return d.recreate(ctx, p, p, nodes)
+}
+
+func (d *Driver) recreate(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	out := make([]sdk.Result, len(nodes))
+	for i, n := range nodes {
+		if err := d.remove(ctx, old, n); err != nil {
+			out[i] = sdk.Result{ID: n.ID, Err: err}
+			continue
+		}
+		if st := stateOf(n); st.Host != "" {
+			if n.Data == nil {
+				n.Data = map[string]any{}
+			}
+			n.Data["host"] = st.Host
+		}
+		out[i] = d.create(ctx, new, n)
+	}
+	return out
+}
