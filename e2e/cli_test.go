@@ -105,7 +105,7 @@ func TestDescribe(t *testing.T) {
 			Type string `json:"type"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal(out, &d); err != nil || d.Name != "builtin" || len(d.Components) != 4 {
+	if err := json.Unmarshal(out, &d); err != nil || d.Name != "builtin" || len(d.Components) != 5 {
 		t.Fatalf("describe: %v %s", err, out)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/sdktest"
 )
@@ -28,13 +30,23 @@ func TestConformance(t *testing.T) {
 		defer l.Close()
 		return map[string]any{"port": l.Addr().(*net.TCPAddr).Port}
 	}
-	sdktest.Run(t, sdktest.Options{Command: []string{bin, "plugin", "serve"}},
-		[]sdktest.ProfileCase{
-			{Type: "local.process", Version: "1.0", NodeData: freePort,
-				Properties: map[string]any{"command": []any{"sleep", "300"}, "stop_timeout": 2},
-				Updated:    map[string]any{"command": []any{"sleep", "301"}, "stop_timeout": 2, "env": map[string]any{"A": "b"}}},
-			{Type: "grove.noop", Version: "1.0", Properties: map[string]any{}, Updated: map[string]any{"label": "v2"}, BatchSize: 50, NoBackend: true},
-		},
+	profiles := []sdktest.ProfileCase{
+		{Type: "local.process", Version: "1.0", NodeData: freePort,
+			Properties: map[string]any{"command": []any{"sleep", "300"}, "stop_timeout": 2},
+			Updated:    map[string]any{"command": []any{"sleep", "301"}, "stop_timeout": 2, "env": map[string]any{"A": "b"}}},
+		{Type: "grove.noop", Version: "1.0", Properties: map[string]any{}, Updated: map[string]any{"label": "v2"}, BatchSize: 50, NoBackend: true},
+	}
+	// container.docker runs against a real engine: Podman's Docker API in CI.
+	if _, err := enginetest.Ensure(); err == nil {
+		props := map[string]any{"image": container.DemoImage, "network": "host", "stop_timeout": 1}
+		profiles = append(profiles, sdktest.ProfileCase{Type: "container.docker", Version: "1.0", NodeData: freePort,
+			Properties: props, Updated: map[string]any{"image": container.DemoImage, "network": "host", "stop_timeout": 1, "memory": 128}})
+	} else if os.Getenv("CI") != "" {
+		t.Fatal(err)
+	} else {
+		t.Logf("container.docker not exercised: %v", err)
+	}
+	sdktest.Run(t, sdktest.Options{Command: []string{bin, "plugin", "serve"}}, profiles,
 		[]sdktest.PolicyCase{
 			{Type: "senlin.policy.deletion", Version: "1.1", Properties: map[string]any{"criteria": "OLDEST_FIRST"}},
 			{Type: "senlin.policy.scaling", Version: "1.0", Properties: map[string]any{"event": "CLUSTER_SCALE_OUT"}, Action: "CLUSTER_SCALE_OUT"},

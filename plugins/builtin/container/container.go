@@ -449,10 +449,17 @@ func (d *Driver) Update(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node
 		if err == nil {
 			_, err = c.ContainerUpdate(ctx, st.Container, client.ContainerUpdateOptions{Resources: &res})
 		}
-		out[i] = sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State, Healthy: err == nil}
-		if err != nil {
-			out[i].Err = engineError(st.Host, err)
+		if err == nil {
+			out[i] = sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State, Healthy: true}
+			continue
 		}
+		// Engines without the update endpoint (Podman 4's Docker API) answer
+		// 404 for a container that exists; replace it instead.
+		if _, ierr := c.ContainerInspect(ctx, st.Container, client.ContainerInspectOptions{}); ierr == nil {
+			out[i] = d.recreate(ctx, old, new, []sdk.Node{n})[0]
+			continue
+		}
+		out[i] = sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State, Err: engineError(st.Host, err)}
 	}
 	return out
 }

@@ -1,0 +1,77 @@
+// Package enginetest gives tests a real container engine: the one at
+// DOCKER_HOST, or Podman's Docker API started by scripts/engine.sh, with
+// Grove's demo image loaded.
+package enginetest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/grovehq/grove/plugins/builtin/container"
+)
+
+var (
+	once    sync.Once
+	host    string
+	onceErr error
+)
+
+func root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// Ensure returns a DOCKER_HOST with the demo image (container.DemoImage)
+// loaded, starting the engine if needed, and sets DOCKER_HOST for the
+// processes the test starts.
+func Ensure() (string, error) {
+	once.Do(func() {
+		host = os.Getenv("DOCKER_HOST")
+		if host == "" {
+			out, err := exec.Command(filepath.Join(root(), "scripts", "engine.sh"), "up").CombinedOutput()
+			if err != nil {
+				onceErr = fmt.Errorf("start the container engine (needs podman and runc; .ci/run installs them): %v\n%s", err, out)
+				return
+			}
+			for _, line := range strings.Split(string(out), "\n") {
+				if v, ok := strings.CutPrefix(line, "DOCKER_HOST="); ok {
+					host = v
+				}
+			}
+			os.Setenv("DOCKER_HOST", host)
+		}
+		dir, err := os.MkdirTemp("", "grove-static")
+		if err != nil {
+			onceErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		bin := filepath.Join(dir, "grove")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Dir = root()
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		var out bytes.Buffer
+		build.Stdout, build.Stderr = &out, &out
+		if err := build.Run(); err != nil {
+			onceErr = fmt.Errorf("build a static grove: %v\n%s", err, out.String())
+			return
+		}
+		for _, tag := range []string{container.DemoImage, DemoImageV2} {
+			if err := container.ImportBinary(context.Background(), host, bin, tag, "demo-http"); err != nil {
+				onceErr = err
+				return
+			}
+		}
+	})
+	return host, onceErr
+}
+
+// DemoImageV2 is the same demo server under another tag, for image changes.
+const DemoImageV2 = "localhost/grove-demo:v2"
