@@ -26,6 +26,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/host"
 	pb "github.com/grovehq/grove/plugins/proto"
 	"github.com/grovehq/grove/plugins/sdk"
@@ -332,4 +334,77 @@ func benchReplacement(b *testing.B, events bool) {
 	}
 	b.ReportMetric(total.Seconds()/float64(b.N), "s/replacement")
 	b.ReportMetric(worst.Seconds(), "s-worst")
+}
+
+// BenchmarkContainers50 creates 50 containers of the demo image on the
+// same engine twice per iteration: as a Grove cluster (API request to the
+// CLUSTER_CREATE action's end), and with `xargs -P4 docker run -d` of the
+// same containers (host networking, a port each, the same limits). It needs
+// a container engine (DOCKER_HOST, or podman and runc for scripts/engine.sh)
+// and the docker CLI.
+func BenchmarkContainers50(b *testing.B) {
+	const n = 50
+	dockerHost, err := enginetest.Ensure()
+	if err != nil {
+		b.Skip(err)
+	}
+	dockerCLI, err := exec.LookPath("docker")
+	if err != nil {
+		b.Skip("the baseline needs the docker CLI on PATH")
+	}
+	c, _ := startAgent(b)
+	ctx := context.Background()
+	if _, err := c.Do(ctx, http.MethodPost, "/v1/profiles", nil, map[string]any{"profile": map[string]any{"name": "box",
+		"spec": map[string]any{"type": "container.docker", "version": "1.0", "properties": map[string]any{
+			"image": container.DemoImage, "memory": 64, "stop_timeout": 1}}}}, nil); err != nil {
+		b.Fatal(err)
+	}
+	var groveTotal, xargsTotal time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		r, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": map[string]any{"name": "boxes", "profile_id": "box", "desired_capacity": n}}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		act, err := c.WaitAction(ctx, r.ActionID(), nil)
+		if err != nil || act.Status != "SUCCEEDED" {
+			b.Fatalf("create: %v %s", err, act.StatusReason)
+		}
+		groveTotal += time.UnixMicro(int64(act.EndTime * 1e6)).Sub(start)
+		r, err = c.Do(ctx, http.MethodDelete, "/v1/clusters/boxes", nil, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.WaitAction(ctx, r.ActionID(), nil); err != nil {
+			b.Fatal(err)
+		}
+
+		var lines strings.Builder
+		for j := 0; j < n; j++ {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			port := l.Addr().(*net.TCPAddr).Port
+			l.Close()
+			fmt.Fprintf(&lines, "--name bench-%d-%d --label grove.bench=true --network host --memory 64m --stop-timeout 1 -e PORT=%d -e GROVE_NODE_NAME=bench-%d %s\n",
+				i, j, port, j, container.DemoImage)
+		}
+		xargs := exec.Command("xargs", "-P4", "-L1", dockerCLI, "run", "-d")
+		xargs.Stdin = strings.NewReader(lines.String())
+		xargs.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost)
+		start = time.Now()
+		if out, err := xargs.CombinedOutput(); err != nil {
+			b.Fatalf("xargs docker run: %v\n%s", err, out)
+		}
+		xargsTotal += time.Since(start)
+		rm := exec.Command("sh", "-c", dockerCLI+` rm -f $(`+dockerCLI+` ps -aq --filter label=grove.bench=true)`)
+		rm.Env = xargs.Env
+		if out, err := rm.CombinedOutput(); err != nil {
+			b.Fatalf("remove the baseline's containers: %v\n%s", err, out)
+		}
+	}
+	b.ReportMetric(groveTotal.Seconds()/float64(b.N), "grove-s")
+	b.ReportMetric(xargsTotal.Seconds()/float64(b.N), "xargs-s")
+	b.ReportMetric(groveTotal.Seconds()/xargsTotal.Seconds(), "grove/xargs")
 }

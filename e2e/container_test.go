@@ -176,3 +176,35 @@ func TestContainerCluster(t *testing.T) {
 		t.Fatalf("containers left after deleting the cluster: %v", got)
 	}
 }
+
+// TestHCLContainers applies examples/hcl/containers with the grove CLI,
+// changes its image and destroys it.
+func TestHCLContainers(t *testing.T) {
+	eng := engine(t)
+	a := startAgent(t, t.TempDir())
+	ex := "../examples/hcl/containers"
+	out, errOut, code := a.grove("apply", "-auto-approve", "-var", "nodes=2", ex)
+	if code != 0 || !strings.Contains(out, "Apply complete!") {
+		t.Fatalf("apply: %d\n%s\n%s", code, out, errOut)
+	}
+	cl := a.cluster("containers")
+	t.Cleanup(func() { removeContainersOf(eng, cl.ID) })
+	for _, n := range a.nodes(cl.ID) {
+		nodeAnswers(t, n)
+	}
+	out, errOut, code = a.grove("apply", "-auto-approve", "-var", "nodes=2", "-var", "image="+enginetest.DemoImageV2, ex)
+	if code != 0 {
+		t.Fatalf("apply a new image: %d\n%s\n%s", code, out, errOut)
+	}
+	for id, c := range containersOf(t, eng, cl.ID) {
+		if c != enginetest.DemoImageV2+" running" {
+			t.Errorf("node %s after the image change: %s", id, c)
+		}
+	}
+	if out, errOut, code = a.grove("destroy", "-auto-approve", ex); code != 0 {
+		t.Fatalf("destroy: %d\n%s\n%s", code, out, errOut)
+	}
+	if got := containersOf(t, eng, cl.ID); len(got) != 0 {
+		t.Fatalf("containers left after destroy: %v", got)
+	}
+}

@@ -42,6 +42,9 @@ func TestExamples(t *testing.T) {
 	}
 	for _, dir := range dirs {
 		t.Run(strings.TrimPrefix(dir, "../examples/terraform/"), func(t *testing.T) {
+			if strings.Contains(dir, "containers") {
+				needEngine(t)
+			}
 			work := t.TempDir()
 			files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
 			for _, f := range files {

@@ -78,6 +78,10 @@ func Type() sdk.ProfileType {
 type Driver struct {
 	mu      sync.Mutex
 	clients map[string]*client.Client
+	// placing counts creations under way per host: containers not yet
+	// listed by the engine still count towards its load, so a batch
+	// spreads across hosts instead of piling onto the one that looked idle.
+	placing map[string]int
 }
 
 type endpoint struct{ name, addr string }
@@ -164,29 +168,58 @@ func (d *Driver) load(ctx context.Context, host string) (int, error) {
 // place picks a node's host: its placement data, its previous host, or the
 // least loaded engine.
 func (d *Driver) place(ctx context.Context, n sdk.Node) (string, error) {
+	chosen := ""
 	if p, ok := n.Data["placement"].(map[string]any); ok {
-		if h, ok := p["host"].(string); ok && h != "" {
-			return h, nil
-		}
+		chosen, _ = p["host"].(string)
 	}
-	if h, ok := n.Data["host"].(string); ok && h != "" {
-		return h, nil
+	if chosen == "" {
+		chosen, _ = n.Data["host"].(string)
+	}
+	if chosen != "" {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.count(chosen)
+		return chosen, nil
 	}
 	eps := endpoints()
+	loads := map[string]int{}
+	for _, e := range eps {
+		if l, err := d.load(ctx, e.name); err == nil {
+			loads[e.name] = l
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	best, bestLoad := "", -1
 	for _, e := range eps {
-		l, err := d.load(ctx, e.name)
-		if err != nil {
+		l, ok := loads[e.name]
+		if !ok {
 			continue
 		}
-		if bestLoad < 0 || l < bestLoad {
+		if l += d.placing[e.name]; bestLoad < 0 || l < bestLoad {
 			best, bestLoad = e.name, l
 		}
 	}
 	if best == "" {
 		return "", fmt.Errorf("no container engine answers (tried %d endpoints); start one (`make engine-up`) or set DOCKER_HOST", len(eps))
 	}
+	d.count(best)
 	return best, nil
+}
+
+// count starts a creation on host; d.mu is held.
+func (d *Driver) count(host string) {
+	if d.placing == nil {
+		d.placing = map[string]int{}
+	}
+	d.placing[host]++
+}
+
+// placed ends a creation counted by place.
+func (d *Driver) placed(host string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.placing[host]--
 }
 
 func engineError(host string, err error) error {
@@ -248,6 +281,7 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 	if err != nil {
 		return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
 	}
+	defer d.placed(host)
 	c, err := d.client(host)
 	if err != nil {
 		return sdk.Result{ID: n.ID, Err: err}

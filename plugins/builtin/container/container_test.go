@@ -1,0 +1,152 @@
+package container_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/plugins/builtin/container"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+// engineHost is the real engine the driver talks to; the driver reads its
+// endpoints from the environment, as in the plugin process.
+func engineHost(t *testing.T) string {
+	t.Helper()
+	host, err := enginetest.Ensure()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return host
+}
+
+func spec(props map[string]any) sdk.Spec {
+	p := map[string]any{"image": container.DemoImage, "network": "host", "stop_timeout": int64(1)}
+	for k, v := range props {
+		p[k] = v
+	}
+	return sdk.Spec{ID: "p", Name: "p", Type: container.TypeName, Version: "1.0", Properties: p}
+}
+
+func node(t *testing.T, data map[string]any) sdk.Node {
+	if data == nil {
+		data = map[string]any{}
+	}
+	if _, ok := data["port"]; !ok {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data["port"] = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	return sdk.Node{ID: strings.ReplaceAll(t.Name(), "/", "-") + "-" + time.Now().Format("150405.000000"), Name: "n1", Index: 1,
+		ClusterID: "unit", ClusterName: "unit", Data: data}
+}
+
+func apply(n *sdk.Node, r sdk.Result) {
+	n.PhysicalID, n.State, n.Data = r.PhysicalID, r.State, r.Data
+}
+
+func TestEngineErrorsAreReasons(t *testing.T) {
+	host := engineHost(t)
+	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host+",b="+host)
+	d := container.Type().Driver
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	r := d.Create(ctx, spec(map[string]any{"image": "localhost/grove-missing:1"}), []sdk.Node{node(t, nil)})[0]
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "image not found: localhost/grove-missing:1") {
+		t.Errorf("a missing image: %v", r.Err)
+	}
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	port := busy.Addr().(*net.TCPAddr).Port
+	r = d.Create(ctx, spec(nil), []sdk.Node{node(t, map[string]any{"port": port})})[0]
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "already in use") || !strings.Contains(r.Err.Error(), "port") {
+		t.Errorf("a busy port: %v", r.Err)
+	}
+
+	r = d.Create(ctx, spec(nil), []sdk.Node{node(t, map[string]any{"placement": map[string]any{"host": "nowhere"}})})[0]
+	if r.Err == nil || !strings.Contains(r.Err.Error(), `no engine endpoint named "nowhere"`) {
+		t.Errorf("an unknown host: %v", r.Err)
+	}
+}
+
+func TestPlacementCheckAndDelete(t *testing.T) {
+	host := engineHost(t)
+	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host+",b="+host)
+	d := container.Type().Driver
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	eng, err := client.New(client.WithHost(host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+
+	// Placement data chooses the host.
+	n := node(t, map[string]any{"placement": map[string]any{"host": "b"}})
+	r := d.Create(ctx, spec(nil), []sdk.Node{n})[0]
+	if r.Err != nil || r.Data["host"] != "b" || !r.Healthy {
+		t.Fatalf("create on host b: %+v", r)
+	}
+	apply(&n, r)
+	defer d.Delete(context.Background(), spec(nil), []sdk.Node{n})
+
+	// Running, then exited with its code, then missing.
+	if c := d.Check(ctx, spec(nil), []sdk.Node{n})[0]; !c.Healthy {
+		t.Fatalf("check a running container: %+v", c)
+	}
+	if _, err := eng.ContainerKill(ctx, "grove-"+n.ID, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		t.Fatal(err)
+	}
+	var c sdk.Result
+	deadline := time.Now().Add(20 * time.Second)
+	for c = d.Check(ctx, spec(nil), []sdk.Node{n})[0]; c.Healthy && time.Now().Before(deadline); c = d.Check(ctx, spec(nil), []sdk.Node{n})[0] {
+		time.Sleep(50 * time.Millisecond) // polling interval
+	}
+	if c.Healthy || c.Completed || !strings.Contains(c.Reason, "exit code 137") {
+		t.Errorf("check a killed container: %+v", c)
+	}
+
+	// Recover keeps the node's identity and host.
+	r = d.Recover(ctx, spec(nil), []sdk.Node{n}, "RECREATE", nil)[0]
+	if r.Err != nil || r.Data["host"] != "b" || r.Data["container"] != "grove-"+n.ID {
+		t.Fatalf("recover: %+v", r)
+	}
+	apply(&n, r)
+	if c := d.Check(ctx, spec(nil), []sdk.Node{n})[0]; !c.Healthy {
+		t.Fatalf("check after recover: %+v", c)
+	}
+
+	// Delete twice: the second finds nothing and succeeds.
+	for i := 0; i < 2; i++ {
+		if r := d.Delete(ctx, spec(nil), []sdk.Node{n})[0]; r.Err != nil {
+			t.Fatalf("delete #%d: %v", i+1, r.Err)
+		}
+	}
+	if c := d.Check(ctx, spec(nil), []sdk.Node{n})[0]; c.Healthy || !strings.Contains(c.Reason, "missing") {
+		t.Errorf("check a deleted container: %+v", c)
+	}
+
+	// A cancelled context bounds every call.
+	done, stop := context.WithCancel(ctx)
+	stop()
+	if r := d.Create(done, spec(nil), []sdk.Node{node(t, nil)})[0]; r.Err == nil {
+		t.Errorf("create with a cancelled context succeeded")
+	}
+}
