@@ -230,3 +230,13 @@ type SetObject struct {
 	Name string `json:"name"`
 	ID   string `json:"id"`
 }
+
+// Host is a place a profile type's driver can put nodes, as
+// GET /v1/profile-types/{type}/hosts reports it.
+type Host struct {
+	Name       string             `json:"name"`
+	Attributes map[string]string  `json:"attributes,omitempty"`
+	Load       map[string]float64 `json:"load,omitempty"`
+	// Error says why the host could not be asked.
+	Error string `json:"error,omitempty"`
+}

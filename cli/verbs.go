@@ -37,6 +37,7 @@ func init() {
 	profileRes.verbs = map[string]verb{
 		"list": listVerb(profileRes, "name", "type"), "show": showVerb(profileRes), "delete": deleteVerb(profileRes, false),
 		"create": specCreate(profileRes), "validate": specValidate(profileRes), "update": renameVerb(profileRes), "types": typesVerb("profile"),
+		"hosts": profileHosts,
 	}
 	policyRes.verbs = map[string]verb{
 		"list": listVerb(policyRes, "name", "type"), "show": showVerb(policyRes), "delete": deleteVerb(policyRes, false),
@@ -177,6 +178,47 @@ func typesVerb(kind string) verb {
 		}
 		return table(env, []column{{"NAME", "name", false}, {"VERSION", "version", false}}, items)
 	}
+}
+
+// profileHosts lists where a profile type's driver can place nodes.
+func profileHosts(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("profile hosts", g)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("usage: grove profile hosts TYPE (for example container.docker)")
+	}
+	out, err := get(ctx, g.client(), "/v1/profile-types/"+url.PathEscape(pos[0])+"/hosts", nil)
+	if err != nil {
+		return err
+	}
+	items, _ := out["hosts"].([]any)
+	if g.json {
+		return printJSON(env.Stdout, items)
+	}
+	rows := make([]any, 0, len(items))
+	for _, it := range items {
+		h, _ := it.(map[string]any)
+		rows = append(rows, map[string]any{"name": h["name"], "attributes": pairs(h["attributes"]), "load": pairs(h["load"]), "error": h["error"]})
+	}
+	return table(env, []column{{"NAME", "name", false}, {"LOAD", "load", false}, {"ATTRIBUTES", "attributes", false}, {"ERROR", "error", false}}, rows)
+}
+
+// pairs renders a JSON object as sorted key=value pairs.
+func pairs(v any) string {
+	m, _ := v.(map[string]any)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, m[k])
+	}
+	return strings.Join(parts, " ")
 }
 
 func clusterCreate(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {

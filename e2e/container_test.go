@@ -90,6 +90,26 @@ func TestContainerCluster(t *testing.T) {
 		t.Fatalf("3 containers expected, the engine has %v", got)
 	}
 
+	// The driver reports its engine as a host, with Grove's load on it.
+	var hosts struct {
+		Hosts []api.Host `json:"hosts"`
+	}
+	a.mustDo(http.MethodGet, "/v1/profile-types/container.docker/hosts", nil, &hosts)
+	if len(hosts.Hosts) != 1 || hosts.Hosts[0].Name != "default" || hosts.Hosts[0].Error != "" ||
+		hosts.Hosts[0].Load["containers"] < 3 || hosts.Hosts[0].Load["memory_mib"] < 3*64 || hosts.Hosts[0].Attributes["ncpu"] == "" {
+		t.Errorf("hosts of container.docker: %+v", hosts.Hosts)
+	}
+	if out, errOut, code := a.grove("profile", "hosts", "container.docker"); code != 0 || !strings.Contains(out, "default") || !strings.Contains(out, "containers=") {
+		t.Errorf("grove profile hosts: %d\n%s%s", code, out, errOut)
+	}
+	a.mustDo(http.MethodGet, "/v1/profile-types/local.process/hosts", nil, &hosts)
+	if len(hosts.Hosts) != 0 {
+		t.Errorf("local.process has no hosts, got %+v", hosts.Hosts)
+	}
+	if _, err := a.do(http.MethodGet, "/v1/profile-types/nope/hosts", nil); err == nil || !strings.Contains(err.Error(), "could not be found") {
+		t.Errorf("hosts of an unknown type: %v", err)
+	}
+
 	// Scale out to 5, then in to 2 with a deletion policy: the youngest go.
 	a.waitAction(a.clusterAction("boxes", "scale_out", map[string]any{"count": 2}))
 	if got := containersOf(t, eng, cl.ID); len(got) != 5 {

@@ -1,8 +1,12 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/engine"
@@ -17,6 +21,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/build-info", s.buildInfo)
 	s.handle("GET /v1/profile-types", s.listTypes("profile"))
 	s.handle("GET /v1/profile-types/{type}", s.showType("profile"))
+	s.handle("GET /v1/profile-types/{type}/hosts", s.listHosts)
 	s.handle("GET /v1/policy-types", s.listTypes("policy"))
 	s.handle("GET /v1/policy-types/{type}", s.showType("policy"))
 	s.handle("GET /v1/plugins", s.listPlugins)
@@ -130,6 +135,31 @@ func (s *Server) showType(kind string) handler {
 			Description: c.Description, Plugin: c.Plugin}})
 		return nil
 	}
+}
+
+// listHosts asks a profile type's driver where it can place nodes.
+func (s *Server) listHosts(w http.ResponseWriter, r *http.Request, _ engine.Caller) error {
+	typ, _, _ := strings.Cut(r.PathValue("type"), "-")
+	if _, ok := s.opts.Host.Component("profile", typ); !ok {
+		return &engine.Error{Status: http.StatusNotFound, Type: "ResourceNotFound", Message: "The profile_type '" + r.PathValue("type") + "' could not be found."}
+	}
+	client, _, err := s.opts.Host.Client(r.Context(), "profile", typ)
+	if err != nil {
+		return &engine.Error{Status: http.StatusServiceUnavailable, Type: "PluginUnavailable", Message: fmt.Sprintf("The plugin serving %s is not available: %v.", typ, err)}
+	}
+	hosts, err := client.Hosts(r.Context(), typ)
+	if status.Code(err) == codes.Unimplemented {
+		hosts, err = nil, nil // a driver without hosts places nodes nowhere in particular
+	}
+	if err != nil {
+		return &engine.Error{Status: http.StatusBadGateway, Type: "PluginError", Message: fmt.Sprintf("Listing the hosts of %s failed: %v.", typ, err)}
+	}
+	out := make([]api.Host, 0, len(hosts))
+	for _, h := range hosts {
+		out = append(out, api.Host{Name: h.Name, Attributes: h.Attributes, Load: h.Load, Error: h.Err})
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"hosts": out})
+	return nil
 }
 
 func contains(ss []string, s string) bool {

@@ -991,6 +991,163 @@ func (x *NodeResult) GetCompleted() bool {
 	return false
 }
 
+type HostsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostsRequest) Reset() {
+	*x = HostsRequest{}
+	mi := &file_grove_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostsRequest) ProtoMessage() {}
+
+func (x *HostsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostsRequest.ProtoReflect.Descriptor instead.
+func (*HostsRequest) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *HostsRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+type Host struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Attributes map[string]string      `protobuf:"bytes,2,rep,name=attributes,proto3" json:"attributes,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Load       map[string]float64     `protobuf:"bytes,3,rep,name=load,proto3" json:"load,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// Why the host could not be asked, when it could not.
+	Error         string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Host) Reset() {
+	*x = Host{}
+	mi := &file_grove_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Host) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Host) ProtoMessage() {}
+
+func (x *Host) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Host.ProtoReflect.Descriptor instead.
+func (*Host) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *Host) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Host) GetAttributes() map[string]string {
+	if x != nil {
+		return x.Attributes
+	}
+	return nil
+}
+
+func (x *Host) GetLoad() map[string]float64 {
+	if x != nil {
+		return x.Load
+	}
+	return nil
+}
+
+func (x *Host) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type HostsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Hosts         []*Host                `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostsResponse) Reset() {
+	*x = HostsResponse{}
+	mi := &file_grove_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostsResponse) ProtoMessage() {}
+
+func (x *HostsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostsResponse.ProtoReflect.Descriptor instead.
+func (*HostsResponse) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *HostsResponse) GetHosts() []*Host {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
 type WatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -1000,7 +1157,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_grove_proto_msgTypes[13]
+	mi := &file_grove_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1169,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[13]
+	mi := &file_grove_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1182,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{13}
+	return file_grove_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WatchRequest) GetType() string {
@@ -1047,7 +1204,7 @@ type NodeEvent struct {
 
 func (x *NodeEvent) Reset() {
 	*x = NodeEvent{}
-	mi := &file_grove_proto_msgTypes[14]
+	mi := &file_grove_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1216,7 @@ func (x *NodeEvent) String() string {
 func (*NodeEvent) ProtoMessage() {}
 
 func (x *NodeEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[14]
+	mi := &file_grove_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1229,7 @@ func (x *NodeEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeEvent.ProtoReflect.Descriptor instead.
 func (*NodeEvent) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{14}
+	return file_grove_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NodeEvent) GetNodeId() string {
@@ -1113,7 +1270,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_grove_proto_msgTypes[15]
+	mi := &file_grove_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1125,7 +1282,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[15]
+	mi := &file_grove_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1138,7 +1295,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{15}
+	return file_grove_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BatchRequest) GetProfile() *Spec {
@@ -1166,7 +1323,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_grove_proto_msgTypes[16]
+	mi := &file_grove_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1335,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[16]
+	mi := &file_grove_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1348,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{16}
+	return file_grove_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BatchResponse) GetResults() []*NodeResult {
@@ -1219,7 +1376,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_grove_proto_msgTypes[17]
+	mi := &file_grove_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1231,7 +1388,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[17]
+	mi := &file_grove_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1244,7 +1401,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{17}
+	return file_grove_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *UpdateRequest) GetOldProfile() *Spec {
@@ -1280,7 +1437,7 @@ type RecoverRequest struct {
 
 func (x *RecoverRequest) Reset() {
 	*x = RecoverRequest{}
-	mi := &file_grove_proto_msgTypes[18]
+	mi := &file_grove_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1292,7 +1449,7 @@ func (x *RecoverRequest) String() string {
 func (*RecoverRequest) ProtoMessage() {}
 
 func (x *RecoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[18]
+	mi := &file_grove_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1305,7 +1462,7 @@ func (x *RecoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverRequest.ProtoReflect.Descriptor instead.
 func (*RecoverRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{18}
+	return file_grove_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RecoverRequest) GetProfile() *Spec {
@@ -1347,7 +1504,7 @@ type DetailsResponse struct {
 
 func (x *DetailsResponse) Reset() {
 	*x = DetailsResponse{}
-	mi := &file_grove_proto_msgTypes[19]
+	mi := &file_grove_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1516,7 @@ func (x *DetailsResponse) String() string {
 func (*DetailsResponse) ProtoMessage() {}
 
 func (x *DetailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[19]
+	mi := &file_grove_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1529,7 @@ func (x *DetailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetailsResponse.ProtoReflect.Descriptor instead.
 func (*DetailsResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{19}
+	return file_grove_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DetailsResponse) GetDetailsJson() map[string][]byte {
@@ -1407,7 +1564,7 @@ type ClusterSnapshot struct {
 
 func (x *ClusterSnapshot) Reset() {
 	*x = ClusterSnapshot{}
-	mi := &file_grove_proto_msgTypes[20]
+	mi := &file_grove_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1576,7 @@ func (x *ClusterSnapshot) String() string {
 func (*ClusterSnapshot) ProtoMessage() {}
 
 func (x *ClusterSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[20]
+	mi := &file_grove_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1589,7 @@ func (x *ClusterSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSnapshot.ProtoReflect.Descriptor instead.
 func (*ClusterSnapshot) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{20}
+	return file_grove_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ClusterSnapshot) GetId() string {
@@ -1516,7 +1673,7 @@ type SnapshotNode struct {
 
 func (x *SnapshotNode) Reset() {
 	*x = SnapshotNode{}
-	mi := &file_grove_proto_msgTypes[21]
+	mi := &file_grove_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1528,7 +1685,7 @@ func (x *SnapshotNode) String() string {
 func (*SnapshotNode) ProtoMessage() {}
 
 func (x *SnapshotNode) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[21]
+	mi := &file_grove_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1541,7 +1698,7 @@ func (x *SnapshotNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotNode.ProtoReflect.Descriptor instead.
 func (*SnapshotNode) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{21}
+	return file_grove_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SnapshotNode) GetId() string {
@@ -1618,7 +1775,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_grove_proto_msgTypes[22]
+	mi := &file_grove_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1630,7 +1787,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[22]
+	mi := &file_grove_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1643,7 +1800,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{22}
+	return file_grove_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AttachRequest) GetPolicy() *Spec {
@@ -1677,7 +1834,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_grove_proto_msgTypes[23]
+	mi := &file_grove_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1689,7 +1846,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[23]
+	mi := &file_grove_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1702,7 +1859,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{23}
+	return file_grove_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AttachResponse) GetBindingDataJson() []byte {
@@ -1732,7 +1889,7 @@ type ActionSnapshot struct {
 
 func (x *ActionSnapshot) Reset() {
 	*x = ActionSnapshot{}
-	mi := &file_grove_proto_msgTypes[24]
+	mi := &file_grove_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1744,7 +1901,7 @@ func (x *ActionSnapshot) String() string {
 func (*ActionSnapshot) ProtoMessage() {}
 
 func (x *ActionSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[24]
+	mi := &file_grove_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1757,7 +1914,7 @@ func (x *ActionSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionSnapshot.ProtoReflect.Descriptor instead.
 func (*ActionSnapshot) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{24}
+	return file_grove_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ActionSnapshot) GetId() string {
@@ -1812,7 +1969,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_grove_proto_msgTypes[25]
+	mi := &file_grove_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +1981,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[25]
+	mi := &file_grove_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +1994,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{25}
+	return file_grove_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CheckRequest) GetPolicy() *Spec {
@@ -1903,7 +2060,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_grove_proto_msgTypes[26]
+	mi := &file_grove_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1915,7 +2072,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[26]
+	mi := &file_grove_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1928,7 +2085,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{26}
+	return file_grove_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CheckResponse) GetStatus() string {
@@ -1968,7 +2125,7 @@ type EchoMessage struct {
 
 func (x *EchoMessage) Reset() {
 	*x = EchoMessage{}
-	mi := &file_grove_proto_msgTypes[27]
+	mi := &file_grove_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1980,7 +2137,7 @@ func (x *EchoMessage) String() string {
 func (*EchoMessage) ProtoMessage() {}
 
 func (x *EchoMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[27]
+	mi := &file_grove_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1993,7 +2150,7 @@ func (x *EchoMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EchoMessage.ProtoReflect.Descriptor instead.
 func (*EchoMessage) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{27}
+	return file_grove_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *EchoMessage) GetPayload() []byte {
@@ -2086,6 +2243,23 @@ const file_grove_proto_rawDesc = "" +
 	"\rstatus_reason\x18\x06 \x01(\tR\fstatusReason\x12,\n" +
 	"\x05error\x18\a \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\x12\x1c\n" +
 	"\tcompleted\x18\b \x01(\bR\tcompleted\"\"\n" +
+	"\fHostsRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\"\xa4\x02\n" +
+	"\x04Host\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12E\n" +
+	"\n" +
+	"attributes\x18\x02 \x03(\v2%.grove.plugin.v1.Host.AttributesEntryR\n" +
+	"attributes\x123\n" +
+	"\x04load\x18\x03 \x03(\v2\x1f.grove.plugin.v1.Host.LoadEntryR\x04load\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\x1a=\n" +
+	"\x0fAttributesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a7\n" +
+	"\tLoadEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"<\n" +
+	"\rHostsResponse\x12+\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x15.grove.plugin.v1.HostR\x05hosts\"\"\n" +
 	"\fWatchRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\"t\n" +
 	"\tNodeEvent\x12\x17\n" +
@@ -2176,7 +2350,7 @@ const file_grove_proto_rawDesc = "" +
 	"\vKIND_POLICY\x10\x022\xa6\x01\n" +
 	"\x04Info\x12J\n" +
 	"\bDescribe\x12 .grove.plugin.v1.DescribeRequest\x1a\x1c.grove.plugin.v1.Description\x12R\n" +
-	"\tConfigure\x12!.grove.plugin.v1.ConfigureRequest\x1a\".grove.plugin.v1.ConfigureResponse2\xdc\x04\n" +
+	"\tConfigure\x12!.grove.plugin.v1.ConfigureRequest\x1a\".grove.plugin.v1.ConfigureResponse2\xa4\x05\n" +
 	"\aProfile\x12O\n" +
 	"\bValidate\x12 .grove.plugin.v1.ValidateRequest\x1a!.grove.plugin.v1.ValidateResponse\x12G\n" +
 	"\x06Create\x12\x1d.grove.plugin.v1.BatchRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12G\n" +
@@ -2185,7 +2359,8 @@ const file_grove_proto_rawDesc = "" +
 	"\x06Update\x12\x1e.grove.plugin.v1.UpdateRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12J\n" +
 	"\aRecover\x12\x1f.grove.plugin.v1.RecoverRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12J\n" +
 	"\aDetails\x12\x1d.grove.plugin.v1.BatchRequest\x1a .grove.plugin.v1.DetailsResponse\x12D\n" +
-	"\x05Watch\x12\x1d.grove.plugin.v1.WatchRequest\x1a\x1a.grove.plugin.v1.NodeEvent0\x012\xb7\x02\n" +
+	"\x05Watch\x12\x1d.grove.plugin.v1.WatchRequest\x1a\x1a.grove.plugin.v1.NodeEvent0\x01\x12F\n" +
+	"\x05Hosts\x12\x1d.grove.plugin.v1.HostsRequest\x1a\x1e.grove.plugin.v1.HostsResponse2\xb7\x02\n" +
 	"\x06Policy\x12O\n" +
 	"\bValidate\x12 .grove.plugin.v1.ValidateRequest\x1a!.grove.plugin.v1.ValidateResponse\x12I\n" +
 	"\x06Attach\x12\x1e.grove.plugin.v1.AttachRequest\x1a\x1f.grove.plugin.v1.AttachResponse\x12I\n" +
@@ -2207,7 +2382,7 @@ func file_grove_proto_rawDescGZIP() []byte {
 }
 
 var file_grove_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_grove_proto_goTypes = []any{
 	(Kind)(0),                 // 0: grove.plugin.v1.Kind
 	(*DescribeRequest)(nil),   // 1: grove.plugin.v1.DescribeRequest
@@ -2223,22 +2398,27 @@ var file_grove_proto_goTypes = []any{
 	(*ValidateResponse)(nil),  // 11: grove.plugin.v1.ValidateResponse
 	(*Node)(nil),              // 12: grove.plugin.v1.Node
 	(*NodeResult)(nil),        // 13: grove.plugin.v1.NodeResult
-	(*WatchRequest)(nil),      // 14: grove.plugin.v1.WatchRequest
-	(*NodeEvent)(nil),         // 15: grove.plugin.v1.NodeEvent
-	(*BatchRequest)(nil),      // 16: grove.plugin.v1.BatchRequest
-	(*BatchResponse)(nil),     // 17: grove.plugin.v1.BatchResponse
-	(*UpdateRequest)(nil),     // 18: grove.plugin.v1.UpdateRequest
-	(*RecoverRequest)(nil),    // 19: grove.plugin.v1.RecoverRequest
-	(*DetailsResponse)(nil),   // 20: grove.plugin.v1.DetailsResponse
-	(*ClusterSnapshot)(nil),   // 21: grove.plugin.v1.ClusterSnapshot
-	(*SnapshotNode)(nil),      // 22: grove.plugin.v1.SnapshotNode
-	(*AttachRequest)(nil),     // 23: grove.plugin.v1.AttachRequest
-	(*AttachResponse)(nil),    // 24: grove.plugin.v1.AttachResponse
-	(*ActionSnapshot)(nil),    // 25: grove.plugin.v1.ActionSnapshot
-	(*CheckRequest)(nil),      // 26: grove.plugin.v1.CheckRequest
-	(*CheckResponse)(nil),     // 27: grove.plugin.v1.CheckResponse
-	(*EchoMessage)(nil),       // 28: grove.plugin.v1.EchoMessage
-	nil,                       // 29: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	(*HostsRequest)(nil),      // 14: grove.plugin.v1.HostsRequest
+	(*Host)(nil),              // 15: grove.plugin.v1.Host
+	(*HostsResponse)(nil),     // 16: grove.plugin.v1.HostsResponse
+	(*WatchRequest)(nil),      // 17: grove.plugin.v1.WatchRequest
+	(*NodeEvent)(nil),         // 18: grove.plugin.v1.NodeEvent
+	(*BatchRequest)(nil),      // 19: grove.plugin.v1.BatchRequest
+	(*BatchResponse)(nil),     // 20: grove.plugin.v1.BatchResponse
+	(*UpdateRequest)(nil),     // 21: grove.plugin.v1.UpdateRequest
+	(*RecoverRequest)(nil),    // 22: grove.plugin.v1.RecoverRequest
+	(*DetailsResponse)(nil),   // 23: grove.plugin.v1.DetailsResponse
+	(*ClusterSnapshot)(nil),   // 24: grove.plugin.v1.ClusterSnapshot
+	(*SnapshotNode)(nil),      // 25: grove.plugin.v1.SnapshotNode
+	(*AttachRequest)(nil),     // 26: grove.plugin.v1.AttachRequest
+	(*AttachResponse)(nil),    // 27: grove.plugin.v1.AttachResponse
+	(*ActionSnapshot)(nil),    // 28: grove.plugin.v1.ActionSnapshot
+	(*CheckRequest)(nil),      // 29: grove.plugin.v1.CheckRequest
+	(*CheckResponse)(nil),     // 30: grove.plugin.v1.CheckResponse
+	(*EchoMessage)(nil),       // 31: grove.plugin.v1.EchoMessage
+	nil,                       // 32: grove.plugin.v1.Host.AttributesEntry
+	nil,                       // 33: grove.plugin.v1.Host.LoadEntry
+	nil,                       // 34: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
 }
 var file_grove_proto_depIdxs = []int32{
 	3,  // 0: grove.plugin.v1.Description.components:type_name -> grove.plugin.v1.Component
@@ -2247,60 +2427,65 @@ var file_grove_proto_depIdxs = []int32{
 	9,  // 3: grove.plugin.v1.ValidateRequest.spec:type_name -> grove.plugin.v1.Spec
 	8,  // 4: grove.plugin.v1.ValidateResponse.diagnostics:type_name -> grove.plugin.v1.Diagnostic
 	7,  // 5: grove.plugin.v1.NodeResult.error:type_name -> grove.plugin.v1.Error
-	9,  // 6: grove.plugin.v1.BatchRequest.profile:type_name -> grove.plugin.v1.Spec
-	12, // 7: grove.plugin.v1.BatchRequest.nodes:type_name -> grove.plugin.v1.Node
-	13, // 8: grove.plugin.v1.BatchResponse.results:type_name -> grove.plugin.v1.NodeResult
-	7,  // 9: grove.plugin.v1.BatchResponse.error:type_name -> grove.plugin.v1.Error
-	9,  // 10: grove.plugin.v1.UpdateRequest.old_profile:type_name -> grove.plugin.v1.Spec
-	9,  // 11: grove.plugin.v1.UpdateRequest.new_profile:type_name -> grove.plugin.v1.Spec
-	12, // 12: grove.plugin.v1.UpdateRequest.nodes:type_name -> grove.plugin.v1.Node
-	9,  // 13: grove.plugin.v1.RecoverRequest.profile:type_name -> grove.plugin.v1.Spec
-	12, // 14: grove.plugin.v1.RecoverRequest.nodes:type_name -> grove.plugin.v1.Node
-	29, // 15: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
-	7,  // 16: grove.plugin.v1.DetailsResponse.error:type_name -> grove.plugin.v1.Error
-	22, // 17: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
-	9,  // 18: grove.plugin.v1.AttachRequest.policy:type_name -> grove.plugin.v1.Spec
-	21, // 19: grove.plugin.v1.AttachRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
-	7,  // 20: grove.plugin.v1.AttachResponse.error:type_name -> grove.plugin.v1.Error
-	9,  // 21: grove.plugin.v1.CheckRequest.policy:type_name -> grove.plugin.v1.Spec
-	25, // 22: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
-	21, // 23: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
-	7,  // 24: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
-	1,  // 25: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
-	5,  // 26: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
-	10, // 27: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	16, // 28: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
-	16, // 29: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
-	16, // 30: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
-	18, // 31: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
-	19, // 32: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
-	16, // 33: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
-	14, // 34: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
-	10, // 35: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	23, // 36: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
-	23, // 37: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
-	26, // 38: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
-	28, // 39: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
-	2,  // 40: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
-	6,  // 41: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
-	11, // 42: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	17, // 43: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
-	17, // 44: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
-	17, // 45: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
-	17, // 46: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
-	17, // 47: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
-	20, // 48: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
-	15, // 49: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
-	11, // 50: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	24, // 51: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
-	24, // 52: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
-	27, // 53: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
-	28, // 54: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
-	40, // [40:55] is the sub-list for method output_type
-	25, // [25:40] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	32, // 6: grove.plugin.v1.Host.attributes:type_name -> grove.plugin.v1.Host.AttributesEntry
+	33, // 7: grove.plugin.v1.Host.load:type_name -> grove.plugin.v1.Host.LoadEntry
+	15, // 8: grove.plugin.v1.HostsResponse.hosts:type_name -> grove.plugin.v1.Host
+	9,  // 9: grove.plugin.v1.BatchRequest.profile:type_name -> grove.plugin.v1.Spec
+	12, // 10: grove.plugin.v1.BatchRequest.nodes:type_name -> grove.plugin.v1.Node
+	13, // 11: grove.plugin.v1.BatchResponse.results:type_name -> grove.plugin.v1.NodeResult
+	7,  // 12: grove.plugin.v1.BatchResponse.error:type_name -> grove.plugin.v1.Error
+	9,  // 13: grove.plugin.v1.UpdateRequest.old_profile:type_name -> grove.plugin.v1.Spec
+	9,  // 14: grove.plugin.v1.UpdateRequest.new_profile:type_name -> grove.plugin.v1.Spec
+	12, // 15: grove.plugin.v1.UpdateRequest.nodes:type_name -> grove.plugin.v1.Node
+	9,  // 16: grove.plugin.v1.RecoverRequest.profile:type_name -> grove.plugin.v1.Spec
+	12, // 17: grove.plugin.v1.RecoverRequest.nodes:type_name -> grove.plugin.v1.Node
+	34, // 18: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	7,  // 19: grove.plugin.v1.DetailsResponse.error:type_name -> grove.plugin.v1.Error
+	25, // 20: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
+	9,  // 21: grove.plugin.v1.AttachRequest.policy:type_name -> grove.plugin.v1.Spec
+	24, // 22: grove.plugin.v1.AttachRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
+	7,  // 23: grove.plugin.v1.AttachResponse.error:type_name -> grove.plugin.v1.Error
+	9,  // 24: grove.plugin.v1.CheckRequest.policy:type_name -> grove.plugin.v1.Spec
+	28, // 25: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
+	24, // 26: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
+	7,  // 27: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
+	1,  // 28: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
+	5,  // 29: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
+	10, // 30: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	19, // 31: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
+	19, // 32: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
+	19, // 33: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
+	21, // 34: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
+	22, // 35: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
+	19, // 36: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
+	17, // 37: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
+	14, // 38: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
+	10, // 39: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	26, // 40: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
+	26, // 41: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
+	29, // 42: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
+	31, // 43: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
+	2,  // 44: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
+	6,  // 45: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
+	11, // 46: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	20, // 47: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
+	20, // 48: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
+	20, // 49: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
+	20, // 50: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
+	20, // 51: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
+	23, // 52: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
+	18, // 53: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
+	16, // 54: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
+	11, // 55: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	27, // 56: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
+	27, // 57: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
+	30, // 58: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
+	31, // 59: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
+	44, // [44:60] is the sub-list for method output_type
+	28, // [28:44] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_grove_proto_init() }
@@ -2314,7 +2499,7 @@ func file_grove_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grove_proto_rawDesc), len(file_grove_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -182,6 +182,7 @@ const (
 	Profile_Recover_FullMethodName  = "/grove.plugin.v1.Profile/Recover"
 	Profile_Details_FullMethodName  = "/grove.plugin.v1.Profile/Details"
 	Profile_Watch_FullMethodName    = "/grove.plugin.v1.Profile/Watch"
+	Profile_Hosts_FullMethodName    = "/grove.plugin.v1.Profile/Hosts"
 )
 
 // ProfileClient is the client API for Profile service.
@@ -199,6 +200,10 @@ type ProfileClient interface {
 	// so the engine reacts before its next check. Optional: drivers that do
 	// not stream answer Unimplemented.
 	Watch(ctx context.Context, in *WatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[NodeEvent], error)
+	// Hosts lists where the driver can place nodes (container engines,
+	// hypervisors), with their attributes and load. Optional: drivers without
+	// hosts answer Unimplemented.
+	Hosts(ctx context.Context, in *HostsRequest, opts ...grpc.CallOption) (*HostsResponse, error)
 }
 
 type profileClient struct {
@@ -298,6 +303,16 @@ func (c *profileClient) Watch(ctx context.Context, in *WatchRequest, opts ...grp
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Profile_WatchClient = grpc.ServerStreamingClient[NodeEvent]
 
+func (c *profileClient) Hosts(ctx context.Context, in *HostsRequest, opts ...grpc.CallOption) (*HostsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HostsResponse)
+	err := c.cc.Invoke(ctx, Profile_Hosts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProfileServer is the server API for Profile service.
 // All implementations must embed UnimplementedProfileServer
 // for forward compatibility.
@@ -313,6 +328,10 @@ type ProfileServer interface {
 	// so the engine reacts before its next check. Optional: drivers that do
 	// not stream answer Unimplemented.
 	Watch(*WatchRequest, grpc.ServerStreamingServer[NodeEvent]) error
+	// Hosts lists where the driver can place nodes (container engines,
+	// hypervisors), with their attributes and load. Optional: drivers without
+	// hosts answer Unimplemented.
+	Hosts(context.Context, *HostsRequest) (*HostsResponse, error)
 	mustEmbedUnimplementedProfileServer()
 }
 
@@ -346,6 +365,9 @@ func (UnimplementedProfileServer) Details(context.Context, *BatchRequest) (*Deta
 }
 func (UnimplementedProfileServer) Watch(*WatchRequest, grpc.ServerStreamingServer[NodeEvent]) error {
 	return status.Error(codes.Unimplemented, "method Watch not implemented")
+}
+func (UnimplementedProfileServer) Hosts(context.Context, *HostsRequest) (*HostsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Hosts not implemented")
 }
 func (UnimplementedProfileServer) mustEmbedUnimplementedProfileServer() {}
 func (UnimplementedProfileServer) testEmbeddedByValue()                 {}
@@ -505,6 +527,24 @@ func _Profile_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Profile_WatchServer = grpc.ServerStreamingServer[NodeEvent]
 
+func _Profile_Hosts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HostsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProfileServer).Hosts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Profile_Hosts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProfileServer).Hosts(ctx, req.(*HostsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Profile_ServiceDesc is the grpc.ServiceDesc for Profile service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -539,6 +579,10 @@ var Profile_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Details",
 			Handler:    _Profile_Details_Handler,
+		},
+		{
+			MethodName: "Hosts",
+			Handler:    _Profile_Hosts_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -162,3 +162,17 @@ func (c *Client) Watch(ctx context.Context, typ string, fn func(NodeEvent)) erro
 		fn(NodeEvent{NodeID: ev.NodeId, Healthy: ev.Healthy, Reason: ev.Reason, Completed: ev.Completed})
 	}
 }
+
+// Hosts lists the hosts of a profile type's driver. It returns a gRPC
+// Unimplemented error for drivers without hosts.
+func (c *Client) Hosts(ctx context.Context, typ string) ([]Host, error) {
+	resp, err := c.Profile.Hosts(ctx, &pb.HostsRequest{Type: typ})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Host, 0, len(resp.Hosts))
+	for _, h := range resp.Hosts {
+		out = append(out, Host{Name: h.Name, Attributes: h.Attributes, Load: h.Load, Err: h.Error})
+	}
+	return out, nil
+}

@@ -395,6 +395,25 @@ func (s *profileServer) Watch(req *pb.WatchRequest, stream pb.Profile_WatchServe
 	})
 }
 
+func (s *profileServer) Hosts(ctx context.Context, req *pb.HostsRequest) (*pb.HostsResponse, error) {
+	pt, ok := s.profiles[req.GetType()]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "this plugin does not serve profile type %q", req.GetType())
+	}
+	if pt.Hosts == nil {
+		return nil, status.Errorf(codes.Unimplemented, "profile type %s has no hosts to list", pt.Type)
+	}
+	hosts, err := pt.Hosts(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Unavailable, "list the hosts of %s: %v", pt.Type, err)
+	}
+	out := &pb.HostsResponse{}
+	for _, h := range hosts {
+		out.Hosts = append(out.Hosts, &pb.Host{Name: h.Name, Attributes: h.Attributes, Load: h.Load, Error: h.Err})
+	}
+	return out, nil
+}
+
 type policyServer struct {
 	pb.UnimplementedPolicyServer
 	*server

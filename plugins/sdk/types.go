@@ -88,6 +88,20 @@ type ProfileType struct {
 	// Watch streams node events until ctx ends, calling send for each.
 	// Optional: without it the engine relies on periodic checks.
 	Watch func(ctx context.Context, send func(NodeEvent)) error
+	// Hosts lists where the driver places nodes, with attributes and load.
+	// Optional.
+	Hosts func(ctx context.Context) ([]Host, error)
+}
+
+// Host is a place a driver can put nodes: a container engine, a hypervisor.
+type Host struct {
+	Name       string
+	Attributes map[string]string
+	// Load is what the host carries now, such as "containers", "cpu" (cores
+	// reserved) and "memory_mib".
+	Load map[string]float64
+	// Err says why the host could not be asked; the others are then empty.
+	Err string
 }
 
 // NodeEvent is something a driver saw happen to a node.

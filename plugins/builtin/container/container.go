@@ -32,6 +32,8 @@ const (
 	labelManaged = "grove.managed"
 	labelNode    = "grove.node"
 	labelCluster = "grove.cluster"
+	labelCPU     = "grove.cpu"        // cores reserved, for a host's load
+	labelMemory  = "grove.memory_mib" // MiB reserved, for a host's load
 )
 
 // Type returns the profile type registration.
@@ -59,6 +61,7 @@ func Type() sdk.ProfileType {
 		Operations: []string{"RECREATE"},
 		NeedsPort:  true,
 		Driver:     d,
+		Hosts:      d.Hosts,
 		Validate: func(_ context.Context, p sdk.Spec) schema.Diagnostics {
 			var ds schema.Diagnostics
 			if ports, _ := p.Properties["ports"].([]any); len(ports) > 1 && p.Properties["network"] == "host" {
@@ -163,6 +166,57 @@ func (d *Driver) load(ctx context.Context, host string) (int, error) {
 		return 0, engineError(host, err)
 	}
 	return len(res.Items), nil
+}
+
+// Hosts reports each configured engine: what it is and what Grove's
+// running containers reserve on it. An engine that does not answer is
+// listed with the reason.
+func (d *Driver) Hosts(ctx context.Context) ([]sdk.Host, error) {
+	eps := endpoints()
+	out := make([]sdk.Host, len(eps))
+	var wg sync.WaitGroup
+	for i, e := range eps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = d.host(ctx, e)
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+func (d *Driver) host(ctx context.Context, e endpoint) sdk.Host {
+	h := sdk.Host{Name: e.name, Attributes: map[string]string{"address": e.addr}}
+	c, err := d.client(e.name)
+	if err != nil {
+		h.Err = err.Error()
+		return h
+	}
+	info, err := c.Info(ctx, client.InfoOptions{})
+	if err != nil {
+		h.Err = engineError(e.name, err).Error()
+		return h
+	}
+	h.Attributes["server_version"] = info.Info.ServerVersion
+	h.Attributes["os"] = info.Info.OperatingSystem
+	h.Attributes["ncpu"] = strconv.Itoa(info.Info.NCPU)
+	h.Attributes["memory_mib"] = strconv.FormatInt(info.Info.MemTotal>>20, 10)
+	res, err := c.ContainerList(ctx, client.ContainerListOptions{Filters: client.Filters{}.Add("label", labelManaged+"=true")})
+	if err != nil {
+		h.Err = engineError(e.name, err).Error()
+		return h
+	}
+	load := map[string]float64{"containers": float64(len(res.Items)), "cpu": 0, "memory_mib": 0,
+		"engine_containers_running": float64(info.Info.ContainersRunning)}
+	for _, s := range res.Items {
+		cpu, _ := strconv.ParseFloat(s.Labels[labelCPU], 64)
+		mem, _ := strconv.ParseFloat(s.Labels[labelMemory], 64)
+		load["cpu"] += cpu
+		load["memory_mib"] += mem
+	}
+	h.Load = load
+	return h
 }
 
 // place picks a node's host: its placement data, its previous host, or the
@@ -317,6 +371,12 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 	env = append(env, "GROVE_NODE_PORT="+strconv.Itoa(port), "PORT="+strconv.Itoa(port), "GROVE_NODE_NAME="+n.Name,
 		"GROVE_NODE_ID="+n.ID, "GROVE_NODE_INDEX="+strconv.Itoa(n.Index), "GROVE_CLUSTER_NAME="+n.ClusterName)
 	labels := map[string]string{labelManaged: "true", labelNode: n.ID, labelCluster: n.ClusterID}
+	if cpu, ok := p.Properties["cpu"].(float64); ok && cpu > 0 {
+		labels[labelCPU] = strconv.FormatFloat(cpu, 'f', -1, 64)
+	}
+	if mem := toInt(p.Properties["memory"], 0); mem > 0 {
+		labels[labelMemory] = strconv.Itoa(mem)
+	}
 	if m, ok := p.Properties["labels"].(map[string]any); ok {
 		for k, v := range m {
 			labels[k] = fmt.Sprint(v)

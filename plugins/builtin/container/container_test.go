@@ -150,3 +150,30 @@ func TestPlacementCheckAndDelete(t *testing.T) {
 		t.Errorf("create with a cancelled context succeeded")
 	}
 }
+
+func TestHostsReportEachEngine(t *testing.T) {
+	host := engineHost(t)
+	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host+",down=unix:///tmp/grove-no-engine-here.sock")
+	d := container.Type().Driver.(*container.Driver)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n := node(t, nil)
+	r := d.Create(ctx, spec(map[string]any{"memory": int64(32), "cpu": 0.5}), []sdk.Node{n})[0]
+	if r.Err != nil || r.Data["host"] != "a" {
+		t.Fatalf("create skips the engine that does not answer: %+v", r)
+	}
+	apply(&n, r)
+	defer d.Delete(context.Background(), spec(nil), []sdk.Node{n})
+
+	hosts, err := d.Hosts(ctx)
+	if err != nil || len(hosts) != 2 {
+		t.Fatalf("hosts: %v %+v", err, hosts)
+	}
+	a, down := hosts[0], hosts[1]
+	if a.Name != "a" || a.Err != "" || a.Load["containers"] < 1 || a.Load["cpu"] < 0.5 || a.Load["memory_mib"] < 32 || a.Attributes["server_version"] == "" {
+		t.Errorf("host a: %+v", a)
+	}
+	if down.Name != "down" || !strings.Contains(down.Err, "does not answer") || down.Load != nil {
+		t.Errorf("an engine that does not answer is listed with the reason: %+v", down)
+	}
+}
