@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,6 +53,9 @@ func containersOf(t *testing.T, c *client.Client, clusterID string) map[string]s
 }
 
 func removeContainersOf(c *client.Client, clusterID string) {
+	if clusterID == "" {
+		return
+	}
 	res, err := c.ContainerList(context.Background(), client.ContainerListOptions{All: true,
 		Filters: make(client.Filters).Add("label", "grove.cluster="+clusterID)})
 	if err != nil {
@@ -69,6 +73,10 @@ func removeContainersOf(c *client.Client, clusterID string) {
 func TestContainerCluster(t *testing.T) {
 	eng := engine(t)
 	dir := t.TempDir()
+	// Registered before the agent so it runs after the agent has stopped:
+	// nothing can be creating containers any more.
+	var clusterID string
+	t.Cleanup(func() { removeContainersOf(eng, clusterID) })
 	a := startAgent(t, dir, "-config", fastConfig(t, dir, ""))
 	for _, img := range []string{container.DemoImage, enginetest.DemoImageV2} {
 		a.mustDo(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": img[strings.LastIndex(img, ":")+1:],
@@ -82,7 +90,7 @@ func TestContainerCluster(t *testing.T) {
 		t.Fatalf("create: %s %s\n%s", act.Status, act.StatusReason, tail(a.logText(), 40))
 	}
 	cl := a.cluster("boxes")
-	t.Cleanup(func() { removeContainersOf(eng, cl.ID) })
+	clusterID = cl.ID
 	for _, n := range a.nodes(cl.ID) {
 		nodeAnswers(t, n)
 	}
@@ -201,6 +209,8 @@ func TestContainerCluster(t *testing.T) {
 // changes its image and destroys it.
 func TestHCLContainers(t *testing.T) {
 	eng := engine(t)
+	var clusterID string
+	t.Cleanup(func() { removeContainersOf(eng, clusterID) })
 	a := startAgent(t, t.TempDir())
 	ex := "../examples/hcl/containers"
 	out, errOut, code := a.grove("apply", "-auto-approve", "-var", "nodes=2", ex)
@@ -208,7 +218,7 @@ func TestHCLContainers(t *testing.T) {
 		t.Fatalf("apply: %d\n%s\n%s", code, out, errOut)
 	}
 	cl := a.cluster("containers")
-	t.Cleanup(func() { removeContainersOf(eng, cl.ID) })
+	clusterID = cl.ID
 	for _, n := range a.nodes(cl.ID) {
 		nodeAnswers(t, n)
 	}
@@ -226,5 +236,61 @@ func TestHCLContainers(t *testing.T) {
 	}
 	if got := containersOf(t, eng, cl.ID); len(got) != 0 {
 		t.Fatalf("containers left after destroy: %v", got)
+	}
+}
+
+// TestContainersAcrossCrashes kills the plugin process, then the agent,
+// while they create a container cluster: after the restarts the cluster has
+// exactly its nodes, each with one running container, and no container is
+// left that belongs to no node.
+func TestContainersAcrossCrashes(t *testing.T) {
+	eng := engine(t)
+	dir := t.TempDir()
+	var clusterID string
+	t.Cleanup(func() { removeContainersOf(eng, clusterID) })
+	a := startAgent(t, dir, "-config", slowConfig(t, dir))
+	a.mustDo(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": "box",
+		"spec": map[string]any{"type": "container.docker", "version": "1.0", "properties": map[string]any{"image": container.DemoImage, "stop_timeout": 1}}}}, nil)
+	var plugins struct {
+		Plugins []api.PluginStatus `json:"plugins"`
+	}
+	a.mustDo(http.MethodGet, "/v1/plugins", nil, &plugins)
+	pid := plugins.Plugins[0].PID
+	const want = 8
+	a.createCluster("crashy", "box", want, nil)
+	clusterID = a.cluster("crashy").ID
+	eventually(t, 60*time.Second, "the first container nodes to become ACTIVE", func() (bool, string) {
+		n := activeNodes(a, clusterID)
+		return n >= 2, fmt.Sprint(n)
+	})
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "more nodes after the plugin restarted", func() (bool, string) {
+		n := activeNodes(a, clusterID)
+		return n >= 4, fmt.Sprint(n)
+	})
+	a.kill()
+
+	a = startAgent(t, dir, "-config", slowConfig(t, dir))
+	eventually(t, 120*time.Second, "the cluster to be ACTIVE with all its nodes", func() (bool, string) {
+		cl := a.cluster("crashy")
+		return cl.Status == "ACTIVE" && activeNodes(a, clusterID) == want, cl.Status + " " + fmt.Sprint(activeNodes(a, clusterID))
+	})
+	nodes := a.nodes(clusterID)
+	eventually(t, 30*time.Second, "one running container per node and no other", func() (bool, string) {
+		got := containersOf(t, eng, clusterID)
+		if len(got) != want {
+			return false, fmt.Sprint(got)
+		}
+		for _, n := range nodes {
+			if got[n.ID] != container.DemoImage+" running" {
+				return false, n.Name + ": " + got[n.ID]
+			}
+		}
+		return true, ""
+	})
+	for _, n := range nodes {
+		nodeAnswers(t, n)
 	}
 }
