@@ -1,11 +1,15 @@
 package builtin_test
 
 import (
+	"context"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
 
 	"github.com/grovehq/grove/internal/enginetest"
 	"github.com/grovehq/grove/plugins/builtin/container"
@@ -37,7 +41,8 @@ func TestConformance(t *testing.T) {
 		{Type: "grove.noop", Version: "1.0", Properties: map[string]any{}, Updated: map[string]any{"label": "v2"}, BatchSize: 50, NoBackend: true},
 	}
 	// container.docker runs against a real engine: Podman's Docker API in CI.
-	if _, err := enginetest.Ensure(); err == nil {
+	dockerHost, err := enginetest.Ensure()
+	if err == nil {
 		props := map[string]any{"image": container.DemoImage, "network": "host", "stop_timeout": 1}
 		profiles = append(profiles, sdktest.ProfileCase{Type: "container.docker", Version: "1.0", NodeData: freePort,
 			Properties: props, Updated: map[string]any{"image": container.DemoImage, "network": "host", "stop_timeout": 1, "memory": 128}})
@@ -52,4 +57,36 @@ func TestConformance(t *testing.T) {
 			{Type: "senlin.policy.scaling", Version: "1.0", Properties: map[string]any{"event": "CLUSTER_SCALE_OUT"}, Action: "CLUSTER_SCALE_OUT"},
 			{Type: "senlin.policy.scaling", Version: "1.0", Properties: map[string]any{"event": "CLUSTER_SCALE_IN"}, Cluster: &sdk.Cluster{MaxSize: -1}},
 		})
+	if dockerHost != "" {
+		noContainersLeft(t, dockerHost)
+	}
+}
+
+// noContainersLeft waits until no container of the kit's nodes remains,
+// including any a create cut by its deadline made after the kit deleted it.
+func noContainersLeft(t *testing.T, host string) {
+	eng, err := client.New(client.WithHost(host))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := eng.ContainerList(context.Background(), client.ContainerListOptions{All: true,
+			Filters: make(client.Filters).Add("label", "grove.cluster=sdktest-cluster")})
+		// Podman's list can fail while a container is being removed.
+		if err == nil && len(res.Items) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range res.Items {
+				t.Errorf("container %v (%s) outlived the conformance run", c.Names, c.State)
+			}
+			return
+		}
+		time.Sleep(200 * time.Millisecond) // polling interval
+	}
 }

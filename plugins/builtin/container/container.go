@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
@@ -32,6 +34,7 @@ const (
 	labelManaged = "grove.managed"
 	labelNode    = "grove.node"
 	labelCluster = "grove.cluster"
+	labelAttempt = "grove.attempt"    // one create call's container
 	labelCPU     = "grove.cpu"        // cores reserved, for a host's load
 	labelMemory  = "grove.memory_mib" // MiB reserved, for a host's load
 )
@@ -161,7 +164,13 @@ func (d *Driver) load(ctx context.Context, host string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	res, err := c.ContainerList(ctx, client.ContainerListOptions{Filters: client.Filters{}.Add("label", labelManaged+"=true")})
+	opts := client.ContainerListOptions{Filters: client.Filters{}.Add("label", labelManaged+"=true")}
+	res, err := c.ContainerList(ctx, opts)
+	if err != nil && ctx.Err() == nil {
+		// Podman's list fails now and then while a container is being
+		// removed; once more is enough.
+		res, err = c.ContainerList(ctx, opts)
+	}
 	if err != nil {
 		return 0, engineError(host, err)
 	}
@@ -341,11 +350,15 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 		return sdk.Result{ID: n.ID, Err: err}
 	}
 	name := containerName(n)
-	if ins, err := c.ContainerInspect(ctx, name, client.ContainerInspectOptions{}); err == nil {
-		if ins.Container.State != nil && ins.Container.State.Running && ins.Container.Config != nil && ins.Container.Config.Image == p.Properties["image"] {
-			return d.result(n, host, ins.Container.ID)
-		}
-		if _, err := c.ContainerRemove(ctx, name, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+	ins, err := c.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	if err == nil && ins.Container.State != nil && ins.Container.State.Running && ins.Container.Config != nil && ins.Container.Config.Image == p.Properties["image"] {
+		return d.result(n, host, ins.Container.ID)
+	}
+	// Anything else under the node's name is a leftover: stopped, of an old
+	// image, or broken by an earlier create cut short (Podman then keeps a
+	// record it cannot inspect).
+	if err == nil || !isGone(err) {
+		if err := forceRemove(ctx, c, name); err != nil {
 			return sdk.Result{ID: n.ID, Err: engineError(host, err)}
 		}
 	}
@@ -389,7 +402,17 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 	}
 	hc := &container.HostConfig{NetworkMode: container.NetworkMode(fmt.Sprint(p.Properties["network"])), Binds: toStrings(p.Properties["volumes"]),
 		Resources: resources(p)}
+	// Each attempt is labelled, so the sweep below can tell this attempt's
+	// container from a retry's.
+	attempt := strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(rand.Int())
+	cfg.Labels[labelAttempt] = attempt
 	created, err := c.ContainerCreate(ctx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: hc})
+	if err != nil && ctx.Err() != nil {
+		// The engine may finish a creation whose caller has gone; that
+		// container would outlive a delete that ran meanwhile.
+		go d.sweepCutCreate(c, name, attempt)
+		return sdk.Result{ID: n.ID, Err: sdk.Retryable(fmt.Errorf("create container %s: %w", name, ctx.Err()))}
+	}
 	if err != nil {
 		if cerrdefs.IsNotFound(err) || strings.Contains(err.Error(), "image not known") || strings.Contains(err.Error(), "No such image") {
 			return sdk.Result{ID: n.ID, Err: fmt.Errorf("image not found: %s (engine %s); build or load it there first", cfg.Image, host)}
@@ -397,7 +420,12 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 		return sdk.Result{ID: n.ID, Err: engineError(host, err)}
 	}
 	if _, err := c.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
-		_, _ = c.ContainerRemove(context.WithoutCancel(ctx), created.ID, client.ContainerRemoveOptions{Force: true})
+		if _, rerr := c.ContainerRemove(context.WithoutCancel(ctx), created.ID, client.ContainerRemoveOptions{Force: true}); rerr != nil && !cerrdefs.IsNotFound(rerr) {
+			go d.sweepCutCreate(c, name, attempt)
+		}
+		if ctx.Err() != nil {
+			return sdk.Result{ID: n.ID, Err: sdk.Retryable(fmt.Errorf("start container %s: %w", name, ctx.Err()))}
+		}
 		msg := err.Error()
 		if strings.Contains(msg, "address already in use") {
 			return sdk.Result{ID: n.ID, Err: fmt.Errorf("port %d already in use", port)}
@@ -405,6 +433,48 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 		return sdk.Result{ID: n.ID, Err: engineError(host, err)}
 	}
 	return d.result(n, host, created.ID)
+}
+
+// sweepCutCreate removes the container a cut-short create may still leave
+// behind: the one carrying this attempt's label, if it shows up.
+func (d *Driver) sweepCutCreate(c *client.Client, name, attempt string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ins, err := c.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+		switch {
+		case err == nil && (ins.Container.Config == nil || ins.Container.Config.Labels[labelAttempt] != attempt):
+			return // a later attempt's container
+		case err == nil || !isGone(err):
+			// This attempt's container, or a record broken by the cut
+			// (no later attempt succeeded, or inspect would work). The
+			// engine may refuse while it still finishes; try again then.
+			if forceRemove(ctx, c, name) == nil {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// isGone says an engine error means the container does not exist.
+func isGone(err error) bool {
+	return cerrdefs.IsNotFound(err) && !strings.Contains(err.Error(), "from store")
+}
+
+// forceRemove removes a container, running or not; a missing one is gone.
+func forceRemove(ctx context.Context, c *client.Client, ref string) error {
+	_, err := c.ContainerRemove(ctx, ref, client.ContainerRemoveOptions{Force: true})
+	if err != nil && !isGone(err) && !strings.Contains(err.Error(), "no such container") {
+		return err
+	}
+	return nil
 }
 
 func resources(p sdk.Spec) container.Resources {
@@ -474,13 +544,11 @@ func (d *Driver) remove(ctx context.Context, p sdk.Spec, n sdk.Node) error {
 			return err
 		}
 		for _, ref := range []string{st.Container, containerName(n)} {
+			// A graceful stop first; whatever it says (not running, broken),
+			// the forced removal decides.
 			timeout := toInt(p.Properties["stop_timeout"], 10)
-			if _, err := c.ContainerStop(ctx, ref, client.ContainerStopOptions{Timeout: &timeout}); err != nil && !cerrdefs.IsNotFound(err) && !strings.Contains(err.Error(), "no such container") {
-				if !strings.Contains(err.Error(), "not running") && !strings.Contains(err.Error(), "is not running") {
-					return engineError(h, err)
-				}
-			}
-			if _, err := c.ContainerRemove(ctx, ref, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) && !strings.Contains(err.Error(), "no such container") {
+			_, _ = c.ContainerStop(ctx, ref, client.ContainerStopOptions{Timeout: &timeout})
+			if err := forceRemove(ctx, c, ref); err != nil {
 				return engineError(h, err)
 			}
 		}
