@@ -117,18 +117,7 @@ func (r *attachmentResource) read(ctx context.Context, m *attachmentModel, diags
 }
 
 func (r *attachmentResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state attachmentModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !r.read(ctx, &state, &resp.Diagnostics) {
-		if !resp.Diagnostics.HasError() {
-			resp.State.RemoveResource(ctx)
-		}
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	readState(ctx, req, resp, r.read)
 }
 
 func (r *attachmentResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -291,18 +280,7 @@ func (r *nodeResource) Create(ctx context.Context, req resource.CreateRequest, r
 }
 
 func (r *nodeResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state nodeModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !r.read(ctx, &state, &resp.Diagnostics) {
-		if !resp.Diagnostics.HasError() {
-			resp.State.RemoveResource(ctx)
-		}
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	readState(ctx, req, resp, r.read)
 }
 
 func (r *nodeResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -349,17 +327,7 @@ func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	}
 	timeout, d := state.Timeouts.Delete(ctx, 10*time.Minute)
 	resp.Diagnostics.Append(d...)
-	res, err := r.client.Do(ctx, http.MethodDelete, "/v1/nodes/"+url.PathEscape(state.ID.ValueString()), nil, nil, nil)
-	if api.IsNotFound(err) {
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.AddError("Cannot delete the node", apiError(err))
-		return
-	}
-	if err := wait(ctx, r.client, res, timeout); err != nil {
-		resp.Diagnostics.AddError("The node's deletion failed", err.Error())
-	}
+	deleteObject(ctx, r.client, "node", state.ID.ValueString(), timeout, &resp.Diagnostics)
 }
 
 func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

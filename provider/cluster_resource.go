@@ -362,18 +362,7 @@ func objectValue(types_ map[string]attr.Type, v any) types.Object {
 }
 
 func (r *clusterResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state clusterModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !r.read(ctx, &state, &resp.Diagnostics) {
-		if !resp.Diagnostics.HasError() {
-			resp.State.RemoveResource(ctx)
-		}
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	readState(ctx, req, resp, r.read)
 }
 
 func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -440,17 +429,7 @@ func (r *clusterResource) Delete(ctx context.Context, req resource.DeleteRequest
 	}
 	timeout, d := state.Timeouts.Delete(ctx, 30*time.Minute)
 	resp.Diagnostics.Append(d...)
-	res, err := r.client.Do(ctx, http.MethodDelete, "/v1/clusters/"+url.PathEscape(state.ID.ValueString()), nil, nil, nil)
-	if api.IsNotFound(err) {
-		return
-	}
-	if err != nil {
-		resp.Diagnostics.AddError("Cannot delete the cluster", apiError(err))
-		return
-	}
-	if err := wait(ctx, r.client, res, timeout); err != nil {
-		resp.Diagnostics.AddError("The cluster's deletion failed", err.Error())
-	}
+	deleteObject(ctx, r.client, "cluster", state.ID.ValueString(), timeout, &resp.Diagnostics)
 }
 
 func (r *clusterResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -66,6 +66,40 @@ func wait(ctx context.Context, c *api.Client, r *api.Response, timeout time.Dura
 	return nil
 }
 
+// readState is every resource's Read: it refreshes the state through read,
+// and an object gone from the agent leaves the state, so Terraform plans to
+// create it again.
+func readState[M any](ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, read func(context.Context, *M, *diag.Diagnostics) bool) {
+	var state M
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !read(ctx, &state, &resp.Diagnostics) {
+		if !resp.Diagnostics.HasError() {
+			resp.State.RemoveResource(ctx)
+		}
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// deleteObject deletes an object and follows the action doing it, if any,
+// within the timeout; an object already gone counts as deleted.
+func deleteObject(ctx context.Context, c *api.Client, kind, id string, timeout time.Duration, diags *diag.Diagnostics) {
+	res, err := c.Do(ctx, http.MethodDelete, "/v1/"+collections[kind]+"/"+url.PathEscape(id), nil, nil, nil)
+	if api.IsNotFound(err) {
+		return
+	}
+	if err != nil {
+		diags.AddError("Cannot delete the "+kind, apiError(err))
+		return
+	}
+	if err := wait(ctx, c, res, timeout); err != nil {
+		diags.AddError("The "+kind+"'s deletion failed", err.Error())
+	}
+}
+
 // normJSON returns JSON with sorted keys and no spaces, so equal documents
 // compare equal.
 func normJSON(s string) (string, error) {

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -140,9 +142,7 @@ func (r *specResource) Create(ctx context.Context, req resource.CreateRequest, r
 }
 
 // read copies the remote object into the model; it reports false on a 404.
-func (r *specResource) read(ctx context.Context, m *specModel, diags interface {
-	AddError(string, string)
-}) bool {
+func (r *specResource) read(ctx context.Context, m *specModel, diags *diag.Diagnostics) bool {
 	var obj struct {
 		Name     string         `json:"name"`
 		Type     string         `json:"type"`
@@ -179,18 +179,7 @@ func (r *specResource) read(ctx context.Context, m *specModel, diags interface {
 }
 
 func (r *specResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state specModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	if !r.read(ctx, &state, &resp.Diagnostics) {
-		if !resp.Diagnostics.HasError() {
-			resp.State.RemoveResource(ctx)
-		}
-		return
-	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	readState(ctx, req, resp, r.read)
 }
 
 func (r *specResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -221,10 +210,8 @@ func (r *specResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	_, err := r.client.Do(ctx, http.MethodDelete, "/v1/"+collections[r.kind]+"/"+url.PathEscape(state.ID.ValueString()), nil, nil, nil)
-	if err != nil && !api.IsNotFound(err) {
-		resp.Diagnostics.AddError("Cannot delete the "+r.kind, apiError(err))
-	}
+	// Profiles and policies are deleted at once, without an action to follow.
+	deleteObject(ctx, r.client, r.kind, state.ID.ValueString(), time.Minute, &resp.Diagnostics)
 }
 
 func (r *specResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
