@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -22,14 +21,7 @@ import (
 // and skipping elsewhere when none can be started.
 func engine(t *testing.T) *client.Client {
 	t.Helper()
-	host, err := enginetest.Ensure()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	c, err := client.New(client.WithHost(host))
+	c, err := client.New(client.WithHost(enginetest.Require(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,13 +32,12 @@ func engine(t *testing.T) *client.Client {
 // containersOf lists the containers Grove made for a cluster, running or not.
 func containersOf(t *testing.T, c *client.Client, clusterID string) map[string]string {
 	t.Helper()
-	res, err := c.ContainerList(context.Background(), client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", "grove.cluster="+clusterID)})
+	items, err := enginetest.ClusterContainers(context.Background(), c, clusterID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, s := range res.Items {
+	for _, s := range items {
 		out[s.Labels["grove.node"]] = s.Image + " " + string(s.State)
 	}
 	return out
@@ -56,12 +47,8 @@ func removeContainersOf(c *client.Client, clusterID string) {
 	if clusterID == "" {
 		return
 	}
-	res, err := c.ContainerList(context.Background(), client.ContainerListOptions{All: true,
-		Filters: make(client.Filters).Add("label", "grove.cluster="+clusterID)})
-	if err != nil {
-		return
-	}
-	for _, s := range res.Items {
+	items, _ := enginetest.ClusterContainers(context.Background(), c, clusterID)
+	for _, s := range items {
 		_, _ = c.ContainerRemove(context.Background(), s.ID, client.ContainerRemoveOptions{Force: true})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grovehq/grove/internal/enginetest"
 )
 
 // TestExamples applies every example under examples/terraform with the real
@@ -43,7 +45,7 @@ func TestExamples(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(strings.TrimPrefix(dir, "../examples/terraform/"), func(t *testing.T) {
 			if strings.Contains(dir, "containers") {
-				needEngine(t)
+				enginetest.Require(t)
 			}
 			work := t.TempDir()
 			files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))

@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 	}
 	// The agent's plugins find the container engine through DOCKER_HOST, so
 	// it is settled before they start.
-	_, engineErr = enginetest.Ensure()
+	_, _ = enginetest.Ensure() // a test needing the engine says why it is missing
 	a, err := agent.Start(context.Background(), &agent.Config{Bind: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Builtin: []string{groveBin, "plugin", "serve"}},
 		"test", hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}))
 	if err != nil {
@@ -70,20 +70,6 @@ func TestMain(m *testing.M) {
 	a.Close()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// engineErr is why no container engine is available, if none is.
-var engineErr error
-
-// needEngine fails in CI and skips elsewhere when no container engine runs.
-func needEngine(t *testing.T) {
-	t.Helper()
-	if engineErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(engineErr)
-		}
-		t.Skip(engineErr)
-	}
 }
 
 func precheck(t *testing.T) {

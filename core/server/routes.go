@@ -119,13 +119,23 @@ func (s *Server) listTypes(kind string) handler {
 	}
 }
 
+// findType resolves a type name as the API spells it, "TYPE" or
+// "TYPE-VERSION", to the component serving it.
+func (s *Server) findType(kind, name string) (*host.Component, error) {
+	typ, version, _ := strings.Cut(name, "-")
+	c, ok := s.opts.Host.Component(kind, typ)
+	if !ok || (version != "" && !contains(c.Versions, version)) {
+		return nil, &engine.Error{Status: http.StatusNotFound, Type: "ResourceNotFound", Message: "The " + kind + "_type '" + name + "' could not be found."}
+	}
+	return c, nil
+}
+
 func (s *Server) showType(kind string) handler {
 	return func(w http.ResponseWriter, r *http.Request, _ engine.Caller) error {
 		name := r.PathValue("type")
-		typ, version, _ := strings.Cut(name, "-")
-		c, ok := s.opts.Host.Component(kind, typ)
-		if !ok || (version != "" && !contains(c.Versions, version)) {
-			return &engine.Error{Status: http.StatusNotFound, Type: "ResourceNotFound", Message: "The " + kind + "_type '" + name + "' could not be found."}
+		c, err := s.findType(kind, name)
+		if err != nil {
+			return err
 		}
 		schema := map[string]any{}
 		for k, p := range c.Schema {
@@ -139,10 +149,11 @@ func (s *Server) showType(kind string) handler {
 
 // listHosts asks a profile type's driver where it can place nodes.
 func (s *Server) listHosts(w http.ResponseWriter, r *http.Request, _ engine.Caller) error {
-	typ, _, _ := strings.Cut(r.PathValue("type"), "-")
-	if _, ok := s.opts.Host.Component("profile", typ); !ok {
-		return &engine.Error{Status: http.StatusNotFound, Type: "ResourceNotFound", Message: "The profile_type '" + r.PathValue("type") + "' could not be found."}
+	c, err := s.findType("profile", r.PathValue("type"))
+	if err != nil {
+		return err
 	}
+	typ := c.Type
 	client, _, err := s.opts.Host.Client(r.Context(), "profile", typ)
 	if err != nil {
 		return &engine.Error{Status: http.StatusServiceUnavailable, Type: "PluginUnavailable", Message: fmt.Sprintf("The plugin serving %s is not available: %v.", typ, err)}

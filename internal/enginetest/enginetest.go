@@ -13,6 +13,10 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"testing"
+
+	containertypes "github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 
 	"github.com/grovehq/grove/plugins/builtin/container"
 )
@@ -75,3 +79,26 @@ func Ensure() (string, error) {
 
 // DemoImageV2 is the same demo server under another tag, for image changes.
 const DemoImageV2 = "localhost/grove-demo:v2"
+
+// Require returns the engine's DOCKER_HOST for a test that cannot run
+// without one: with none, the test fails in CI (CI set) and is skipped
+// elsewhere, saying why.
+func Require(t testing.TB) string {
+	t.Helper()
+	host, err := Ensure()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return host
+}
+
+// ClusterContainers lists every container, running or not, that Grove made
+// for the nodes of a cluster (by its grove.cluster label).
+func ClusterContainers(ctx context.Context, c *client.Client, clusterID string) ([]containertypes.Summary, error) {
+	res, err := c.ContainerList(ctx, client.ContainerListOptions{All: true,
+		Filters: make(client.Filters).Add("label", "grove.cluster="+clusterID)})
+	return res.Items, err
+}

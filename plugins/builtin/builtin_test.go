@@ -72,17 +72,16 @@ func noContainersLeft(t *testing.T, host string) {
 	defer eng.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		res, err := eng.ContainerList(context.Background(), client.ContainerListOptions{All: true,
-			Filters: make(client.Filters).Add("label", "grove.cluster=sdktest-cluster")})
+		items, err := enginetest.ClusterContainers(context.Background(), eng, "sdktest-cluster")
 		// Podman's list can fail while a container is being removed.
-		if err == nil && len(res.Items) == 0 {
+		if err == nil && len(items) == 0 {
 			return
 		}
 		if time.Now().After(deadline) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, c := range res.Items {
+			for _, c := range items {
 				t.Errorf("container %v (%s) outlived the conformance run", c.Names, c.State)
 			}
 			return

@@ -158,11 +158,11 @@ func stateOf(n sdk.Node) state {
 
 func containerName(n sdk.Node) string { return "grove-" + n.ID }
 
-// load counts Grove's running containers on an engine.
-func (d *Driver) load(ctx context.Context, host string) (int, error) {
+// running lists Grove's running containers on an engine: its load.
+func (d *Driver) running(ctx context.Context, host string) ([]container.Summary, error) {
 	c, err := d.client(host)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	opts := client.ContainerListOptions{Filters: client.Filters{}.Add("label", labelManaged+"=true")}
 	res, err := c.ContainerList(ctx, opts)
@@ -172,9 +172,9 @@ func (d *Driver) load(ctx context.Context, host string) (int, error) {
 		res, err = c.ContainerList(ctx, opts)
 	}
 	if err != nil {
-		return 0, engineError(host, err)
+		return nil, engineError(host, err)
 	}
-	return len(res.Items), nil
+	return res.Items, nil
 }
 
 // Hosts reports each configured engine: what it is and what Grove's
@@ -211,14 +211,14 @@ func (d *Driver) host(ctx context.Context, e endpoint) sdk.Host {
 	h.Attributes["os"] = info.Info.OperatingSystem
 	h.Attributes["ncpu"] = strconv.Itoa(info.Info.NCPU)
 	h.Attributes["memory_mib"] = strconv.FormatInt(info.Info.MemTotal>>20, 10)
-	res, err := c.ContainerList(ctx, client.ContainerListOptions{Filters: client.Filters{}.Add("label", labelManaged+"=true")})
+	items, err := d.running(ctx, e.name)
 	if err != nil {
-		h.Err = engineError(e.name, err).Error()
+		h.Err = err.Error()
 		return h
 	}
-	load := map[string]float64{"containers": float64(len(res.Items)), "cpu": 0, "memory_mib": 0,
+	load := map[string]float64{"containers": float64(len(items)), "cpu": 0, "memory_mib": 0,
 		"engine_containers_running": float64(info.Info.ContainersRunning)}
-	for _, s := range res.Items {
+	for _, s := range items {
 		cpu, _ := strconv.ParseFloat(s.Labels[labelCPU], 64)
 		mem, _ := strconv.ParseFloat(s.Labels[labelMemory], 64)
 		load["cpu"] += cpu
@@ -247,8 +247,8 @@ func (d *Driver) place(ctx context.Context, n sdk.Node) (string, error) {
 	eps := endpoints()
 	loads := map[string]int{}
 	for _, e := range eps {
-		if l, err := d.load(ctx, e.name); err == nil {
-			loads[e.name] = l
+		if items, err := d.running(ctx, e.name); err == nil {
+			loads[e.name] = len(items)
 		}
 	}
 	d.mu.Lock()

@@ -3,7 +3,6 @@ package container_test
 import (
 	"context"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,20 +13,6 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/sdk"
 )
-
-// engineHost is the real engine the driver talks to; the driver reads its
-// endpoints from the environment, as in the plugin process.
-func engineHost(t *testing.T) string {
-	t.Helper()
-	host, err := enginetest.Ensure()
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	return host
-}
 
 func spec(props map[string]any) sdk.Spec {
 	p := map[string]any{"image": container.DemoImage, "network": "host", "stop_timeout": int64(1)}
@@ -58,7 +43,7 @@ func apply(n *sdk.Node, r sdk.Result) {
 }
 
 func TestEngineErrorsAreReasons(t *testing.T) {
-	host := engineHost(t)
+	host := enginetest.Require(t)
 	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host+",b="+host)
 	d := container.Type().Driver
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -87,7 +72,7 @@ func TestEngineErrorsAreReasons(t *testing.T) {
 }
 
 func TestPlacementCheckAndDelete(t *testing.T) {
-	host := engineHost(t)
+	host := enginetest.Require(t)
 	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host+",b="+host)
 	d := container.Type().Driver
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -152,7 +137,7 @@ func TestPlacementCheckAndDelete(t *testing.T) {
 }
 
 func TestHostsReportEachEngine(t *testing.T) {
-	host := engineHost(t)
+	host := enginetest.Require(t)
 	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host+",down=unix:///tmp/grove-no-engine-here.sock")
 	d := container.Type().Driver.(*container.Driver)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
