@@ -220,14 +220,16 @@ func BenchmarkPluginCall(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	spec := sdk.Spec{Type: "grove.noop", Version: "1.0", Properties: map[string]any{}}
+	// Specs carry ids as the engine's do (a stored spec's wire form is
+	// encoded once per id).
+	spec := sdk.Spec{ID: "prof-1", Name: "noop", Type: "grove.noop", Version: "1.0", Properties: map[string]any{}}
 	node := []sdk.Node{{ID: "n1", Name: "n1", PhysicalID: "noop-n1"}}
-	policy := sdk.Spec{Type: "senlin.policy.deletion", Version: "1.1", Properties: map[string]any{"criteria": "OLDEST_FIRST"}}
+	policy := sdk.Spec{ID: "pol-1", Name: "deletion", Type: "senlin.policy.deletion", Version: "1.1", Properties: map[string]any{"criteria": "OLDEST_FIRST"}}
 	check := sdk.CheckRequest{Policy: policy, Phase: "BEFORE", Action: sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{"count": 1}},
 		Cluster: sdk.Cluster{Nodes: []sdk.ClusterNode{{ID: "a", Status: "ACTIVE", CreatedAt: 1}, {ID: "b", Status: "ACTIVE", CreatedAt: 2}}}}
 	payload := make([]byte, 64)
 	trivial := check
-	trivial.Policy = sdk.Spec{Type: "senlin.policy.scaling", Version: "1.0", Properties: map[string]any{"event": "CLUSTER_SCALE_OUT"}}
+	trivial.Policy = sdk.Spec{ID: "pol-2", Name: "scaling", Type: "senlin.policy.scaling", Version: "1.0", Properties: map[string]any{"event": "CLUSTER_SCALE_OUT"}}
 	// Echoes of the same size as each plugin request isolate what the plugin
 	// machinery adds from what the bytes cost.
 	profileReq := &pb.BatchRequest{Profile: sdk.SpecToProto(spec), Nodes: []*pb.Node{sdk.NodeToProto(node[0])}}

@@ -183,17 +183,11 @@ func (in *instance) launch(ctx context.Context) error {
 	// The plugin dies with the agent; the processes it manages for nodes are
 	// its own business (local.process detaches them).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		Plugins:          goplugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{}},
-		Cmd:              cmd,
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		// go-plugin re-emits the plugin's hclog lines through this logger,
-		// under the plugin's name, and copies raw stderr to the log file.
-		Logger:       in.logger,
-		StartTimeout: 20 * time.Second,
-		Stderr:       logFile,
-	})
+	// go-plugin re-emits the plugin's hclog lines through in.logger, under
+	// the plugin's name, and copies raw stderr to the log file.
+	pc := sdk.ClientConfig(cmd, in.logger)
+	pc.Stderr = logFile
+	client := goplugin.NewClient(pc)
 	fail := func(err error) error {
 		client.Kill()
 		logFile.Close()

@@ -2054,8 +2054,13 @@ type CheckResponse struct {
 	// Keys merged into the action's data (creation, deletion, placement ...).
 	ActionDataJson []byte `protobuf:"bytes,3,opt,name=action_data_json,json=actionDataJson,proto3" json:"action_data_json,omitempty"`
 	Error          *Error `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// From policy API version 2, data.deletion and data.creation of the shape
+	// below travel here instead of in action_data_json: every resize carries
+	// one, and a typed message costs a fraction of a JSON document to pass.
+	Deletion      *Decision `protobuf:"bytes,5,opt,name=deletion,proto3" json:"deletion,omitempty"`
+	Creation      *Decision `protobuf:"bytes,6,opt,name=creation,proto3" json:"creation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckResponse) Reset() {
@@ -2116,6 +2121,98 @@ func (x *CheckResponse) GetError() *Error {
 	return nil
 }
 
+func (x *CheckResponse) GetDeletion() *Decision {
+	if x != nil {
+		return x.Deletion
+	}
+	return nil
+}
+
+func (x *CheckResponse) GetCreation() *Decision {
+	if x != nil {
+		return x.Creation
+	}
+	return nil
+}
+
+// Decision is Senlin's data.deletion or data.creation: how many nodes go or
+// come, which ones, and how they leave. Unset fields were not in the map.
+type Decision struct {
+	state                 protoimpl.MessageState `protogen:"open.v1"`
+	Count                 *int64                 `protobuf:"varint,1,opt,name=count,proto3,oneof" json:"count,omitempty"`
+	Candidates            []string               `protobuf:"bytes,2,rep,name=candidates,proto3" json:"candidates,omitempty"`
+	DestroyAfterDeletion  *bool                  `protobuf:"varint,3,opt,name=destroy_after_deletion,json=destroyAfterDeletion,proto3,oneof" json:"destroy_after_deletion,omitempty"`
+	GracePeriod           *int64                 `protobuf:"varint,4,opt,name=grace_period,json=gracePeriod,proto3,oneof" json:"grace_period,omitempty"`
+	ReduceDesiredCapacity *bool                  `protobuf:"varint,5,opt,name=reduce_desired_capacity,json=reduceDesiredCapacity,proto3,oneof" json:"reduce_desired_capacity,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
+}
+
+func (x *Decision) Reset() {
+	*x = Decision{}
+	mi := &file_grove_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Decision) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Decision) ProtoMessage() {}
+
+func (x *Decision) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Decision.ProtoReflect.Descriptor instead.
+func (*Decision) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *Decision) GetCount() int64 {
+	if x != nil && x.Count != nil {
+		return *x.Count
+	}
+	return 0
+}
+
+func (x *Decision) GetCandidates() []string {
+	if x != nil {
+		return x.Candidates
+	}
+	return nil
+}
+
+func (x *Decision) GetDestroyAfterDeletion() bool {
+	if x != nil && x.DestroyAfterDeletion != nil {
+		return *x.DestroyAfterDeletion
+	}
+	return false
+}
+
+func (x *Decision) GetGracePeriod() int64 {
+	if x != nil && x.GracePeriod != nil {
+		return *x.GracePeriod
+	}
+	return 0
+}
+
+func (x *Decision) GetReduceDesiredCapacity() bool {
+	if x != nil && x.ReduceDesiredCapacity != nil {
+		return *x.ReduceDesiredCapacity
+	}
+	return false
+}
+
 type EchoMessage struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Payload       []byte                 `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
@@ -2125,7 +2222,7 @@ type EchoMessage struct {
 
 func (x *EchoMessage) Reset() {
 	*x = EchoMessage{}
-	mi := &file_grove_proto_msgTypes[30]
+	mi := &file_grove_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2234,7 @@ func (x *EchoMessage) String() string {
 func (*EchoMessage) ProtoMessage() {}
 
 func (x *EchoMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[30]
+	mi := &file_grove_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2247,7 @@ func (x *EchoMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EchoMessage.ProtoReflect.Descriptor instead.
 func (*EchoMessage) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{30}
+	return file_grove_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *EchoMessage) GetPayload() []byte {
@@ -2336,12 +2433,26 @@ const file_grove_proto_rawDesc = "" +
 	"\acluster\x18\x04 \x01(\v2 .grove.plugin.v1.ClusterSnapshotR\acluster\x12*\n" +
 	"\x11binding_data_json\x18\x05 \x01(\fR\x0fbindingDataJson\x12\x17\n" +
 	"\alast_op\x18\x06 \x01(\x03R\x06lastOp\x12\x10\n" +
-	"\x03now\x18\a \x01(\x03R\x03now\"\x97\x01\n" +
+	"\x03now\x18\a \x01(\x03R\x03now\"\x85\x02\n" +
 	"\rCheckResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12(\n" +
 	"\x10action_data_json\x18\x03 \x01(\fR\x0eactionDataJson\x12,\n" +
-	"\x05error\x18\x04 \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\"'\n" +
+	"\x05error\x18\x04 \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\x125\n" +
+	"\bdeletion\x18\x05 \x01(\v2\x19.grove.plugin.v1.DecisionR\bdeletion\x125\n" +
+	"\bcreation\x18\x06 \x01(\v2\x19.grove.plugin.v1.DecisionR\bcreation\"\xb7\x02\n" +
+	"\bDecision\x12\x19\n" +
+	"\x05count\x18\x01 \x01(\x03H\x00R\x05count\x88\x01\x01\x12\x1e\n" +
+	"\n" +
+	"candidates\x18\x02 \x03(\tR\n" +
+	"candidates\x129\n" +
+	"\x16destroy_after_deletion\x18\x03 \x01(\bH\x01R\x14destroyAfterDeletion\x88\x01\x01\x12&\n" +
+	"\fgrace_period\x18\x04 \x01(\x03H\x02R\vgracePeriod\x88\x01\x01\x12;\n" +
+	"\x17reduce_desired_capacity\x18\x05 \x01(\bH\x03R\x15reduceDesiredCapacity\x88\x01\x01B\b\n" +
+	"\x06_countB\x19\n" +
+	"\x17_destroy_after_deletionB\x0f\n" +
+	"\r_grace_periodB\x1a\n" +
+	"\x18_reduce_desired_capacity\"'\n" +
 	"\vEchoMessage\x12\x18\n" +
 	"\apayload\x18\x01 \x01(\fR\apayload*?\n" +
 	"\x04Kind\x12\x14\n" +
@@ -2382,7 +2493,7 @@ func file_grove_proto_rawDescGZIP() []byte {
 }
 
 var file_grove_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_grove_proto_goTypes = []any{
 	(Kind)(0),                 // 0: grove.plugin.v1.Kind
 	(*DescribeRequest)(nil),   // 1: grove.plugin.v1.DescribeRequest
@@ -2415,10 +2526,11 @@ var file_grove_proto_goTypes = []any{
 	(*ActionSnapshot)(nil),    // 28: grove.plugin.v1.ActionSnapshot
 	(*CheckRequest)(nil),      // 29: grove.plugin.v1.CheckRequest
 	(*CheckResponse)(nil),     // 30: grove.plugin.v1.CheckResponse
-	(*EchoMessage)(nil),       // 31: grove.plugin.v1.EchoMessage
-	nil,                       // 32: grove.plugin.v1.Host.AttributesEntry
-	nil,                       // 33: grove.plugin.v1.Host.LoadEntry
-	nil,                       // 34: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	(*Decision)(nil),          // 31: grove.plugin.v1.Decision
+	(*EchoMessage)(nil),       // 32: grove.plugin.v1.EchoMessage
+	nil,                       // 33: grove.plugin.v1.Host.AttributesEntry
+	nil,                       // 34: grove.plugin.v1.Host.LoadEntry
+	nil,                       // 35: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
 }
 var file_grove_proto_depIdxs = []int32{
 	3,  // 0: grove.plugin.v1.Description.components:type_name -> grove.plugin.v1.Component
@@ -2427,8 +2539,8 @@ var file_grove_proto_depIdxs = []int32{
 	9,  // 3: grove.plugin.v1.ValidateRequest.spec:type_name -> grove.plugin.v1.Spec
 	8,  // 4: grove.plugin.v1.ValidateResponse.diagnostics:type_name -> grove.plugin.v1.Diagnostic
 	7,  // 5: grove.plugin.v1.NodeResult.error:type_name -> grove.plugin.v1.Error
-	32, // 6: grove.plugin.v1.Host.attributes:type_name -> grove.plugin.v1.Host.AttributesEntry
-	33, // 7: grove.plugin.v1.Host.load:type_name -> grove.plugin.v1.Host.LoadEntry
+	33, // 6: grove.plugin.v1.Host.attributes:type_name -> grove.plugin.v1.Host.AttributesEntry
+	34, // 7: grove.plugin.v1.Host.load:type_name -> grove.plugin.v1.Host.LoadEntry
 	15, // 8: grove.plugin.v1.HostsResponse.hosts:type_name -> grove.plugin.v1.Host
 	9,  // 9: grove.plugin.v1.BatchRequest.profile:type_name -> grove.plugin.v1.Spec
 	12, // 10: grove.plugin.v1.BatchRequest.nodes:type_name -> grove.plugin.v1.Node
@@ -2439,7 +2551,7 @@ var file_grove_proto_depIdxs = []int32{
 	12, // 15: grove.plugin.v1.UpdateRequest.nodes:type_name -> grove.plugin.v1.Node
 	9,  // 16: grove.plugin.v1.RecoverRequest.profile:type_name -> grove.plugin.v1.Spec
 	12, // 17: grove.plugin.v1.RecoverRequest.nodes:type_name -> grove.plugin.v1.Node
-	34, // 18: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	35, // 18: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
 	7,  // 19: grove.plugin.v1.DetailsResponse.error:type_name -> grove.plugin.v1.Error
 	25, // 20: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
 	9,  // 21: grove.plugin.v1.AttachRequest.policy:type_name -> grove.plugin.v1.Spec
@@ -2449,43 +2561,45 @@ var file_grove_proto_depIdxs = []int32{
 	28, // 25: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
 	24, // 26: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
 	7,  // 27: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
-	1,  // 28: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
-	5,  // 29: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
-	10, // 30: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	19, // 31: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
-	19, // 32: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
-	19, // 33: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
-	21, // 34: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
-	22, // 35: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
-	19, // 36: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
-	17, // 37: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
-	14, // 38: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
-	10, // 39: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	26, // 40: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
-	26, // 41: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
-	29, // 42: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
-	31, // 43: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
-	2,  // 44: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
-	6,  // 45: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
-	11, // 46: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	20, // 47: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
-	20, // 48: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
-	20, // 49: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
-	20, // 50: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
-	20, // 51: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
-	23, // 52: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
-	18, // 53: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
-	16, // 54: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
-	11, // 55: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	27, // 56: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
-	27, // 57: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
-	30, // 58: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
-	31, // 59: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
-	44, // [44:60] is the sub-list for method output_type
-	28, // [28:44] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	31, // 28: grove.plugin.v1.CheckResponse.deletion:type_name -> grove.plugin.v1.Decision
+	31, // 29: grove.plugin.v1.CheckResponse.creation:type_name -> grove.plugin.v1.Decision
+	1,  // 30: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
+	5,  // 31: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
+	10, // 32: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	19, // 33: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
+	19, // 34: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
+	19, // 35: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
+	21, // 36: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
+	22, // 37: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
+	19, // 38: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
+	17, // 39: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
+	14, // 40: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
+	10, // 41: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	26, // 42: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
+	26, // 43: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
+	29, // 44: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
+	32, // 45: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
+	2,  // 46: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
+	6,  // 47: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
+	11, // 48: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	20, // 49: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
+	20, // 50: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
+	20, // 51: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
+	20, // 52: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
+	20, // 53: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
+	23, // 54: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
+	18, // 55: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
+	16, // 56: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
+	11, // 57: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	27, // 58: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
+	27, // 59: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
+	30, // 60: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
+	32, // 61: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
+	46, // [46:62] is the sub-list for method output_type
+	30, // [30:46] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_grove_proto_init() }
@@ -2493,13 +2607,14 @@ func file_grove_proto_init() {
 	if File_grove_proto != nil {
 		return
 	}
+	file_grove_proto_msgTypes[30].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grove_proto_rawDesc), len(file_grove_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -17,12 +17,34 @@ type Client struct {
 	Profile pb.ProfileClient
 	Policy  pb.PolicyClient
 	done    <-chan struct{}
+	specs   *lru[specKey, *pb.Spec]
 }
+
+// specKey names a stored profile or policy. The engine never changes the
+// properties of a stored spec (a changed profile is a new profile), so the
+// wire form of a spec with an ID is encoded once.
+type specKey struct{ id, name, typ, version string }
 
 // NewClient wraps a gRPC connection to a plugin. done is closed when the
 // plugin process exits (nil when unknown).
 func NewClient(c *grpc.ClientConn, done <-chan struct{}) *Client {
-	return &Client{Info: pb.NewInfoClient(c), Profile: pb.NewProfileClient(c), Policy: pb.NewPolicyClient(c), done: done}
+	return &Client{Info: pb.NewInfoClient(c), Profile: pb.NewProfileClient(c), Policy: pb.NewPolicyClient(c), done: done,
+		specs: newLRU[specKey, *pb.Spec](256)}
+}
+
+// wire returns the wire form of a spec, encoding the properties of a stored
+// spec (one with an ID) only the first time it is seen.
+func (c *Client) wire(s Spec) *pb.Spec {
+	if s.ID == "" || c.specs == nil {
+		return SpecToProto(s)
+	}
+	k := specKey{s.ID, s.Name, s.Type, s.Version}
+	if p, ok := c.specs.get(k); ok {
+		return p
+	}
+	p := SpecToProto(s)
+	c.specs.put(k, p)
+	return p
 }
 
 // Done is closed when the plugin process has exited.
@@ -67,7 +89,7 @@ const (
 // Batch runs create, delete or check on a batch of nodes. A failure of the
 // whole call is returned as an error; per-node failures are in the results.
 func (c *Client) Batch(ctx context.Context, call ProfileCall, p Spec, nodes []Node) ([]Result, error) {
-	req := &pb.BatchRequest{Profile: SpecToProto(p), Nodes: nodesToProto(nodes)}
+	req := &pb.BatchRequest{Profile: c.wire(p), Nodes: nodesToProto(nodes)}
 	var resp *pb.BatchResponse
 	var err error
 	switch call {
@@ -85,13 +107,13 @@ func (c *Client) Batch(ctx context.Context, call ProfileCall, p Spec, nodes []No
 
 // Update changes nodes from the old profile to the new one.
 func (c *Client) Update(ctx context.Context, old, new Spec, nodes []Node) ([]Result, error) {
-	resp, err := c.Profile.Update(ctx, &pb.UpdateRequest{OldProfile: SpecToProto(old), NewProfile: SpecToProto(new), Nodes: nodesToProto(nodes)})
+	resp, err := c.Profile.Update(ctx, &pb.UpdateRequest{OldProfile: c.wire(old), NewProfile: c.wire(new), Nodes: nodesToProto(nodes)})
 	return batchResult(resp, err)
 }
 
 // Recover recovers nodes with the given operation.
 func (c *Client) Recover(ctx context.Context, p Spec, nodes []Node, op string, params map[string]any) ([]Result, error) {
-	resp, err := c.Profile.Recover(ctx, &pb.RecoverRequest{Profile: SpecToProto(p), Nodes: nodesToProto(nodes), Operation: op, ParamsJson: encodeJSON(params)})
+	resp, err := c.Profile.Recover(ctx, &pb.RecoverRequest{Profile: c.wire(p), Nodes: nodesToProto(nodes), Operation: op, ParamsJson: encodeJSON(params)})
 	return batchResult(resp, err)
 }
 
@@ -107,7 +129,7 @@ func batchResult(resp *pb.BatchResponse, err error) ([]Result, error) {
 
 // Attach asks a policy for its binding data.
 func (c *Client) Attach(ctx context.Context, p Spec, cl Cluster) (map[string]any, error) {
-	resp, err := c.Policy.Attach(ctx, &pb.AttachRequest{Policy: SpecToProto(p), Cluster: ClusterToProto(cl)})
+	resp, err := c.Policy.Attach(ctx, &pb.AttachRequest{Policy: c.wire(p), Cluster: ClusterToProto(cl)})
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +141,7 @@ func (c *Client) Attach(ctx context.Context, p Spec, cl Cluster) (map[string]any
 
 // Detach tells a policy it is being detached.
 func (c *Client) Detach(ctx context.Context, p Spec, cl Cluster, data map[string]any) error {
-	resp, err := c.Policy.Detach(ctx, &pb.AttachRequest{Policy: SpecToProto(p), Cluster: ClusterToProto(cl), BindingDataJson: encodeJSON(data)})
+	resp, err := c.Policy.Detach(ctx, &pb.AttachRequest{Policy: c.wire(p), Cluster: ClusterToProto(cl), BindingDataJson: encodeJSON(data)})
 	if err != nil {
 		return err
 	}
@@ -129,7 +151,7 @@ func (c *Client) Detach(ctx context.Context, p Spec, cl Cluster, data map[string
 // Check runs a policy check.
 func (c *Client) Check(ctx context.Context, req CheckRequest) (CheckResult, error) {
 	resp, err := c.Policy.Check(ctx, &pb.CheckRequest{
-		Policy: SpecToProto(req.Policy), Phase: req.Phase,
+		Policy: c.wire(req.Policy), Phase: req.Phase,
 		Action: &pb.ActionSnapshot{Id: req.Action.ID, Action: req.Action.Name, Target: req.Action.Target,
 			InputsJson: encodeJSON(req.Action.Inputs), DataJson: encodeJSON(req.Action.Data)},
 		Cluster: ClusterToProto(req.Cluster), BindingDataJson: encodeJSON(req.BindingData), LastOp: req.LastOp, Now: req.Now,
@@ -143,7 +165,7 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (CheckResult, erro
 	if resp.Status == "ERROR" {
 		return CheckResult{Refuse: resp.Reason}, nil
 	}
-	return CheckResult{Data: decodeMap(resp.ActionDataJson)}, nil
+	return CheckResult{Data: checkResultFromProto(resp)}, nil
 }
 
 // Watch streams a profile type's node events to fn until ctx ends or the

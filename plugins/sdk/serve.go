@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -37,11 +39,27 @@ const (
 )
 
 // ProfileAPIVersions and PolicyAPIVersions are the per-kind API versions this
-// SDK speaks, newest last.
+// SDK speaks, newest last. Policy API 2 passes data.deletion and
+// data.creation as typed messages; a host or plugin that speaks only 1 gets
+// them as JSON, so either side may be the older one.
 var (
 	ProfileAPIVersions = []string{"1"}
-	PolicyAPIVersions  = []string{"1"}
+	PolicyAPIVersions  = []string{"1", "2"}
 )
+
+// ClientConfig is go-plugin's configuration for starting the Grove plugin
+// binary cmd and talking to it; the host and sdktest add their logging.
+func ClientConfig(cmd *exec.Cmd, logger hclog.Logger) *goplugin.ClientConfig {
+	return &goplugin.ClientConfig{
+		HandshakeConfig:  Handshake(),
+		Plugins:          goplugin.PluginSet{PluginName: &GRPCPlugin{}},
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		GRPCDialOptions:  dialOptions(),
+		Logger:           logger,
+		StartTimeout:     20 * time.Second,
+	}
+}
 
 // Handshake is the go-plugin handshake shared by host and plugins.
 func Handshake() goplugin.HandshakeConfig {
@@ -181,8 +199,10 @@ func Serve(p *Plugin) {
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake(),
 		Plugins:         goplugin.PluginSet{PluginName: &GRPCPlugin{Impl: p}},
-		GRPCServer:      goplugin.DefaultGRPCServer,
-		Logger:          logger,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, serverOptions()...)...)
+		},
+		Logger: logger,
 	})
 }
 
@@ -226,6 +246,9 @@ type server struct {
 	profiles map[string]*ProfileType
 	policies map[string]*PolicyType
 	specs    *specCache
+	// typedDecisions is set once the host has agreed on a policy API that
+	// takes deletion and creation decisions typed.
+	typedDecisions atomic.Bool
 }
 
 func newServer(p *Plugin) *server {
@@ -258,6 +281,7 @@ func (s *server) Configure(_ context.Context, req *pb.ConfigureRequest) (*pb.Con
 			return nil, err
 		}
 		resp.PolicyApiVersion = v
+		s.typedDecisions.Store(apiAtLeast(v, policyAPITyped))
 	}
 	return resp, nil
 }
@@ -462,5 +486,5 @@ func (s *policyServer) Check(ctx context.Context, req *pb.CheckRequest) (*pb.Che
 	if res.Refuse != "" {
 		return &pb.CheckResponse{Status: "ERROR", Reason: res.Refuse}, nil
 	}
-	return &pb.CheckResponse{Status: "OK", ActionDataJson: encodeJSON(res.Data)}, nil
+	return checkResultToProto(res.Data, s.typedDecisions.Load()), nil
 }

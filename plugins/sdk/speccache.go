@@ -1,8 +1,8 @@
 package sdk
 
 import (
-	"container/list"
-	"sync"
+	"bytes"
+	"hash/maphash"
 
 	pb "github.com/grovehq/grove/plugins/proto"
 	"github.com/grovehq/grove/plugins/sdk/schema"
@@ -11,45 +11,45 @@ import (
 // specCache remembers validated properties by their wire form. Every call
 // carries its spec and the plugin validates what it is given, but the same
 // profile arrives on call after call: decoding and validating it once keeps
-// a call's cost close to a bare round trip.
+// a call's cost close to a bare round trip. Entries are found by a hash of
+// the wire form, so a lookup allocates nothing, and confirmed against it.
 type specCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List
-	items map[string]*list.Element
+	seed  maphash.Seed
+	specs *lru[uint64, *specEntry]
 }
 
 type specEntry struct {
-	key  string
+	wire *pb.Spec
 	spec Spec
 	err  error
 }
 
 func newSpecCache(max int) *specCache {
-	return &specCache{max: max, order: list.New(), items: map[string]*list.Element{}}
+	return &specCache{seed: maphash.MakeSeed(), specs: newLRU[uint64, *specEntry](max)}
 }
 
 func (c *specCache) get(p *pb.Spec, sc schema.Schema) (Spec, error) {
-	key := p.GetType() + "\x00" + p.GetVersion() + "\x00" + p.GetId() + "\x00" + p.GetName() + "\x00" + string(p.GetPropertiesJson())
-	c.mu.Lock()
-	if el, ok := c.items[key]; ok {
-		c.order.MoveToFront(el)
-		e := el.Value.(*specEntry)
-		c.mu.Unlock()
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	for _, s := range []string{p.GetType(), p.GetVersion(), p.GetId(), p.GetName()} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	h.Write(p.GetPropertiesJson())
+	key := h.Sum64()
+	if e, ok := c.specs.get(key); ok && sameSpec(e.wire, p) {
 		return e.spec, e.err
 	}
-	c.mu.Unlock()
 	sp := SpecFromProto(p)
 	props, diags := sc.Validate("properties", sp.Properties)
 	sp.Properties = props
-	e := &specEntry{key: key, spec: sp, err: diags.Err()}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.items[key] = c.order.PushFront(e)
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.items, last.Value.(*specEntry).key)
-	}
+	e := &specEntry{wire: &pb.Spec{Type: p.GetType(), Version: p.GetVersion(), Id: p.GetId(), Name: p.GetName(),
+		PropertiesJson: bytes.Clone(p.GetPropertiesJson())}, spec: sp, err: diags.Err()}
+	c.specs.put(key, e)
 	return e.spec, e.err
+}
+
+func sameSpec(a, b *pb.Spec) bool {
+	return a.GetType() == b.GetType() && a.GetVersion() == b.GetVersion() && a.GetId() == b.GetId() &&
+		a.GetName() == b.GetName() && bytes.Equal(a.GetPropertiesJson(), b.GetPropertiesJson())
 }

@@ -15,6 +15,9 @@ import (
 // validated against the component's schema, with defaults filled in, before a
 // driver or policy sees them.
 type Spec struct {
+	// ID is the stored profile's or policy's id, empty for a spec not yet
+	// stored. The engine never changes the properties under an ID (a changed
+	// profile is a new profile), so the host encodes them once per ID.
 	ID         string
 	Name       string
 	Type       string

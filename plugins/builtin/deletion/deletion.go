@@ -69,10 +69,9 @@ func (policy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, e
 			deletion[k] = v
 		}
 	}
-	var victims []string
+	victims := listOf(req.Action.Inputs["candidates"])
 	switch {
-	case len(listOf(req.Action.Inputs["candidates"])) > 0:
-		victims = listOf(req.Action.Inputs["candidates"])
+	case len(victims) > 0:
 	case req.Action.Name == "NODE_DELETE":
 		victims = []string{req.Action.Target}
 	default:
@@ -129,6 +128,9 @@ func candidates(c sdk.Cluster) []scaling.Candidate {
 
 func listOf(v any) []string {
 	items, _ := v.([]any)
+	if len(items) == 0 {
+		return nil
+	}
 	out := make([]string, 0, len(items))
 	for _, it := range items {
 		if s, ok := it.(string); ok {

@@ -4,10 +4,11 @@
 package scaling
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 )
 
 // Adjustment types.
@@ -211,7 +212,7 @@ func SelectVictims(nodes []Candidate, count int, criterion string, rng *rand.Ran
 	need := count - len(bad)
 	switch criterion {
 	case OldestFirst, YoungestFirst:
-		sort.SliceStable(good, func(i, j int) bool { return good[i].CreatedAt < good[j].CreatedAt })
+		slices.SortStableFunc(good, func(a, b Candidate) int { return cmp.Compare(a.CreatedAt, b.CreatedAt) })
 		if criterion == YoungestFirst {
 			for i := len(good) - 1; i >= len(good)-need; i-- {
 				out = append(out, good[i].ID)
@@ -219,7 +220,7 @@ func SelectVictims(nodes []Candidate, count int, criterion string, rng *rand.Ran
 			return out
 		}
 	case OldestProfileFirst:
-		sort.SliceStable(good, func(i, j int) bool { return good[i].ProfileCreatedAt < good[j].ProfileCreatedAt })
+		slices.SortStableFunc(good, func(a, b Candidate) int { return cmp.Compare(a.ProfileCreatedAt, b.ProfileCreatedAt) })
 	default:
 		if rng == nil {
 			rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))

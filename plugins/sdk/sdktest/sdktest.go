@@ -90,14 +90,7 @@ func Start(t testing.TB, opts Options) *Plugin {
 	dir := t.TempDir()
 	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
 	cmd.Env = append(append(os.Environ(), "GROVE_PLUGIN_DATA_DIR="+dir), opts.Env...)
-	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake(),
-		Plugins:          goplugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{}},
-		Cmd:              cmd,
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		Logger:           hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: hclog.Warn, Output: os.Stderr}),
-		StartTimeout:     20 * time.Second,
-	})
+	client := goplugin.NewClient(sdk.ClientConfig(cmd, hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: hclog.Warn, Output: os.Stderr})))
 	t.Cleanup(client.Kill)
 	proto, err := client.Client()
 	if err != nil {
