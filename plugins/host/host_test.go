@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,41 @@ func TestIncompatibleAPIVersionRefused(t *testing.T) {
 	err := h.Start(context.Background(), host.Config{Name: "future", Command: []string{testPlugin}, Settings: map[string]any{"profile_api": "99"}})
 	if err == nil || !strings.Contains(err.Error(), "the host speaks [1], the plugin speaks [99]") {
 		t.Fatalf("want a refusal naming both versions, got %v", err)
+	}
+}
+
+// A plugin built with an SDK that speaks policy API 1 sends its decisions
+// as JSON; one that speaks 2 sends them typed. The engine must read the same
+// data from both.
+func TestPolicyDecisionsAcrossPolicyAPIVersions(t *testing.T) {
+	req := sdk.CheckRequest{
+		Policy: sdk.Spec{ID: "pol", Name: "del", Type: "senlin.policy.deletion", Version: "1.1",
+			Properties: map[string]any{"criteria": "OLDEST_FIRST", "grace_period": 3}},
+		Phase: "BEFORE", Action: sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{"count": 1}},
+		Cluster: sdk.Cluster{DesiredCapacity: 2, MaxSize: -1, Nodes: []sdk.ClusterNode{{ID: "a", Status: "ACTIVE", CreatedAt: 1}, {ID: "b", Status: "ACTIVE", CreatedAt: 2}}},
+	}
+	want := map[string]any{"deletion": map[string]any{"count": float64(1), "candidates": []any{"a"},
+		"destroy_after_deletion": true, "grace_period": float64(3), "reduce_desired_capacity": true}}
+	for _, api := range []string{"1", "2"} {
+		t.Run("policy API "+api, func(t *testing.T) {
+			h := host.New(hclog.NewNullLogger(), t.TempDir())
+			defer h.Close()
+			ctx := context.Background()
+			if err := h.Start(ctx, host.Config{Name: "p" + api, Command: []string{testPlugin}, Settings: map[string]any{"policy_api": api}}); err != nil {
+				t.Fatal(err)
+			}
+			c, _, err := h.Client(ctx, "policy", "senlin.policy.deletion")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Check(ctx, req)
+			if err != nil || res.Refuse != "" {
+				t.Fatalf("check: %v %q", err, res.Refuse)
+			}
+			if !reflect.DeepEqual(res.Data, want) {
+				t.Fatalf("data = %#v\nwant %#v", res.Data, want)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 // Command testplugin misbehaves on purpose, as its GROVE_PLUGIN_CONFIG asks:
 // it crashes soon after starting, speaks a foreign API version, or prints
-// to stdout before the handshake. The host's tests use it.
+// to stdout before the handshake. The host's tests use it. It serves the
+// deletion policy too, so an older policy API can be tried against the host.
 package main
 
 import (
@@ -9,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/grovehq/grove/plugins/builtin/deletion"
 	"github.com/grovehq/grove/plugins/builtin/noop"
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -16,9 +18,12 @@ import (
 func main() {
 	var cfg map[string]string
 	_ = json.Unmarshal([]byte(os.Getenv("GROVE_PLUGIN_CONFIG")), &cfg)
-	p := &sdk.Plugin{Name: "testplugin", Version: "0.0.1", Profiles: []sdk.ProfileType{noop.Type()}}
+	p := &sdk.Plugin{Name: "testplugin", Version: "0.0.1", Profiles: []sdk.ProfileType{noop.Type()}, Policies: []sdk.PolicyType{deletion.Type()}}
 	if v := cfg["profile_api"]; v != "" {
 		p.ProfileAPIVersions = []string{v}
+	}
+	if v := cfg["policy_api"]; v != "" {
+		p.PolicyAPIVersions = []string{v}
 	}
 	if cfg["print_stdout"] == "true" {
 		fmt.Println("hello from a chatty init")
