@@ -18,7 +18,7 @@ import (
 const (
 	dataFailedAt       = "failed_at"       // RFC 3339 time the node was found dead
 	dataFailedComplete = "failed_complete" // the dead node's work had ended successfully
-	dataRestarts       = "restarts"        // {"profile": id, "at": [RFC 3339 times]}
+	dataRestarts       = "restarts"        // {"profile": id, "count": n, "at": [RFC 3339 times]}
 	dataNoRestart      = "restart_refused" // why the supervisor will not restart it
 )
 
@@ -211,6 +211,10 @@ func restartHistory(n *model.Node) orchestrator.History {
 			}
 		}
 	}
+	h.Count = len(h.Restarts)
+	if c, ok := m["count"].(float64); ok && int(c) > h.Count {
+		h.Count = int(c)
+	}
 	return h
 }
 
@@ -219,7 +223,7 @@ func setRestartHistory(n *model.Node, h orchestrator.History) {
 	for i, t := range h.Restarts {
 		at[i] = t.UTC().Format(time.RFC3339Nano)
 	}
-	n.Data[dataRestarts] = map[string]any{"profile": h.Profile, "at": at, "count": len(at)}
+	n.Data[dataRestarts] = map[string]any{"profile": h.Profile, "at": at, "count": h.Count}
 }
 
 // wakeHealthAt makes the health loop run again at t, so a restart delay

@@ -56,7 +56,12 @@ func duration(v any) (time.Duration, bool) {
 // History is a node slot's restart record. It belongs to one profile: a
 // profile change resets the budget.
 type History struct {
-	Profile  string
+	Profile string
+	// Count is every restart under Profile, whatever the settings: what
+	// `grove cluster status` shows.
+	Count int
+	// Restarts are the times that can still count against max_attempts
+	// (none when attempts are unlimited).
 	Restarts []time.Time
 }
 
@@ -100,13 +105,15 @@ func ShouldRestart(p RestartPolicy, f Failure, h History) bool {
 }
 
 // Record adds a restart to a history, resetting it on a profile change and
-// dropping entries older than the window (kept only while they can count).
+// dropping times older than the window (kept only while they can count).
 func Record(p RestartPolicy, h History, profile string, at time.Time) History {
-	if p.MaxAttempts == 0 {
-		return History{Profile: profile}
-	}
 	if h.Profile != profile {
 		h = History{Profile: profile}
+	}
+	h.Count++
+	if p.MaxAttempts == 0 {
+		h.Restarts = nil
+		return h
 	}
 	var kept []time.Time
 	for _, t := range h.Restarts {

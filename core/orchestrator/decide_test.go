@@ -47,16 +47,21 @@ func TestShouldRestart(t *testing.T) {
 
 func TestRecord(t *testing.T) {
 	p := RestartPolicy{Condition: "any", MaxAttempts: 3, Window: 10 * time.Second}
-	h := Record(p, History{Profile: "p", Restarts: []time.Time{at(1), at(15)}}, "p", at(20))
+	h := Record(p, History{Profile: "p", Count: 2, Restarts: []time.Time{at(1), at(15)}}, "p", at(20))
 	if len(h.Restarts) != 2 || !h.Restarts[0].Equal(at(15)) || !h.Restarts[1].Equal(at(20)) {
 		t.Errorf("entries older than the window are dropped: %v", h.Restarts)
 	}
+	if h.Count != 3 {
+		t.Errorf("the count keeps restarts outside the window: %d, want 3", h.Count)
+	}
 	h = Record(p, h, "q", at(21))
-	if h.Profile != "q" || len(h.Restarts) != 1 {
+	if h.Profile != "q" || len(h.Restarts) != 1 || h.Count != 1 {
 		t.Errorf("a profile change resets the history: %+v", h)
 	}
-	if h := Record(RestartPolicy{Condition: "any"}, History{Profile: "p", Restarts: []time.Time{at(1)}}, "p", at(2)); len(h.Restarts) != 0 {
-		t.Errorf("nothing is recorded without max_attempts: %+v", h)
+	unlimited := RestartPolicy{Condition: "any"}
+	h = Record(unlimited, History{Profile: "p", Count: 4, Restarts: []time.Time{at(1)}}, "p", at(2))
+	if len(h.Restarts) != 0 || h.Count != 5 {
+		t.Errorf("without max_attempts no times are kept but restarts are counted: %+v", h)
 	}
 }
 
