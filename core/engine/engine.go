@@ -120,6 +120,10 @@ type Engine struct {
 	rngMu   sync.Mutex
 	rng     *rand.Rand
 
+	// suspects are nodes a driver reported down since the last health round.
+	suspectMu sync.Mutex
+	suspects  map[string]struct{}
+
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
 }
@@ -130,7 +134,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 	return &Engine{
 		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(),
 		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1),
-		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{},
+		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{},
 		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 }
@@ -183,6 +187,13 @@ func (e *Engine) Stop() {
 		e.cancel()
 	}
 	e.wg.Wait()
+	// Another agent sharing the store takes the health checks over at once
+	// instead of when the claims expire.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.store.ReleaseHealth(ctx, e.cfg.EngineID); err != nil {
+		e.log.Warn("release health claims", "error", err)
+	}
 }
 
 func (e *Engine) wake() {

@@ -42,12 +42,21 @@ func (e *Engine) healthLoop(ctx context.Context) {
 }
 
 // CheckHealth runs one round of health checks and restart decisions over
-// every cluster that has no action running.
+// every cluster that has no action running and that this agent holds the
+// health claim of: agents sharing a store split the clusters between them,
+// so no two agents check, and write, the same nodes. A driver's report of a
+// dead node reaches only the agent whose plugin started it, so that agent
+// takes the node's cluster over and checks it at once.
 func (e *Engine) CheckHealth(ctx context.Context) error {
 	clusters, err := e.store.ListClusters(ctx, store.ListOpts{})
 	if err != nil {
 		return err
 	}
+	reported, err := e.reportedClusters(ctx)
+	if err != nil {
+		return err
+	}
+	now := e.cfg.Now()
 	for _, cl := range clusters {
 		active, err := e.store.ActiveActions(ctx, cl.ID)
 		if err != nil {
@@ -55,6 +64,15 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 		}
 		if len(active) > 0 || cl.Status == model.ClusterInit || cl.Status == model.ClusterDeleting {
 			continue // the running action owns the cluster's nodes now
+		}
+		if reported[cl.ID] {
+			if err := e.store.TakeHealth(ctx, cl.ID, e.cfg.EngineID, now.Add(e.healthClaim())); err != nil {
+				return err
+			}
+		} else if mine, err := e.store.ClaimHealth(ctx, cl.ID, e.cfg.EngineID, now, now.Add(e.healthClaim())); err != nil {
+			return err
+		} else if !mine {
+			continue
 		}
 		if err := e.checkCluster(ctx, cl); err != nil && ctx.Err() == nil {
 			e.log.Warn("health check of a cluster failed", "cluster", cl.Name, "error", err)
@@ -226,6 +244,37 @@ func setRestartHistory(n *model.Node, h orchestrator.History) {
 	n.Data[dataRestarts] = map[string]any{"profile": h.Profile, "at": at, "count": h.Count}
 }
 
+// healthClaim is how long a health claim lasts: a few rounds, so one slow
+// round does not hand the cluster to another agent, and an agent that died
+// is replaced within seconds.
+func (e *Engine) healthClaim() time.Duration {
+	return max(3*e.cfg.CheckInterval, time.Second)
+}
+
+// reportedClusters takes the nodes drivers reported down since the last
+// round and returns their clusters.
+func (e *Engine) reportedClusters(ctx context.Context) (map[string]bool, error) {
+	e.suspectMu.Lock()
+	ids := make([]string, 0, len(e.suspects))
+	for id := range e.suspects {
+		ids = append(ids, id)
+	}
+	clear(e.suspects)
+	e.suspectMu.Unlock()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	nodes, err := e.store.GetNodes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, n := range nodes {
+		out[n.ClusterID] = true
+	}
+	return out, nil
+}
+
 // wakeHealthAt makes the health loop run again at t, so a restart delay
 // shorter than the check interval is honoured.
 func (e *Engine) wakeHealthAt(t time.Time) {
@@ -259,6 +308,9 @@ func (e *Engine) watchDriver(ctx context.Context, typ string) {
 			err = client.Watch(ctx, typ, func(ev sdk.NodeEvent) {
 				if !ev.Healthy {
 					e.log.Debug("driver reports a node down", "type", typ, "node", ev.NodeID, "reason", ev.Reason)
+					e.suspectMu.Lock()
+					e.suspects[ev.NodeID] = struct{}{}
+					e.suspectMu.Unlock()
 					select {
 					case e.healthNow <- struct{}{}:
 					default:

@@ -244,6 +244,9 @@ func (s *SQL) DeleteCluster(ctx context.Context, id string) error {
 	if _, err := s.exec(ctx, "DELETE FROM bindings WHERE cluster_id = ?", id); err != nil {
 		return err
 	}
+	if _, err := s.exec(ctx, "DELETE FROM health_claims WHERE cluster_id = ?", id); err != nil {
+		return err
+	}
 	_, err := s.exec(ctx, "DELETE FROM clusters WHERE id = ?", id)
 	return err
 }

@@ -142,6 +142,16 @@ type Store interface {
 	// DeleteActions removes terminal actions by id.
 	DeleteActions(ctx context.Context, ids []string) error
 
+	// ClaimHealth makes owner the agent that checks a cluster's health until
+	// the given time, unless another agent holds a claim that has not expired
+	// by now. It reports whether owner holds the claim.
+	ClaimHealth(ctx context.Context, clusterID, owner string, now, until time.Time) (bool, error)
+	// TakeHealth gives owner the health claim of a cluster whoever holds it.
+	TakeHealth(ctx context.Context, clusterID, owner string, until time.Time) error
+	// ReleaseHealth gives up owner's health claims, so other agents take
+	// them over at once.
+	ReleaseHealth(ctx context.Context, owner string) error
+
 	CreateBinding(ctx context.Context, b *model.Binding) error
 	GetBinding(ctx context.Context, clusterID, policyID string) (*model.Binding, error)
 	ListBindings(ctx context.Context, clusterID string) ([]*model.Binding, error)

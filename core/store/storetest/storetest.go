@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"TransactionRollback", testTx},
 		{"DefinitionSets", testSets},
 		{"ReaperQueries", testReap},
+		{"HealthClaims", testHealthClaims},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -451,5 +452,50 @@ func testReap(t *testing.T, s store.Store) {
 	left, _ := s.EventStamps(ctx, "n1")
 	if len(left) != 2 {
 		t.Fatalf("events left: %d", len(left))
+	}
+}
+
+func testHealthClaims(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	claim := func(cluster, owner string, now time.Time) bool {
+		t.Helper()
+		ok, err := s.ClaimHealth(ctx, cluster, owner, now, now.Add(10*time.Second))
+		must(t, err)
+		return ok
+	}
+	if !claim("c1", "a", t0) {
+		t.Fatal("a free cluster is claimed")
+	}
+	if claim("c1", "b", t0.Add(5*time.Second)) {
+		t.Fatal("another agent takes a claim that has not expired")
+	}
+	if !claim("c1", "a", t0.Add(9*time.Second)) {
+		t.Fatal("the owner renews its claim")
+	}
+	if claim("c1", "b", t0.Add(15*time.Second)) {
+		t.Fatal("the renewal counts: the claim runs until 19s")
+	}
+	if !claim("c1", "b", t0.Add(20*time.Second)) {
+		t.Fatal("an expired claim is taken over")
+	}
+	if claim("c1", "a", t0.Add(21*time.Second)) {
+		t.Fatal("the old owner does not get it back while the new claim holds")
+	}
+	if !claim("c2", "a", t0.Add(21*time.Second)) {
+		t.Fatal("claims are per cluster")
+	}
+	must(t, s.ReleaseHealth(ctx, "b"))
+	if !claim("c1", "a", t0.Add(22*time.Second)) {
+		t.Fatal("a released claim is free at once")
+	}
+	if claim("c2", "b", t0.Add(22*time.Second)) {
+		t.Fatal("releasing b's claims leaves a's alone")
+	}
+	must(t, s.TakeHealth(ctx, "c2", "b", t0.Add(40*time.Second)))
+	if claim("c2", "a", t0.Add(23*time.Second)) {
+		t.Fatal("a claim taken over is lost to its old owner")
+	}
+	if !claim("c2", "b", t0.Add(23*time.Second)) {
+		t.Fatal("the agent that took the claim over holds it")
 	}
 }
