@@ -57,6 +57,9 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 		return err
 	}
 	now := e.cfg.Now()
+	until := now.Add(e.healthClaim())
+	var idle []*model.Cluster
+	var claim []string
 	for _, cl := range clusters {
 		active, err := e.store.ActiveActions(ctx, cl.ID)
 		if err != nil {
@@ -65,13 +68,25 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 		if len(active) > 0 || cl.Status == model.ClusterInit || cl.Status == model.ClusterDeleting {
 			continue // the running action owns the cluster's nodes now
 		}
+		idle = append(idle, cl)
 		if reported[cl.ID] {
-			if err := e.store.TakeHealth(ctx, cl.ID, e.cfg.EngineID, now.Add(e.healthClaim())); err != nil {
+			if err := e.store.TakeHealth(ctx, cl.ID, e.cfg.EngineID, until); err != nil {
 				return err
 			}
-		} else if mine, err := e.store.ClaimHealth(ctx, cl.ID, e.cfg.EngineID, now, now.Add(e.healthClaim())); err != nil {
-			return err
-		} else if !mine {
+		} else {
+			claim = append(claim, cl.ID)
+		}
+	}
+	claimed, err := e.store.ClaimHealth(ctx, claim, e.cfg.EngineID, now, until)
+	if err != nil {
+		return err
+	}
+	mine := map[string]bool{}
+	for _, id := range claimed {
+		mine[id] = true
+	}
+	for _, cl := range idle {
+		if !mine[cl.ID] && !reported[cl.ID] {
 			continue
 		}
 		if err := e.checkCluster(ctx, cl); err != nil && ctx.Err() == nil {

@@ -142,10 +142,10 @@ type Store interface {
 	// DeleteActions removes terminal actions by id.
 	DeleteActions(ctx context.Context, ids []string) error
 
-	// ClaimHealth makes owner the agent that checks a cluster's health until
-	// the given time, unless another agent holds a claim that has not expired
-	// by now. It reports whether owner holds the claim.
-	ClaimHealth(ctx context.Context, clusterID, owner string, now, until time.Time) (bool, error)
+	// ClaimHealth makes owner the agent that checks the clusters' health
+	// until the given time, except clusters another agent holds a claim on
+	// that has not expired by now. It returns the clusters owner holds.
+	ClaimHealth(ctx context.Context, clusterIDs []string, owner string, now, until time.Time) ([]string, error)
 	// TakeHealth gives owner the health claim of a cluster whoever holds it.
 	TakeHealth(ctx context.Context, clusterID, owner string, until time.Time) error
 	// ReleaseHealth gives up owner's health claims, so other agents take

@@ -459,9 +459,9 @@ func testHealthClaims(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	claim := func(cluster, owner string, now time.Time) bool {
 		t.Helper()
-		ok, err := s.ClaimHealth(ctx, cluster, owner, now, now.Add(10*time.Second))
+		got, err := s.ClaimHealth(ctx, []string{cluster}, owner, now, now.Add(10*time.Second))
 		must(t, err)
-		return ok
+		return len(got) == 1 && got[0] == cluster
 	}
 	if !claim("c1", "a", t0) {
 		t.Fatal("a free cluster is claimed")
@@ -490,6 +490,23 @@ func testHealthClaims(t *testing.T, s store.Store) {
 	}
 	if claim("c2", "b", t0.Add(22*time.Second)) {
 		t.Fatal("releasing b's claims leaves a's alone")
+	}
+	// Many clusters in one call (more than one statement's worth): only
+	// the free ones and the caller's own come back.
+	var many []string
+	for i := range 700 {
+		many = append(many, fmt.Sprintf("m%03d", i))
+	}
+	many = append(many, "c1", "c2")
+	got, err := s.ClaimHealth(ctx, many, "a", t0.Add(22*time.Second), t0.Add(32*time.Second))
+	must(t, err)
+	if len(got) != 702 {
+		t.Fatalf("a claims %d of 702 clusters, want all (free or its own)", len(got))
+	}
+	got, err = s.ClaimHealth(ctx, many, "b", t0.Add(23*time.Second), t0.Add(33*time.Second))
+	must(t, err)
+	if len(got) != 0 {
+		t.Fatalf("b claims %d clusters a holds", len(got))
 	}
 	must(t, s.TakeHealth(ctx, "c2", "b", t0.Add(40*time.Second)))
 	if claim("c2", "a", t0.Add(23*time.Second)) {
