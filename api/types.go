@@ -204,6 +204,9 @@ type PluginStatus struct {
 	LastError  string   `json:"last_error,omitempty"`
 	StartedAt  string   `json:"started_at,omitempty"`
 	Components []string `json:"components"`
+	// APIVersions is the API version agreed with the plugin per component
+	// kind, e.g. {"profile": "1", "policy": "2"}.
+	APIVersions map[string]string `json:"api_versions,omitempty"`
 	// Details describes each component (GET /v1/plugins/{name} only).
 	Details []PluginComponent `json:"details,omitempty"`
 }

@@ -60,6 +60,9 @@ func TestThirdPartyPlugin(t *testing.T) {
 	if len(info.Plugin.Details) != 2 || info.Plugin.Details[0].Schema == nil {
 		t.Fatalf("plugin info shows components with schemas: %+v", info.Plugin)
 	}
+	if v := info.Plugin.APIVersions; v["profile"] != "1" || v["policy"] != "2" {
+		t.Errorf("plugin info shows the agreed API versions: %v", v)
+	}
 
 	out := filepath.Join(dir, "nodes")
 	_, err := a.do(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": "bad",

@@ -184,7 +184,7 @@ func contains(ss []string, s string) bool {
 
 func pluginStatus(st host.Status) api.PluginStatus {
 	out := api.PluginStatus{Name: st.Name, Command: st.Command, State: st.State, PID: st.PID, Restarts: st.Restarts,
-		LastError: st.LastError, Components: st.Components}
+		LastError: st.LastError, Components: st.Components, APIVersions: st.APIVersions}
 	if !st.StartedAt.IsZero() {
 		out.StartedAt = *ts(st.StartedAt)
 	}

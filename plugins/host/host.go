@@ -82,6 +82,9 @@ type Status struct {
 	LastError  string    `json:"last_error,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
 	Components []string  `json:"components"`
+	// APIVersions is the API version agreed with the plugin per component
+	// kind ("profile", "policy").
+	APIVersions map[string]string `json:"api_versions,omitempty"`
 }
 
 // Host supervises plugins.
@@ -123,6 +126,7 @@ type instance struct {
 	startedAt time.Time
 	ready     chan struct{} // closed when a running client is available
 	comps     []*Component
+	apis      map[string]string // kind -> agreed API version
 }
 
 // ErrUnavailable marks calls refused because a plugin is not running; it is
@@ -213,9 +217,16 @@ func (in *instance) launch(ctx context.Context) error {
 	if desc.HandshakeVersion != sdk.HandshakeVersion {
 		return fail(fmt.Errorf("handshake version mismatch: the agent speaks %d, the plugin %d", sdk.HandshakeVersion, desc.HandshakeVersion))
 	}
-	if _, err := rpc.Info.Configure(ctx, &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions, PolicyApiVersions: sdk.PolicyAPIVersions,
-		DataDir: dir, ConfigJson: settings}); err != nil {
+	agreed, err := rpc.Info.Configure(ctx, &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions, PolicyApiVersions: sdk.PolicyAPIVersions,
+		DataDir: dir, ConfigJson: settings})
+	if err != nil {
 		return fail(fmt.Errorf("configure: %w", err))
+	}
+	apis := map[string]string{}
+	for kind, v := range map[string]string{"profile": agreed.ProfileApiVersion, "policy": agreed.PolicyApiVersion} {
+		if v != "" {
+			apis[kind] = v
+		}
 	}
 	dj, err := sdk.DescriptionToJSON(desc)
 	if err != nil {
@@ -227,7 +238,7 @@ func (in *instance) launch(ctx context.Context) error {
 			Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, Operations: c.Operations, NeedsPort: c.NeedsPort, Plugin: cfg.Name})
 	}
 	in.mu.Lock()
-	in.client, in.rpc, in.state, in.startedAt, in.comps = client, rpc, "running", time.Now(), comps
+	in.client, in.rpc, in.state, in.startedAt, in.comps, in.apis = client, rpc, "running", time.Now(), comps, apis
 	close(in.ready)
 	in.mu.Unlock()
 	in.logger.Info("plugin started", "pid", client.ReattachConfig().Pid, "components", len(comps))
@@ -438,7 +449,8 @@ func (h *Host) Statuses() []Status {
 	var out []Status
 	for _, in := range h.plugins {
 		in.mu.Lock()
-		st := Status{Name: in.cfg.Name, Command: in.cfg.Command, State: in.state, Restarts: in.restarts, LastError: in.lastErr, StartedAt: in.startedAt}
+		st := Status{Name: in.cfg.Name, Command: in.cfg.Command, State: in.state, Restarts: in.restarts, LastError: in.lastErr, StartedAt: in.startedAt,
+			APIVersions: in.apis}
 		if in.client != nil && in.state == "running" {
 			if rc := in.client.ReattachConfig(); rc != nil {
 				st.PID = rc.Pid

@@ -153,6 +153,9 @@ func TestPolicyDecisionsAcrossPolicyAPIVersions(t *testing.T) {
 			if !reflect.DeepEqual(res.Data, want) {
 				t.Fatalf("data = %#v\nwant %#v", res.Data, want)
 			}
+			if st := h.Statuses(); len(st) != 1 || st[0].APIVersions["policy"] != api || st[0].APIVersions["profile"] != "1" {
+				t.Errorf("status shows API versions %v, want policy %s and profile 1", st[0].APIVersions, api)
+			}
 		})
 	}
 }
