@@ -217,7 +217,7 @@ func (in *instance) launch(ctx context.Context) error {
 	if desc.HandshakeVersion != sdk.HandshakeVersion {
 		return fail(fmt.Errorf("handshake version mismatch: the agent speaks %d, the plugin %d", sdk.HandshakeVersion, desc.HandshakeVersion))
 	}
-	agreed, err := rpc.Info.Configure(ctx, &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions, PolicyApiVersions: sdk.PolicyAPIVersions,
+	agreed, err := rpc.Info.Configure(ctx, &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions(), PolicyApiVersions: sdk.PolicyAPIVersions(),
 		DataDir: dir, ConfigJson: settings})
 	if err != nil {
 		return fail(fmt.Errorf("configure: %w", err))

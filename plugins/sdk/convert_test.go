@@ -86,7 +86,7 @@ func TestNegotiatedPolicyAPIChoosesTypedDecisions(t *testing.T) {
 	for _, c := range []struct {
 		host  []string
 		typed bool
-	}{{[]string{"1"}, false}, {[]string{"1", "2"}, true}, {PolicyAPIVersions, true}} {
+	}{{[]string{"1"}, false}, {[]string{"1", "2"}, true}, {PolicyAPIVersions(), true}} {
 		s := newServer(p)
 		resp, err := s.Configure(t.Context(), &pb.ConfigureRequest{PolicyApiVersions: c.host})
 		if err != nil {

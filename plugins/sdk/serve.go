@@ -38,14 +38,15 @@ const (
 	PluginName = "grove"
 )
 
-// ProfileAPIVersions and PolicyAPIVersions are the per-kind API versions this
-// SDK speaks, newest last. Policy API 2 passes data.deletion and
-// data.creation as typed messages; a host or plugin that speaks only 1 gets
-// them as JSON, so either side may be the older one.
-var (
-	ProfileAPIVersions = []string{"1"}
-	PolicyAPIVersions  = []string{"1", "2"}
-)
+// ProfileAPIVersions returns the profile API versions this SDK speaks,
+// newest last.
+func ProfileAPIVersions() []string { return []string{"1"} }
+
+// PolicyAPIVersions returns the policy API versions this SDK speaks, newest
+// last. Policy API 2 passes data.deletion and data.creation as typed
+// messages; a host or plugin that speaks only 1 gets them as JSON, so either
+// side may be the older one.
+func PolicyAPIVersions() []string { return []string{"1", "2"} }
 
 // ClientConfig is go-plugin's configuration for starting the Grove plugin
 // binary cmd and talking to it; the host and sdktest add their logging.
@@ -85,14 +86,14 @@ func (p *Plugin) profileAPIs() []string {
 	if len(p.ProfileAPIVersions) > 0 {
 		return p.ProfileAPIVersions
 	}
-	return ProfileAPIVersions
+	return ProfileAPIVersions()
 }
 
 func (p *Plugin) policyAPIs() []string {
 	if len(p.PolicyAPIVersions) > 0 {
 		return p.PolicyAPIVersions
 	}
-	return PolicyAPIVersions
+	return PolicyAPIVersions()
 }
 
 // Describe returns the description the host uses for discovery.

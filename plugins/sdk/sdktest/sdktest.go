@@ -110,7 +110,7 @@ func Start(t testing.TB, opts Options) *Plugin {
 	if err != nil {
 		t.Fatalf("sdktest: %v", err)
 	}
-	if _, err := c.Info.Configure(ctx, &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions, PolicyApiVersions: sdk.PolicyAPIVersions, DataDir: dir}); err != nil {
+	if _, err := c.Info.Configure(ctx, &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions(), PolicyApiVersions: sdk.PolicyAPIVersions(), DataDir: dir}); err != nil {
 		t.Fatalf("sdktest: the plugin does not speak this SDK's API versions: %v", err)
 	}
 	return &Plugin{Client: c, Description: dj, kill: client.Kill}
