@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -21,10 +22,29 @@ type vtMessage interface {
 }
 
 // wireCodec is a gRPC codec under the name "proto", so it stands in for the
-// default one on the connections it is given to.
+// default one on the connections it is given to. It takes gRPC's buffers
+// as they come (the V2 codec interface) rather than a copy of them.
 type wireCodec struct{}
 
-func (wireCodec) Marshal(v any) ([]byte, error) {
+func (wireCodec) Marshal(v any) (mem.BufferSlice, error) {
+	b, err := marshalWire(v)
+	if err != nil {
+		return nil, err
+	}
+	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+}
+
+func (wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	// The generated code copies what it keeps, so the buffer can go back
+	// to gRPC's pool when this returns.
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	defer buf.Free()
+	return unmarshalWire(buf.ReadOnlyData(), v)
+}
+
+func (wireCodec) Name() string { return "proto" }
+
+func marshalWire(v any) ([]byte, error) {
 	if m, ok := v.(vtMessage); ok {
 		return m.MarshalVT()
 	}
@@ -35,7 +55,7 @@ func (wireCodec) Marshal(v any) ([]byte, error) {
 	return proto.Marshal(m)
 }
 
-func (wireCodec) Unmarshal(data []byte, v any) error {
+func unmarshalWire(data []byte, v any) error {
 	if m, ok := v.(vtMessage); ok {
 		return m.UnmarshalVT(data)
 	}
@@ -46,14 +66,12 @@ func (wireCodec) Unmarshal(data []byte, v any) error {
 	return proto.Unmarshal(data, m)
 }
 
-func (wireCodec) Name() string { return "proto" }
-
 // serverOptions are the gRPC server options of a plugin process.
 func serverOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.ForceServerCodec(wireCodec{})}
+	return []grpc.ServerOption{grpc.ForceServerCodecV2(wireCodec{})}
 }
 
 // dialOptions are the gRPC options of a connection to a plugin.
 func dialOptions() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.ForceCodec(wireCodec{}))}
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.ForceCodecV2(wireCodec{}))}
 }

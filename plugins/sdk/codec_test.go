@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -20,12 +21,12 @@ func TestWireCodecIsStandardProtobuf(t *testing.T) {
 		Cluster: &pb.ClusterSnapshot{Id: "c", DesiredCapacity: 2, MaxSize: -1, Nodes: []*pb.SnapshotNode{{Id: "a", Status: "ACTIVE", CreatedAt: 1}, {Id: "b", Tainted: true}}},
 		LastOp:  7, Now: 9}
 	c := wireCodec{}
-	ours, err := c.Marshal(req)
+	out, err := c.Marshal(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var viaProto pb.CheckRequest
-	if err := proto.Unmarshal(ours, &viaProto); err != nil {
+	if err := proto.Unmarshal(out.Materialize(), &viaProto); err != nil {
 		t.Fatal(err)
 	}
 	if !proto.Equal(req, &viaProto) {
@@ -36,7 +37,7 @@ func TestWireCodecIsStandardProtobuf(t *testing.T) {
 		t.Fatal(err)
 	}
 	var viaCodec pb.CheckRequest
-	if err := c.Unmarshal(theirs, &viaCodec); err != nil {
+	if err := c.Unmarshal(wire(theirs), &viaCodec); err != nil {
 		t.Fatal(err)
 	}
 	if !proto.Equal(req, &viaCodec) {
@@ -53,7 +54,7 @@ func TestWireCodecFallsBackForOtherMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got wrapperspb.StringValue
-	if err := c.Unmarshal(b, &got); err != nil || got.GetValue() != "x" {
+	if err := c.Unmarshal(wire(b.Materialize()), &got); err != nil || got.GetValue() != "x" {
 		t.Fatalf("round trip = %q, %v", got.GetValue(), err)
 	}
 	if _, err := c.Marshal(&emptypb.Empty{}); err != nil {
@@ -62,7 +63,10 @@ func TestWireCodecFallsBackForOtherMessages(t *testing.T) {
 	if _, err := c.Marshal(struct{}{}); err == nil || !strings.Contains(err.Error(), "not a protobuf message") {
 		t.Fatalf("marshal of a non-message: %v", err)
 	}
-	if err := c.Unmarshal(b, &struct{}{}); err == nil || !strings.Contains(err.Error(), "not a protobuf message") {
+	if err := c.Unmarshal(wire(b.Materialize()), &struct{}{}); err == nil || !strings.Contains(err.Error(), "not a protobuf message") {
 		t.Fatalf("unmarshal into a non-message: %v", err)
 	}
 }
+
+// wire wraps bytes as gRPC hands them to a codec.
+func wire(b []byte) mem.BufferSlice { return mem.BufferSlice{mem.SliceBuffer(b)} }
