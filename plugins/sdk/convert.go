@@ -206,14 +206,17 @@ func checkResultToProto(data map[string]any, typed bool) *pb.CheckResponse {
 // path would have: numbers as float64, lists as []any.
 func checkResultFromProto(resp *pb.CheckResponse) map[string]any {
 	data := decodeMap(resp.ActionDataJson)
-	for k, d := range map[string]*pb.Decision{"deletion": resp.Deletion, "creation": resp.Creation} {
-		if d == nil {
+	for _, d := range [...]struct {
+		key string
+		dec *pb.Decision
+	}{{"deletion", resp.Deletion}, {"creation", resp.Creation}} {
+		if d.dec == nil {
 			continue
 		}
 		if data == nil {
 			data = make(map[string]any, 2)
 		}
-		data[k] = decisionFromProto(d)
+		data[d.key] = decisionFromProto(d.dec)
 	}
 	return data
 }
