@@ -27,6 +27,7 @@ import (
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/host"
 	pb "github.com/grovehq/grove/plugins/proto"
@@ -59,9 +60,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	groveBin = filepath.Join(dir, "grove")
-	build := exec.Command("go", "build", "-o", groveBin, "..")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := testbin.Build(groveBin, ".."); err != nil {
 		panic(err)
 	}
 	code := m.Run()

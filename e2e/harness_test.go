@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/internal/testbin"
 )
 
 var groveBin string
@@ -29,10 +30,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	groveBin = filepath.Join(dir, "grove")
-	build := exec.Command("go", "build", "-o", groveBin, "..")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build grove:", err)
+	if err := testbin.Build(groveBin, ".."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/internal/testbin"
 )
 
 // TestThirdPartyPlugin loads the example plugin through the plugin dir and
@@ -22,9 +22,7 @@ func TestThirdPartyPlugin(t *testing.T) {
 	pluginDir := filepath.Join(dir, "plugins.d")
 	os.MkdirAll(pluginDir, 0o755)
 	bin := filepath.Join(pluginDir, "grove-plugin-files")
-	build := exec.Command("go", "build", "-o", bin, "../examples/plugins/files")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	if err := testbin.Build(bin, "../examples/plugins/files"); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(bin)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/internal/testbin"
 )
 
 // TestExamples applies every example under examples/terraform with the real
@@ -19,9 +20,8 @@ func TestExamples(t *testing.T) {
 	precheck(t)
 	tf := os.Getenv("TF_ACC_TERRAFORM_PATH")
 	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "terraform-provider-grove"), "./cmd/terraform-provider-grove")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the provider: %v\n%s", err, out)
+	if err := testbin.Build(filepath.Join(bin, "terraform-provider-grove"), "./cmd/terraform-provider-grove"); err != nil {
+		t.Fatal(err)
 	}
 	rc := filepath.Join(t.TempDir(), "dev.tfrc")
 	os.WriteFile(rc, []byte(fmt.Sprintf(`provider_installation {

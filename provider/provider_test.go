@@ -23,6 +23,7 @@ import (
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/agent"
 	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/internal/testbin"
 )
 
 var (
@@ -42,9 +43,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	groveBin = filepath.Join(dir, "grove")
-	build := exec.Command("go", "build", "-o", groveBin, "../")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := testbin.Build(groveBin, "../"); err != nil {
 		panic(err)
 	}
 	// The agent's plugins find the container engine through DOCKER_HOST, so

@@ -4,7 +4,6 @@
 package enginetest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -18,6 +17,7 @@ import (
 	containertypes "github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/plugins/builtin/container"
 )
 
@@ -58,13 +58,8 @@ func Ensure() (string, error) {
 		}
 		defer os.RemoveAll(dir)
 		bin := filepath.Join(dir, "grove")
-		build := exec.Command("go", "build", "-o", bin, ".")
-		build.Dir = root()
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		var out bytes.Buffer
-		build.Stdout, build.Stderr = &out, &out
-		if err := build.Run(); err != nil {
-			onceErr = fmt.Errorf("build a static grove: %v\n%s", err, out.String())
+		if err := testbin.Build(bin, root(), "CGO_ENABLED=0"); err != nil {
+			onceErr = fmt.Errorf("build a static grove: %w", err)
 			return
 		}
 		for _, tag := range []string{container.DemoImage, DemoImageV2} {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/sdktest"
@@ -21,9 +21,7 @@ import (
 // plugin, served out of process by `grove plugin serve` as in production.
 func TestConformance(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "grove")
-	build := exec.Command("go", "build", "-o", bin, "../..")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if err := testbin.Build(bin, "../.."); err != nil {
 		t.Fatal(err)
 	}
 	freePort := func(int) map[string]any {

@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/plugins/host"
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -23,9 +23,7 @@ func TestMain(m *testing.M) {
 	groveBin = filepath.Join(dir, "grove")
 	testPlugin = filepath.Join(dir, "testplugin")
 	for out, pkg := range map[string]string{groveBin: "../..", testPlugin: "./testdata/testplugin"} {
-		build := exec.Command("go", "build", "-o", out, pkg)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
+		if err := testbin.Build(out, pkg); err != nil {
 			panic(err)
 		}
 	}
