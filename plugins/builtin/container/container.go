@@ -22,6 +22,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/grovehq/grove/plugins/builtin/internal/props"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
@@ -70,7 +71,7 @@ func Type() sdk.ProfileType {
 			if ports, _ := p.Properties["ports"].([]any); len(ports) > 1 && p.Properties["network"] == "host" {
 				ds = append(ds, schema.Diagnostic{Field: "properties.ports", Message: "host networking gives a node one port; list at most one."})
 			}
-			for i, v := range toStrings(p.Properties["volumes"]) {
+			for i, v := range props.Strings(p.Properties["volumes"]) {
 				if parts := strings.Split(v, ":"); len(parts) < 2 || len(parts) > 3 || !strings.HasPrefix(parts[0], "/") {
 					ds = append(ds, schema.Diagnostic{Field: fmt.Sprintf("properties.volumes[%d]", i), Message: fmt.Sprintf("%q is not /host/path:/container/path[:ro].", v)})
 				}
@@ -296,15 +297,6 @@ func engineError(host string, err error) error {
 	return fmt.Errorf("engine %s: %s", host, msg)
 }
 
-func toStrings(v any) []string {
-	items, _ := v.([]any)
-	out := make([]string, 0, len(items))
-	for _, it := range items {
-		out = append(out, fmt.Sprint(it))
-	}
-	return out
-}
-
 func nodePort(n sdk.Node) int {
 	switch v := n.Data["port"].(type) {
 	case float64:
@@ -387,7 +379,7 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 	if cpu, ok := p.Properties["cpu"].(float64); ok && cpu > 0 {
 		labels[labelCPU] = strconv.FormatFloat(cpu, 'f', -1, 64)
 	}
-	if mem := toInt(p.Properties["memory"], 0); mem > 0 {
+	if mem := props.Int(p.Properties["memory"], 0); mem > 0 {
 		labels[labelMemory] = strconv.Itoa(mem)
 	}
 	if m, ok := p.Properties["labels"].(map[string]any); ok {
@@ -395,12 +387,12 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 			labels[k] = fmt.Sprint(v)
 		}
 	}
-	stop := toInt(p.Properties["stop_timeout"], 10)
+	stop := props.Int(p.Properties["stop_timeout"], 10)
 	cfg := &container.Config{Image: fmt.Sprint(p.Properties["image"]), Env: env, Labels: labels, StopTimeout: &stop}
-	if cmd := toStrings(p.Properties["command"]); len(cmd) > 0 {
+	if cmd := props.Strings(p.Properties["command"]); len(cmd) > 0 {
 		cfg.Cmd = cmd
 	}
-	hc := &container.HostConfig{NetworkMode: container.NetworkMode(fmt.Sprint(p.Properties["network"])), Binds: toStrings(p.Properties["volumes"]),
+	hc := &container.HostConfig{NetworkMode: container.NetworkMode(fmt.Sprint(p.Properties["network"])), Binds: props.Strings(p.Properties["volumes"]),
 		Resources: resources(p)}
 	// Each attempt is labelled, so the sweep below can tell this attempt's
 	// container from a retry's.
@@ -482,22 +474,10 @@ func resources(p sdk.Spec) container.Resources {
 	if cpu, ok := p.Properties["cpu"].(float64); ok && cpu > 0 {
 		r.NanoCPUs = int64(cpu * 1e9)
 	}
-	if mem := toInt(p.Properties["memory"], 0); mem > 0 {
+	if mem := props.Int(p.Properties["memory"], 0); mem > 0 {
 		r.Memory = int64(mem) << 20
 	}
 	return r
-}
-
-func toInt(v any, def int) int {
-	switch x := v.(type) {
-	case int64:
-		return int(x)
-	case float64:
-		return int(x)
-	case int:
-		return x
-	}
-	return def
 }
 
 func (d *Driver) result(n sdk.Node, host, id string) sdk.Result {
@@ -546,7 +526,7 @@ func (d *Driver) remove(ctx context.Context, p sdk.Spec, n sdk.Node) error {
 		for _, ref := range []string{st.Container, containerName(n)} {
 			// A graceful stop first; whatever it says (not running, broken),
 			// the forced removal decides.
-			timeout := toInt(p.Properties["stop_timeout"], 10)
+			timeout := props.Int(p.Properties["stop_timeout"], 10)
 			_, _ = c.ContainerStop(ctx, ref, client.ContainerStopOptions{Timeout: &timeout})
 			if err := forceRemove(ctx, c, ref); err != nil {
 				return engineError(h, err)

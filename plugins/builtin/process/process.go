@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/grovehq/grove/plugins/builtin/internal/props"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
@@ -160,7 +161,7 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 		return sdk.Result{ID: n.ID, Err: fmt.Errorf("create runtime directory: %w", err)}
 	}
 	os.Remove(filepath.Join(dir, "exit"))
-	cmdline := toStrings(p.Properties["command"])
+	cmdline := props.Strings(p.Properties["command"])
 	exe, err := os.Executable()
 	if err != nil {
 		return sdk.Result{ID: n.ID, Err: fmt.Errorf("find own executable for the process wrapper: %w", err)}
@@ -277,7 +278,7 @@ func nodeEnv(p sdk.Spec, n sdk.Node, port int) []string {
 // Delete stops each node's process: SIGTERM to its process group, SIGKILL
 // after stop_timeout. A node whose process is already gone is deleted.
 func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
-	grace := time.Duration(toInt(p.Properties["stop_timeout"], 10)) * time.Second
+	grace := time.Duration(props.Int(p.Properties["stop_timeout"], 10)) * time.Second
 	out := make([]sdk.Result, len(nodes))
 	type pending struct {
 		i  int
@@ -458,25 +459,4 @@ func exitReason(st state) string {
 		return fmt.Sprintf("process %d is gone and left no exit status", st.PID)
 	}
 	return "process exited: " + strings.TrimSpace(string(b))
-}
-
-func toStrings(v any) []string {
-	items, _ := v.([]any)
-	out := make([]string, 0, len(items))
-	for _, it := range items {
-		out = append(out, fmt.Sprint(it))
-	}
-	return out
-}
-
-func toInt(v any, def int) int {
-	switch x := v.(type) {
-	case int64:
-		return int(x)
-	case float64:
-		return int(x)
-	case int:
-		return x
-	}
-	return def
 }
