@@ -238,19 +238,8 @@ func TestClusterLifecycle(t *testing.T) {
 
 // childOf finds a process whose parent is pid.
 func childOf(pid int) int {
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		n, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", n))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+	for _, n := range pids() {
+		if f := statFields(n); len(f) > 1 && f[1] == strconv.Itoa(pid) {
 			return n
 		}
 	}
@@ -258,11 +247,6 @@ func childOf(pid int) int {
 }
 
 func isZombie(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	f := statFields(pid)
 	return len(f) > 0 && f[0] == "Z"
 }

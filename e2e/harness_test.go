@@ -248,34 +248,47 @@ func nodeAnswers(t *testing.T, n api.Node) {
 // processesOf lists the pids of processes whose environment says they are
 // nodes of the cluster (the node commands, not their wrappers).
 func processesOf(cluster string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	var out []int
+	for _, pid := range pids() {
 		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if err != nil {
 			continue
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.Contains(string(cmdline), "__process-wrap") {
+		if strings.Contains(string(cmdline), "__process-wrap") || isZombie(pid) {
 			continue
-		}
-		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-			if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 0 && f[0] == "Z" {
-				continue
-			}
 		}
 		for _, kv := range strings.Split(string(env), "\x00") {
 			if kv == "GROVE_CLUSTER_NAME="+cluster {
-				pids = append(pids, pid)
+				out = append(out, pid)
 				break
 			}
 		}
 	}
-	return pids
+	return out
+}
+
+// pids lists the processes in /proc.
+func pids() []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// statFields returns the fields of /proc/PID/stat after the command name
+// (state first, then the parent's pid), or nil when the process is gone.
+func statFields(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 }
 
 // killProcessesOf kills leftover node processes of a cluster at test end.
