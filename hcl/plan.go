@@ -565,21 +565,20 @@ func createLines(s *Snapshot, ref Ref) []string {
 			out = append(out, fmt.Sprintf("%s = %s", k, show(v)))
 		}
 	}
+	spec := func(typ, version string, props map[string]any) {
+		add("type", typ)
+		add("version", version)
+		for _, k := range sortedKeys(keysOf(props)) {
+			add("properties."+k, props[k])
+		}
+	}
 	switch ref.Kind {
 	case "profile":
 		p := s.Profiles[ref.Name]
-		add("type", p.Type)
-		add("version", p.Version)
-		for _, k := range sortedKeys(keysOf(p.Properties)) {
-			add("properties."+k, p.Properties[k])
-		}
+		spec(p.Type, p.Version, p.Properties)
 	case "policy":
 		p := s.Policies[ref.Name]
-		add("type", p.Type)
-		add("version", p.Version)
-		for _, k := range sortedKeys(keysOf(p.Properties)) {
-			add("properties."+k, p.Properties[k])
-		}
+		spec(p.Type, p.Version, p.Properties)
 	case "cluster":
 		c := s.Clusters[ref.Name]
 		add("profile", s.agentName(Ref{Kind: "profile", Name: c.Profile}))
