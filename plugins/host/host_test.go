@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -164,6 +165,57 @@ func TestStdoutBeforeHandshakeDiagnosed(t *testing.T) {
 	err := h.Start(context.Background(), host.Config{Name: "chatty", Command: []string{testPlugin}, Settings: map[string]any{"print_stdout": "true"}})
 	if err == nil || !strings.Contains(err.Error(), "printed to stdout before the go-plugin handshake") || !strings.Contains(err.Error(), "hello from a chatty init") {
 		t.Fatalf("want a diagnosis naming the stray output, got %v", err)
+	}
+}
+
+// syncBuffer is an agent log a test can read while plugins write to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A plugin's log lines reach the agent's log under the plugin's name, and
+// its per-plugin log file.
+func TestPluginLogsReachAgentLogAndFile(t *testing.T) {
+	var agentLog syncBuffer
+	dataDir := t.TempDir()
+	h := host.New(hclog.New(&hclog.LoggerOptions{Name: "agent", Level: hclog.Debug, Output: &agentLog}), dataDir)
+	defer h.Close()
+	const msg = "hello from the testplugin log"
+	if err := h.Start(context.Background(), host.Config{Name: "talker", Command: []string{testPlugin}, Settings: map[string]any{"log": msg}}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dataDir, "plugins", "talker", "plugin.log")
+	var line string
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		for _, l := range strings.Split(agentLog.String(), "\n") {
+			if strings.Contains(l, msg) {
+				line = l
+			}
+		}
+		b, _ := os.ReadFile(file)
+		if line != "" && strings.Contains(string(b), msg) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the plugin's line did not reach both logs.\nagent log:\n%s\nplugin.log:\n%s", agentLog.String(), b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(line, "agent.talker") || !strings.Contains(line, "[INFO]") {
+		t.Errorf("the agent log shows the line under the plugin's name at its level: %q", line)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Command testplugin misbehaves on purpose, as its GROVE_PLUGIN_CONFIG asks:
-// it crashes soon after starting, speaks a foreign API version, or prints
-// to stdout before the handshake. The host's tests use it. It serves the
+// it crashes soon after starting, speaks a foreign API version, prints to
+// stdout before the handshake, or logs a line. The host's tests use it. It serves the
 // deletion policy too, so an older policy API can be tried against the host.
 package main
 
@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/grovehq/grove/plugins/builtin/deletion"
 	"github.com/grovehq/grove/plugins/builtin/noop"
@@ -24,6 +26,10 @@ func main() {
 	}
 	if v := cfg["policy_api"]; v != "" {
 		p.PolicyAPIVersions = []string{v}
+	}
+	if msg := cfg["log"]; msg != "" {
+		// As a plugin logs through hclog: JSON on stderr.
+		hclog.New(&hclog.LoggerOptions{Name: "testplugin", JSONFormat: true, Output: os.Stderr}).Info(msg)
 	}
 	if cfg["print_stdout"] == "true" {
 		fmt.Println("hello from a chatty init")
