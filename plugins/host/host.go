@@ -199,9 +199,14 @@ func (in *instance) launch(ctx context.Context) error {
 	}
 	proto, err := client.Client()
 	if err != nil {
-		if strings.Contains(err.Error(), "Unrecognized remote plugin message") {
+		switch msg := strings.ToLower(err.Error()); {
+		case strings.Contains(msg, "unrecognized remote plugin message"):
 			return fail(fmt.Errorf("start %s: %w. The binary printed to stdout before the go-plugin handshake: either it is not a Grove plugin, "+
 				"or it (or a library's init) writes to stdout; plugins must log to stderr, for example with hclog", bin, err))
+		case strings.Contains(msg, "incompatible api version with plugin"):
+			// go-plugin's "API version" is Grove's handshake version.
+			return fail(fmt.Errorf("start %s: %w. The plugin was built for another version of Grove's plugin handshake (this agent speaks %d); "+
+				"rebuild it against a matching Grove SDK", bin, err, sdk.HandshakeVersion))
 		}
 		return fail(fmt.Errorf("start %s: %w", bin, err))
 	}

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -156,6 +157,16 @@ func TestPolicyDecisionsAcrossPolicyAPIVersions(t *testing.T) {
 				t.Errorf("status shows API versions %v, want policy %s and profile 1", st[0].APIVersions, api)
 			}
 		})
+	}
+}
+
+func TestIncompatibleHandshakeRefused(t *testing.T) {
+	h := host.New(hclog.NewNullLogger(), t.TempDir())
+	defer h.Close()
+	err := h.Start(context.Background(), host.Config{Name: "old", Command: []string{testPlugin}, Settings: map[string]any{"handshake": "99"}})
+	if err == nil || !strings.Contains(err.Error(), "Plugin version: 99") || !strings.Contains(err.Error(), fmt.Sprintf("this agent speaks %d", sdk.HandshakeVersion)) ||
+		!strings.Contains(err.Error(), "plugin handshake") {
+		t.Fatalf("want a refusal naming the handshake and both versions, got %v", err)
 	}
 }
 

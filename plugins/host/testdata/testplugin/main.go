@@ -1,6 +1,7 @@
 // Command testplugin misbehaves on purpose, as its GROVE_PLUGIN_CONFIG asks:
 // it crashes soon after starting, speaks a foreign API version, prints to
-// stdout before the handshake, or logs a line. The host's tests use it. It serves the
+// stdout before the handshake, speaks another handshake version, or logs a
+// line. The host's tests use it. It serves the
 // deletion policy too, so an older policy API can be tried against the host.
 package main
 
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
 
 	"github.com/grovehq/grove/plugins/builtin/deletion"
 	"github.com/grovehq/grove/plugins/builtin/noop"
@@ -41,6 +43,14 @@ func main() {
 			time.Sleep(time.Duration(d) * time.Millisecond)
 			os.Exit(3)
 		}()
+	}
+	if v := cfg["handshake"]; v != "" {
+		// A plugin built for another version of Grove's handshake.
+		hs := sdk.Handshake()
+		fmt.Sscan(v, &hs.ProtocolVersion)
+		goplugin.Serve(&goplugin.ServeConfig{HandshakeConfig: hs, Plugins: goplugin.PluginSet{sdk.PluginName: &sdk.GRPCPlugin{Impl: p}},
+			GRPCServer: goplugin.DefaultGRPCServer})
+		return
 	}
 	sdk.Main(p)
 }
