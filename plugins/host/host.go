@@ -97,6 +97,8 @@ type Host struct {
 	components map[string]*Component // key: kind + "/" + type
 	refused    []Status
 	closed     bool
+
+	healthEvery time.Duration
 }
 
 // Refuse records a plugin binary that was not loaded, so `grove plugin list`
@@ -109,7 +111,8 @@ func (h *Host) Refuse(name string, command []string, reason string) {
 
 // New returns a host; dataDir holds per-plugin runtime directories and logs.
 func New(logger hclog.Logger, dataDir string) *Host {
-	return &Host{logger: logger, dataDir: dataDir, plugins: map[string]*instance{}, components: map[string]*Component{}}
+	return &Host{logger: logger, dataDir: dataDir, plugins: map[string]*instance{}, components: map[string]*Component{},
+		healthEvery: DefaultHealthEvery}
 }
 
 type instance struct {
@@ -259,11 +262,17 @@ const (
 	// stableAfter is how long a restarted plugin must stay up to be trusted
 	// again after a crash loop, and to reset the backoff.
 	stableAfter = time.Minute
-	// healthEvery is how often a running plugin is pinged; pingFailures
-	// failed pings in a row count as a crash.
-	healthEvery  = 10 * time.Second
+	// pingFailures failed health checks in a row count as a crash.
 	pingFailures = 3
 )
+
+// DefaultHealthEvery is how often a running plugin's health is checked
+// unless SetHealthEvery says otherwise.
+const DefaultHealthEvery = 10 * time.Second
+
+// SetHealthEvery sets how often running plugins are health-checked; a check
+// that gets no answer within the same time fails. Call it before Start.
+func (h *Host) SetHealthEvery(d time.Duration) { h.healthEvery = d }
 
 // supervise restarts the plugin when its process exits or stops answering
 // health checks, with exponential backoff. A crash loop marks the plugin
@@ -330,7 +339,8 @@ func (in *instance) watch() {
 	if rpc == nil || client == nil {
 		return
 	}
-	t := time.NewTicker(healthEvery)
+	every := in.host.healthEvery
+	t := time.NewTicker(every)
 	defer t.Stop()
 	failed := 0
 	for {
@@ -339,10 +349,11 @@ func (in *instance) watch() {
 			return
 		case <-t.C:
 		}
-		proto, err := client.Client()
-		if err == nil {
-			err = proto.Ping()
-		}
+		// A deadline, so a plugin that hangs (stopped, deadlocked) fails
+		// its checks instead of holding this loop forever.
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		err := rpc.Ping(ctx)
+		cancel()
 		if err == nil {
 			failed = 0
 			in.mu.Lock()
@@ -358,6 +369,17 @@ func (in *instance) watch() {
 			in.mu.Lock()
 			in.lastErr = fmt.Sprintf("the plugin failed %d health checks in a row: %v", failed, err)
 			in.mu.Unlock()
+			// go-plugin's Kill first asks the plugin to shut down and waits
+			// for the answer, which a hung plugin never gives: kill the
+			// process itself, unless it has exited meanwhile (then its pid
+			// may be reaped and is not ours to signal).
+			select {
+			case <-rpc.Done():
+			default:
+				if rc := client.ReattachConfig(); rc != nil && rc.Pid > 0 {
+					_ = syscall.Kill(rc.Pid, syscall.SIGKILL)
+				}
+			}
 			client.Kill()
 			<-rpc.Done()
 			return

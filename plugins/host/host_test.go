@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -227,6 +228,44 @@ func TestPluginLogsReachAgentLogAndFile(t *testing.T) {
 	}
 	if !strings.Contains(line, "agent.talker") || !strings.Contains(line, "[INFO]") {
 		t.Errorf("the agent log shows the line under the plugin's name at its level: %q", line)
+	}
+}
+
+// A plugin that stops answering (here: stopped with SIGSTOP) fails its
+// health checks, is killed and replaced by a new process.
+func TestHungPluginReplaced(t *testing.T) {
+	h := host.New(hclog.NewNullLogger(), t.TempDir())
+	h.SetHealthEvery(100 * time.Millisecond)
+	defer h.Close()
+	ctx := context.Background()
+	if err := h.Start(ctx, host.Config{Name: "hangs", Command: builtin()}); err != nil {
+		t.Fatal(err)
+	}
+	old := h.PluginPID("hangs")
+	if err := syscall.Kill(old, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(old, syscall.SIGKILL)
+	var st host.Status
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		st = h.Statuses()[0]
+		if st.State == "running" && st.PID != 0 && st.PID != old {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the hung plugin was not replaced: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if st.Restarts != 1 || !strings.Contains(st.LastError, "failed 3 health checks in a row") {
+		t.Errorf("replacement of a hung plugin: %d restarts, last error %q", st.Restarts, st.LastError)
+	}
+	c, _, err := h.Client(ctx, "profile", "grove.noop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Batch(ctx, sdk.CallCheck, sdk.Spec{Type: "grove.noop", Version: "1.0"}, []sdk.Node{{ID: "n"}}); err != nil {
+		t.Errorf("the new plugin process answers: %v", err)
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	pb "github.com/grovehq/grove/plugins/proto"
 	"github.com/grovehq/grove/plugins/sdk/schema"
@@ -16,6 +18,7 @@ type Client struct {
 	Info    pb.InfoClient
 	Profile pb.ProfileClient
 	Policy  pb.PolicyClient
+	health  healthpb.HealthClient
 	done    <-chan struct{}
 	specs   *lru[specKey, *pb.Spec]
 }
@@ -28,7 +31,7 @@ type specKey struct{ id, name, typ, version string }
 // NewClient wraps a gRPC connection to a plugin. done is closed when the
 // plugin process exits (nil when unknown).
 func NewClient(c *grpc.ClientConn, done <-chan struct{}) *Client {
-	return &Client{Info: pb.NewInfoClient(c), Profile: pb.NewProfileClient(c), Policy: pb.NewPolicyClient(c), done: done,
+	return &Client{Info: pb.NewInfoClient(c), Profile: pb.NewProfileClient(c), Policy: pb.NewPolicyClient(c), health: healthpb.NewHealthClient(c), done: done,
 		specs: newLRU[specKey, *pb.Spec](256)}
 }
 
@@ -45,6 +48,19 @@ func (c *Client) wire(s Spec) *pb.Spec {
 	p := SpecToProto(s)
 	c.specs.put(k, p)
 	return p
+}
+
+// Ping asks the plugin's gRPC health service (which go-plugin serves)
+// whether it is serving, within ctx's deadline.
+func (c *Client) Ping(ctx context.Context) error {
+	resp, err := c.health.Check(ctx, &healthpb.HealthCheckRequest{Service: goplugin.GRPCServiceName})
+	if err != nil {
+		return err
+	}
+	if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		return fmt.Errorf("the plugin reports %s", resp.GetStatus())
+	}
+	return nil
 }
 
 // Done is closed when the plugin process has exited.
