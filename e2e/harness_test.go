@@ -247,7 +247,11 @@ func nodeAnswers(t *testing.T, n api.Node) {
 
 // processesOf lists the pids of processes whose environment says they are
 // nodes of the cluster (the node commands, not their wrappers).
-func processesOf(cluster string) []int {
+func processesOf(cluster string) []int { return clusterProcesses(cluster, false) }
+
+// clusterProcesses lists the live processes whose environment says they
+// belong to the cluster, with or without local.process's wrappers.
+func clusterProcesses(cluster string, wrappers bool) []int {
 	var out []int
 	for _, pid := range pids() {
 		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
@@ -255,7 +259,7 @@ func processesOf(cluster string) []int {
 			continue
 		}
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if strings.Contains(string(cmdline), "__process-wrap") || isZombie(pid) {
+		if (!wrappers && strings.Contains(string(cmdline), "__process-wrap")) || isZombie(pid) {
 			continue
 		}
 		for _, kv := range strings.Split(string(env), "\x00") {
@@ -266,6 +270,19 @@ func processesOf(cluster string) []int {
 		}
 	}
 	return out
+}
+
+// killProcessesOf kills leftover node processes of a cluster, and their
+// wrappers, at test end, and waits for them to be gone: a wrapper still
+// recording its child's exit would race the removal of the test's
+// directories.
+func killProcessesOf(cluster string) {
+	for _, pid := range clusterProcesses(cluster, true) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(clusterProcesses(cluster, true)) > 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // pids lists the processes in /proc.
@@ -289,11 +306,4 @@ func statFields(pid int) []string {
 	}
 	s := string(b)
 	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-}
-
-// killProcessesOf kills leftover node processes of a cluster at test end.
-func killProcessesOf(cluster string) {
-	for _, pid := range processesOf(cluster) {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
 }
