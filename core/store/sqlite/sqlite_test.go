@@ -120,7 +120,9 @@ func TestRefusesFilesThatAreNotGroves(t *testing.T) {
 		why   string
 	}{
 		{"empty", func(t *testing.T, path string) { os.WriteFile(path, nil, 0o600) }, "is empty (0 bytes)"},
-		{"text", func(t *testing.T, path string) { os.WriteFile(path, []byte("not a database at all, but long enough to hold a header..........................................."), 0o600) }, "is not a SQLite database"},
+		{"text", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte("not a database at all, but long enough to hold a header..........................................."), 0o600)
+		}, "is not a SQLite database"},
 		{"header cut", func(t *testing.T, path string) { os.WriteFile(path, whole[:40], 0o600) }, "is truncated (40 bytes)"},
 		{"truncated", func(t *testing.T, path string) { os.WriteFile(path, whole[:len(whole)/2], 0o600) }, "is truncated"},
 		{"foreign", func(t *testing.T, path string) {
