@@ -215,9 +215,9 @@ var (
 // looked up, so it can never select an object by pattern.
 const wildcards = "%*?"
 
-// CheckRef refuses a reference that cannot name any object: an empty one, or
+// checkRef refuses a reference that cannot name any object: an empty one, or
 // one holding a wildcard character. kind names the object in the message.
-func CheckRef(kind, ident string) error {
+func checkRef(kind, ident string) error {
 	if ident == "" {
 		return &InvalidRefError{Kind: kind, Ident: ident, Rule: "an empty reference names nothing."}
 	}
@@ -233,7 +233,7 @@ func CheckRef(kind, ident string) error {
 // literal: the prefix is compared with substr, not LIKE, so '_' and '%' in a
 // reference are ordinary characters on both SQLite and PostgreSQL.
 func (s *SQL) find(ctx context.Context, kind, table, project, ident string, get func(id string) error) error {
-	if err := CheckRef(kind, ident); err != nil {
+	if err := checkRef(kind, ident); err != nil {
 		return err
 	}
 	ids := func(where string, arg string) ([]string, error) {
