@@ -43,7 +43,9 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	// The data dir holds the store, with every object's spec and metadata,
+	// and the plugins' logs: it is the agent user's alone.
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	a := &Agent{Config: cfg, log: log}
@@ -53,7 +55,7 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 			a.Close()
 		}
 	}()
-	lock, err := os.OpenFile(filepath.Join(cfg.DataDir, "agent.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	lock, err := os.OpenFile(filepath.Join(cfg.DataDir, "agent.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("lock data dir: %w", err)
 	}
@@ -65,15 +67,20 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	// Open into a concrete variable: a nil *store.SQL assigned to a.Store
+	// would be a non-nil interface, and Close would call through it.
+	var st *store.SQL
 	switch cfg.Store.Driver {
 	case "postgres":
-		a.Store, err = postgres.Open(ctx, cfg.Store.DSN)
+		st, err = postgres.Open(ctx, cfg.Store.DSN)
 	default:
-		a.Store, err = sqlite.Open(ctx, cfg.Store.DSN)
+		st, err = sqlite.Open(ctx, cfg.Store.DSN)
 	}
 	if err != nil {
 		return nil, err
 	}
+	a.Store = st
+	log.Info("store opened", "driver", cfg.Store.Driver, "location", st.Location(), "schema_version", st.SchemaVersion())
 	a.Host = host.New(log.Named("plugin"), cfg.DataDir)
 	cmd := cfg.Builtin
 	if len(cmd) == 0 {
@@ -179,7 +186,7 @@ func loadEngineID(dir string) (string, error) {
 		return strings.TrimSpace(string(b)), nil
 	}
 	id := uuid.NewString()
-	if err := os.WriteFile(path, []byte(id+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("write engine id: %w", err)
 	}
 	return id, nil

@@ -43,6 +43,14 @@ func HTTPStatus(err error) (int, string) {
 	if errors.As(err, &amb) {
 		return http.StatusBadRequest, "MultipleChoices"
 	}
+	if errors.Is(err, store.ErrInvalidRef) {
+		return http.StatusBadRequest, "BadRequest"
+	}
+	// The store's unique constraint caught what the check before the write
+	// missed (a concurrent create); it is the same conflict.
+	if errors.Is(err, store.ErrDuplicate) {
+		return http.StatusConflict, "ResourceInUse"
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		return http.StatusNotFound, "ResourceNotFound"
 	}

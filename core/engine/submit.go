@@ -609,11 +609,14 @@ func nonNegative(field string, v *int, min int) error {
 func bodyRef(field string, err error) error {
 	var nf *store.NotFoundError
 	var amb *store.AmbiguousError
+	var bad *store.InvalidRefError
 	switch {
 	case errors.As(err, &nf):
 		return BadRequest("%s: %s", field, nf.Error())
 	case errors.As(err, &amb):
 		return BadRequest("%s: %s", field, amb.Error())
+	case errors.As(err, &bad):
+		return BadRequest("%s: %s", field, bad.Error())
 	}
 	return err
 }

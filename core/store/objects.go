@@ -193,6 +193,9 @@ func clusterArgs(c *model.Cluster) []any {
 // CreateCluster implements Store.
 func (s *SQL) CreateCluster(ctx context.Context, c *model.Cluster) error {
 	_, err := s.exec(ctx, "INSERT INTO clusters ("+clusterCols+") VALUES ("+placeholders(20)+")", clusterArgs(c)...)
+	if s.unique(err) {
+		return &DuplicateError{Kind: "cluster", Name: c.Name}
+	}
 	if err != nil {
 		return fmt.Errorf("create cluster %s: %w", c.Name, err)
 	}
@@ -230,6 +233,9 @@ func (s *SQL) UpdateCluster(ctx context.Context, c *model.Cluster) error {
 	_, err := s.exec(ctx, `UPDATE clusters SET name = ?, profile_id = ?, usr = ?, project = ?, domain = ?, init_at = ?, created_at = ?, updated_at = ?,
 		min_size = ?, max_size = ?, desired_capacity = ?, next_index = ?, timeout = ?, status = ?, status_reason = ?, metadata = ?, data = ?, config = ?, dependents = ?
 		WHERE id = ?`, append(args[1:], c.ID)...)
+	if s.unique(err) {
+		return &DuplicateError{Kind: "cluster", Name: c.Name}
+	}
 	if err != nil {
 		return fmt.Errorf("update cluster %s: %w", c.Name, err)
 	}

@@ -3,10 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"regexp"
 	"sort"
 	"strconv"
@@ -14,16 +12,17 @@ import (
 	"time"
 )
 
-//go:embed migrations/*.sql
-var migrations embed.FS
-
 // SQL is the Store over database/sql, shared by SQLite and PostgreSQL. SQL is
 // written with ? placeholders and rebound to $n for PostgreSQL.
 type SQL struct {
-	db      *sql.DB
-	q       querier
-	dialect string
-	inTx    bool
+	db       *sql.DB
+	q        querier
+	dialect  string
+	location string
+	unique   func(error) bool
+	empty    bool
+	version  int64
+	inTx     bool
 }
 
 type querier interface {
@@ -32,74 +31,46 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// NewSQL wraps an open database and applies the embedded migrations.
-func NewSQL(ctx context.Context, db *sql.DB, dialect string) (*SQL, error) {
-	s := &SQL{db: db, q: db, dialect: dialect}
+// Backend describes the database under a SQL store.
+type Backend struct {
+	// Dialect is "sqlite" or "postgres".
+	Dialect string
+	// Location names the database in messages and logs: a file path, or a
+	// PostgreSQL host and database; never a password.
+	Location string
+	// IsUniqueViolation reports whether err is the driver's unique-constraint
+	// failure; the store turns it into a DuplicateError.
+	IsUniqueViolation func(error) bool
+	// MayBeEmpty lets NewSQL create the schema in a database without tables;
+	// otherwise such a database is refused as not Grove's. A SQLite store
+	// sets it only for a file it has just created itself.
+	MayBeEmpty bool
+}
+
+// NewSQL wraps an open database and migrates it to the newest schema. It
+// refuses (with ErrNotGrove) a database that holds tables but no Grove schema.
+func NewSQL(ctx context.Context, db *sql.DB, b Backend) (*SQL, error) {
+	s := &SQL{db: db, q: db, dialect: b.Dialect, location: b.Location, unique: b.IsUniqueViolation, empty: b.MayBeEmpty}
+	if s.unique == nil {
+		s.unique = func(error) bool { return false }
+	}
 	if err := s.migrate(ctx); err != nil {
-		return nil, fmt.Errorf("migrate %s store: %w", dialect, err)
+		return nil, fmt.Errorf("migrate %s store %s: %w", b.Dialect, b.Location, err)
 	}
 	return s, nil
-}
-
-func (s *SQL) migrate(ctx context.Context) error {
-	if _, err := s.db.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
-		return err
-	}
-	names, err := fs.Glob(migrations, "migrations/*.sql")
-	if err != nil {
-		return err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		version, err := strconv.Atoi(strings.SplitN(strings.TrimPrefix(name, "migrations/"), "_", 2)[0])
-		if err != nil {
-			return fmt.Errorf("migration %s: file name must start with a number", name)
-		}
-		err = s.InTx(ctx, func(tx Store) error {
-			t := tx.(*SQL)
-			var n int
-			if err := t.q.QueryRowContext(ctx, t.rebind(`SELECT COUNT(*) FROM schema_migrations WHERE version = ?`), version).Scan(&n); err != nil {
-				return err
-			}
-			if n > 0 {
-				return nil
-			}
-			body, err := migrations.ReadFile(name)
-			if err != nil {
-				return err
-			}
-			for _, stmt := range splitStatements(string(body)) {
-				if _, err := t.q.ExecContext(ctx, stmt); err != nil {
-					return fmt.Errorf("%s: %w", name, err)
-				}
-			}
-			_, err = t.q.ExecContext(ctx, t.rebind(`INSERT INTO schema_migrations (version) VALUES (?)`), version)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-var commentRE = regexp.MustCompile(`(?m)^\s*--.*$`)
-
-func splitStatements(body string) []string {
-	var out []string
-	for _, stmt := range strings.Split(commentRE.ReplaceAllString(body, ""), ";") {
-		if s := strings.TrimSpace(stmt); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // Dialect implements Store.
 func (s *SQL) Dialect() string { return s.dialect }
 
-// Close implements Store.
-func (s *SQL) Close() error { return s.db.Close() }
+// Close implements Store. Closing a nil store does nothing, so a failed open
+// held in a Store interface cannot panic on cleanup.
+func (s *SQL) Close() error {
+	if s == nil || s.db == nil {
+		return nil
+	}
+	return s.db.Close()
+}
 
 // DB exposes the database for tests and benchmarks.
 func (s *SQL) DB() *sql.DB { return s.db }
@@ -113,7 +84,9 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	if err := fn(&SQL{db: s.db, q: tx, dialect: s.dialect, inTx: true}); err != nil {
+	inner := *s
+	inner.q, inner.inTx = tx, true
+	if err := fn(&inner); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -232,12 +205,37 @@ type scanner interface{ Scan(dest ...any) error }
 
 // --- find and list
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+var (
+	uuidRE    = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	shortIDRE = regexp.MustCompile(`^[0-9a-fA-F-]+$`)
+)
+
+// wildcards are characters no id or name holds that match anything in SQL
+// LIKE or in shell globs; a reference holding one is refused rather than
+// looked up, so it can never select an object by pattern.
+const wildcards = "%*?"
+
+// checkRef refuses a reference that cannot name any object: an empty one, or
+// one holding a wildcard character. kind names the object in the message.
+func checkRef(kind, ident string) error {
+	if ident == "" {
+		return &InvalidRefError{Kind: kind, Ident: ident, Rule: "an empty reference names nothing."}
+	}
+	if strings.ContainsAny(ident, wildcards) {
+		return &InvalidRefError{Kind: kind, Ident: ident, Rule: "references are matched literally and must not contain '%', '*' or '?'."}
+	}
+	return nil
+}
 
 // find implements Senlin's lookup: a UUID-shaped ident is tried as id then
-// name; anything else as name, then as an id prefix. Several matches are an
-// AmbiguousError.
+// name; anything else as name, then as an id prefix of at least MinShortID
+// characters. Several matches are an AmbiguousError. Every comparison is
+// literal: the prefix is compared with substr, not LIKE, so '_' and '%' in a
+// reference are ordinary characters on both SQLite and PostgreSQL.
 func (s *SQL) find(ctx context.Context, kind, table, project, ident string, get func(id string) error) error {
+	if err := checkRef(kind, ident); err != nil {
+		return err
+	}
 	ids := func(where string, arg string) ([]string, error) {
 		q := "SELECT id FROM " + table + " WHERE " + where
 		args := []any{arg}
@@ -260,11 +258,16 @@ func (s *SQL) find(ctx context.Context, kind, table, project, ident string, get 
 		}
 		return out, rows.Err()
 	}
-	try := []struct{ where, arg string }{}
-	if uuidRE.MatchString(ident) {
-		try = append(try, struct{ where, arg string }{"id = ?", ident}, struct{ where, arg string }{"name = ?", ident})
-	} else {
-		try = append(try, struct{ where, arg string }{"name = ?", ident}, struct{ where, arg string }{"id LIKE ?", strings.NewReplacer("%", "", "_", "").Replace(ident) + "%"})
+	type lookup struct{ where, arg string }
+	var try []lookup
+	switch {
+	case uuidRE.MatchString(ident):
+		try = []lookup{{"id = ?", strings.ToLower(ident)}, {"name = ?", ident}}
+	case len(ident) >= MinShortID && shortIDRE.MatchString(ident):
+		// Ids are lowercase UUIDs; the length is a literal, never user input.
+		try = []lookup{{"name = ?", ident}, {"substr(id, 1, " + strconv.Itoa(len(ident)) + ") = ?", strings.ToLower(ident)}}
+	default:
+		try = []lookup{{"name = ?", ident}}
 	}
 	for _, t := range try {
 		found, err := ids(t.where, t.arg)

@@ -39,6 +39,57 @@ func (e *NotFoundError) Error() string {
 // Unwrap lets errors.Is(err, ErrNotFound) match.
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
+// ErrInvalidRef is returned (wrapped) when an id, name or short id cannot
+// name any object: it is empty or holds a wildcard character.
+var ErrInvalidRef = errors.New("invalid reference")
+
+// MinShortID is the shortest id prefix a lookup tries as a short id. Shorter
+// references are looked up only as names, so a one- or two-character
+// reference never picks an object by chance.
+const MinShortID = 6
+
+// InvalidRefError names a reference that cannot name any object and why.
+type InvalidRefError struct {
+	Kind  string
+	Ident string
+	// Rule is the broken rule, as a sentence.
+	Rule string
+}
+
+func (e *InvalidRefError) Error() string {
+	if e.Ident == "" {
+		return fmt.Sprintf("A %s id, name or short id is required; %s", e.Kind, e.Rule)
+	}
+	return fmt.Sprintf("The %s id, name or short id %q is not valid: %s", e.Kind, e.Ident, e.Rule)
+}
+
+// Unwrap lets errors.Is(err, ErrInvalidRef) match.
+func (e *InvalidRefError) Unwrap() error { return ErrInvalidRef }
+
+// ErrDuplicate is returned (wrapped) when a write would give a second object
+// of a kind a name that must be unique within a project.
+var ErrDuplicate = errors.New("duplicate name")
+
+// DuplicateError names the object a unique constraint refused. Its message is
+// the one the engine's check before the write gives, so a client sees the same
+// answer whichever of two concurrent requests lost.
+type DuplicateError struct {
+	Kind string
+	Name string
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("A %s named %q already exists; names must be unique within a project.", e.Kind, e.Name)
+}
+
+// Unwrap lets errors.Is(err, ErrDuplicate) match.
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+
+// ErrNotGrove is returned (wrapped) when a store is opened on a database that
+// is not Grove's: an empty, damaged or foreign file, or a PostgreSQL database
+// holding other tables.
+var ErrNotGrove = errors.New("not a Grove store")
+
 // SortKey is one sort key of a list.
 type SortKey struct {
 	Key  string

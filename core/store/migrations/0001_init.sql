@@ -1,3 +1,4 @@
+-- +goose Up
 -- Grove schema, version 1. Written once for SQLite and PostgreSQL: times are
 -- Unix microseconds in BIGINT, booleans are 0/1 INTEGER, documents are JSON TEXT.
 CREATE TABLE profiles (

@@ -1,3 +1,4 @@
+-- +goose Up
 -- Definition sets: which HCL definition set owns which object, by the name
 -- the set gives it. An object belongs to at most one set.
 CREATE TABLE set_objects (

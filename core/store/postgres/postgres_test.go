@@ -2,7 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/grovehq/grove/core/store"
@@ -11,25 +16,141 @@ import (
 	"github.com/grovehq/grove/core/store/storetest"
 )
 
+// newDB creates an empty database on srv and returns its DSN.
+func newDB(t *testing.T, srv *pgtest.Server, name string) string {
+	t.Helper()
+	admin, err := sql.Open("pgx", srv.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("host=%s port=%d user=postgres dbname=%s sslmode=disable", srv.Dir, srv.Port, name)
+}
+
 func TestConformance(t *testing.T) {
 	srv := pgtest.Start(t, 55441)
 	n := 0
 	storetest.Run(t, func(t *testing.T) store.Store {
 		n++
-		admin, err := postgres.Open(context.Background(), srv.DSN())
-		if err != nil {
-			t.Fatal(err)
-		}
-		db := fmt.Sprintf("conf%d", n)
-		if _, err := admin.DB().Exec("CREATE DATABASE " + db); err != nil {
-			t.Fatal(err)
-		}
-		admin.Close()
-		s, err := postgres.Open(context.Background(), fmt.Sprintf("host=%s port=%d user=postgres dbname=%s sslmode=disable", srv.Dir, srv.Port, db))
+		s, err := postgres.Open(context.Background(), newDB(t, srv, fmt.Sprintf("conf%d", n)))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { s.Close() })
 		return s
 	})
+}
+
+// TestConcurrentOpen: agents starting together on a fresh database all come
+// up on one schema. Before, most rounds of four concurrent opens failed with
+// "relation schema_migrations already exists" or a duplicate pg_type.
+func TestConcurrentOpen(t *testing.T) {
+	srv := pgtest.Start(t, 55442)
+	ctx := context.Background()
+	for round := range 10 {
+		dsn := newDB(t, srv, fmt.Sprintf("race%d", round))
+		const agents = 4
+		stores := make([]*store.SQL, agents)
+		errs := make([]error, agents)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range agents {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				stores[i], errs[i] = postgres.Open(ctx, dsn)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("round %d, open %d: %v", round, i, err)
+				continue
+			}
+			if v := stores[i].SchemaVersion(); v != 4 {
+				t.Errorf("round %d, open %d: schema version %d, want 4", round, i, v)
+			}
+		}
+		var versions, applied int
+		db, err := sql.Open("pgx", dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.QueryRow("SELECT COUNT(*), COUNT(DISTINCT version_id) FROM grove_schema_version").Scan(&versions, &applied); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if versions != 5 || applied != 5 {
+			t.Errorf("round %d: %d version rows (%d distinct), want versions 0 to 4 once each", round, versions, applied)
+		}
+		for _, s := range stores {
+			s.Close()
+		}
+	}
+}
+
+// TestUpgradeFromLegacySchema: a database migrated by Grove before goose
+// keeps working.
+func TestUpgradeFromLegacySchema(t *testing.T) {
+	srv := pgtest.Start(t, 55443)
+	dsn := newDB(t, srv, "legacy")
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.WriteLegacy(t, db)
+	db.Close()
+	for range 2 {
+		s, err := postgres.Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		storetest.CheckUpgraded(t, s)
+		s.Close()
+	}
+}
+
+// TestRefusesForeignDatabase: a database holding other tables but no Grove
+// schema is left alone.
+func TestRefusesForeignDatabase(t *testing.T) {
+	srv := pgtest.Start(t, 55444)
+	dsn := newDB(t, srv, "billing")
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE TABLE invoices (id INTEGER PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := postgres.Open(context.Background(), dsn)
+	if err == nil {
+		s.Close()
+		t.Fatal("opened a foreign database")
+	}
+	if !errors.Is(err, store.ErrNotGrove) || !strings.Contains(err.Error(), `"billing"`) || !strings.Contains(err.Error(), "invoices") {
+		t.Errorf("error %q does not name the database and its tables, or does not wrap ErrNotGrove", err)
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema()").Scan(&n); err != nil || n != 1 {
+		t.Errorf("the refused database has %d tables (%v), want its one table only", n, err)
+	}
+}
+
+// TestUnreachable: a server that is not there is an error with the cause.
+func TestUnreachable(t *testing.T) {
+	dir := t.TempDir()
+	s, err := postgres.Open(context.Background(), fmt.Sprintf("host=%s port=1 user=postgres dbname=grove sslmode=disable connect_timeout=2", filepath.Join(dir, "none")))
+	if err == nil {
+		s.Close()
+		t.Fatal("opened a store on no server")
+	}
+	if !strings.Contains(err.Error(), "connect to PostgreSQL database \"grove\"") || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("error %q does not name the database and the cause", err)
+	}
 }

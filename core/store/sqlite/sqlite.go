@@ -3,44 +3,191 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/grovehq/grove/core/store"
 )
 
-// Open opens (creating if needed) the store at path.
+// Open opens the store at path. Only where no file exists is a new store
+// created (mode 0600, in a directory created 0700): an empty, truncated or
+// foreign file is refused with an error wrapping store.ErrNotGrove, because
+// starting afresh over a lost store would orphan the nodes it tracked.
 func Open(ctx context.Context, path string) (*store.SQL, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create store directory: %w", err)
 	}
+	switch _, err := os.Stat(path); {
+	case errors.Is(err, os.ErrNotExist):
+		if err := create(ctx, path); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, fmt.Errorf("open SQLite store %s: %w", path, err)
+	default:
+		if err := checkFile(path); err != nil {
+			return nil, err
+		}
+	}
+	return open(ctx, path, false)
+}
+
+// create makes a new store at path. The schema is written to a temporary
+// file, in rollback-journal mode so that nothing but the file remains once it
+// is closed, and the file is then linked into place. A crash at any point
+// leaves either no store or a complete one, never an empty file that the next
+// start would have to refuse.
+func create(ctx context.Context, path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".new-*")
+	if err != nil {
+		return fmt.Errorf("create SQLite store %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	// CreateTemp makes the file 0600; SQLite gives its -wal and -shm files
+	// the database file's mode.
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("create SQLite store %s: %w", path, err)
+	}
+	s, err := open(ctx, tmp, true)
+	if err != nil {
+		return err
+	}
+	if err := s.Close(); err != nil {
+		return fmt.Errorf("create SQLite store %s: %w", path, err)
+	}
+	if err := syncFile(tmp); err != nil {
+		return fmt.Errorf("create SQLite store %s: %w", path, err)
+	}
+	// Link, unlike rename, never replaces a file: if another process created
+	// the store meanwhile, that one is used.
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("create SQLite store %s: %w", path, err)
+	}
+	return syncFile(filepath.Dir(path))
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// open opens path and migrates it. A new store (fresh) stays in SQLite's
+// default rollback-journal mode; every other is switched to WAL, but only once
+// it is known to be Grove's, so that a refused file is left as it was.
+func open(ctx context.Context, path string, fresh bool) (*store.SQL, error) {
 	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
-		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+		return nil, fmt.Errorf("open SQLite store %s: %w", path, err)
 	}
 	// SQLite has one writer at a time; one connection makes that explicit and
 	// avoids lock upgrades failing under load.
 	db.SetMaxOpenConns(1)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+		return nil, damaged(path, err)
 	}
-	s, err := store.NewSQL(ctx, db, "sqlite")
+	s, err := store.NewSQL(ctx, db, store.Backend{Dialect: "sqlite", Location: path, IsUniqueViolation: isUnique, MayBeEmpty: fresh})
 	if err != nil {
 		db.Close()
-		return nil, err
+		if errors.Is(err, store.ErrNotGrove) {
+			return nil, err
+		}
+		return nil, damaged(path, err)
+	}
+	if !fresh {
+		// WAL mode is stored in the file, so every later connection has it.
+		if _, err := s.DB().ExecContext(ctx, "PRAGMA journal_mode=WAL"); err != nil {
+			s.Close()
+			return nil, damaged(path, err)
+		}
 	}
 	return s, nil
+}
+
+// damaged explains a failure to read an existing store file.
+func damaged(path string, err error) error {
+	return fmt.Errorf("open SQLite store %s: %w; if the file is damaged, stop every process using it and restore it from a backup", path, err)
+}
+
+func isUnique(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+}
+
+// header is what every SQLite database file starts with.
+var header = []byte("SQLite format 3\x00")
+
+// checkFile refuses a file that cannot be a complete SQLite database, before
+// SQLite opens it: SQLite would treat an empty file as a new database, and
+// reads a truncated one until it meets the missing pages.
+func checkFile(path string) error {
+	refuse := func(why string) error {
+		return fmt.Errorf("the store file %s %s: %w. Grove creates a store only where no file exists, so that a lost store is never "+
+			"silently replaced by an empty one, orphaning the nodes it tracked; restore the file from a backup, or point the agent "+
+			"at another data dir", path, why, store.ErrNotGrove)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open SQLite store %s: %w", path, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("open SQLite store %s: %w", path, err)
+	}
+	if info.IsDir() {
+		return refuse("is a directory")
+	}
+	if info.Size() == 0 {
+		return refuse("is empty (0 bytes)")
+	}
+	// The header is the first 100 bytes; see https://www.sqlite.org/fileformat.html.
+	h := make([]byte, 100)
+	n, err := io.ReadFull(f, h)
+	if err != nil {
+		if got := h[:n]; bytes.HasPrefix(got, header) || bytes.HasPrefix(header, got) {
+			return refuse(fmt.Sprintf("is truncated (%d bytes)", info.Size()))
+		}
+		return refuse("is not a SQLite database")
+	}
+	if !bytes.Equal(h[:16], header) {
+		return refuse("is not a SQLite database")
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	// The page count in the header is valid only when the change counter
+	// matches the version-valid-for number, and the file is authoritative
+	// only when no write-ahead log holds newer pages.
+	valid := bytes.Equal(h[24:28], h[92:96])
+	if wal, err := os.Stat(path + "-wal"); err == nil && wal.Size() > 0 {
+		valid = false
+	}
+	if valid && pages > 0 && info.Size() < pages*pageSize {
+		return refuse(fmt.Sprintf("is truncated: it has %d bytes, its header says %d", info.Size(), pages*pageSize))
+	}
+	return nil
 }

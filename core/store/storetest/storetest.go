@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,6 +35,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DefinitionSets", testSets},
 		{"ReaperQueries", testReap},
 		{"HealthClaims", testHealthClaims},
+		{"LiteralLookups", testLiteralLookups},
+		{"ClusterNamesUnique", testUniqueNames},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,9 +64,9 @@ func must(t *testing.T, err error) {
 func testProfiles(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	a := profile("web", t0)
-	a.ID = "abcd0000-0000-4000-8000-000000000001"
+	a.ID = "abcd0010-0000-4000-8000-000000000001"
 	b := profile("db", t0.Add(time.Second))
-	b.ID = "abce0000-0000-4000-8000-000000000002"
+	b.ID = "abcd0020-0000-4000-8000-000000000002"
 	must(t, s.CreateProfile(ctx, a))
 	must(t, s.CreateProfile(ctx, b))
 	got, err := s.GetProfile(ctx, a.ID)
@@ -70,14 +74,14 @@ func testProfiles(t *testing.T, s store.Store) {
 	if got.Name != "web" || got.Properties["command"].([]any)[0] != "sleep" || !got.CreatedAt.Equal(t0) {
 		t.Fatalf("round trip lost data: %+v", got)
 	}
-	for ident, want := range map[string]string{a.ID: a.ID, "db": b.ID, "abcd": a.ID} {
+	for ident, want := range map[string]string{a.ID: a.ID, "db": b.ID, "abcd001": a.ID, "ABCD001": a.ID, strings.ToUpper(b.ID): b.ID} {
 		p, err := s.FindProfile(ctx, "p1", ident)
 		if err != nil || p.ID != want {
 			t.Errorf("find %q = %v, %v; want %s", ident, p, err, want)
 		}
 	}
 	var amb *store.AmbiguousError
-	if _, err := s.FindProfile(ctx, "p1", "abc"); !errors.As(err, &amb) {
+	if _, err := s.FindProfile(ctx, "p1", "abcd00"); !errors.As(err, &amb) {
 		t.Errorf("a prefix of two ids must be ambiguous, got %v", err)
 	}
 	if _, err := s.FindProfile(ctx, "p1", "nope"); !errors.Is(err, store.ErrNotFound) {
@@ -514,5 +518,105 @@ func testHealthClaims(t *testing.T, s store.Store) {
 	}
 	if !claim("c2", "b", t0.Add(23*time.Second)) {
 		t.Fatal("the agent that took the claim over holds it")
+	}
+}
+
+// testLiteralLookups: a reference is an id, a name or a short id of at least
+// store.MinShortID characters, compared literally. SQL LIKE's '_' and '%'
+// once matched any object.
+func testLiteralLookups(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: "5a7e0000-0000-4000-8000-000000000001", Name: "a_b", ProfileID: "p", Project: "p1", InitAt: t0, MaxSize: -1, Status: "ACTIVE"}
+	must(t, s.CreateCluster(ctx, c))
+	for _, ident := range []string{c.ID, "a_b", c.ID[:store.MinShortID], strings.ToUpper(c.ID[:8])} {
+		t.Run("found/"+ident, func(t *testing.T) {
+			got, err := s.FindCluster(ctx, "p1", ident)
+			if err != nil || got.ID != c.ID {
+				t.Errorf("FindCluster(%q) = %v, %v; want %s", ident, got, err, c.ID)
+			}
+		})
+	}
+	notFound := []string{"_", "__", "a_", "a__", "axb", "A_B", "______", "5a7e_", "5a7e0_", `5a7e\`, `\`, "[5a]", "5a7e0", "5a7e-", c.ID[:store.MinShortID-1], c.ID + "0"}
+	for _, ident := range notFound {
+		t.Run("not found/"+ident, func(t *testing.T) {
+			got, err := s.FindCluster(ctx, "p1", ident)
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("FindCluster(%q) = %v, %v; want not found", ident, got, err)
+			}
+		})
+	}
+	for _, ident := range []string{"", "%", "%%", "5a7e%", "a%b", "*", "5a7e*", "?", "a?b"} {
+		t.Run("refused/"+ident, func(t *testing.T) {
+			got, err := s.FindCluster(ctx, "p1", ident)
+			var bad *store.InvalidRefError
+			if !errors.As(err, &bad) || !errors.Is(err, store.ErrInvalidRef) || bad.Kind != "cluster" {
+				t.Errorf("FindCluster(%q) = %v, %v; want an InvalidRefError", ident, got, err)
+			}
+		})
+	}
+	// The same rules for every kind of object.
+	p := profile("only", t0)
+	must(t, s.CreateProfile(ctx, p))
+	for _, ident := range []string{"", "%", "_"} {
+		if got, err := s.FindProfile(ctx, "p1", ident); err == nil {
+			t.Errorf("FindProfile(%q) = %s; a wildcard must not pick the only profile", ident, got.ID)
+		}
+	}
+}
+
+// testUniqueNames: a cluster name is unique within a project, enforced by
+// the database so that concurrent creates cannot both succeed.
+func testUniqueNames(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	cluster := func(name, project string) *model.Cluster {
+		return &model.Cluster{ID: uuid.NewString(), Name: name, ProfileID: "p", Project: project, InitAt: t0, MaxSize: -1, Status: "INIT"}
+	}
+	must(t, s.CreateCluster(ctx, cluster("web", "p1")))
+	err := s.CreateCluster(ctx, cluster("web", "p1"))
+	var dup *store.DuplicateError
+	if !errors.As(err, &dup) || !errors.Is(err, store.ErrDuplicate) || dup.Kind != "cluster" || dup.Name != "web" {
+		t.Fatalf("second cluster named web: %v; want a DuplicateError", err)
+	}
+	if want := `A cluster named "web" already exists; names must be unique within a project.`; err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	must(t, s.CreateCluster(ctx, cluster("web", "p2")))
+	other := cluster("db", "p1")
+	must(t, s.CreateCluster(ctx, other))
+	other.Name = "web"
+	if err := s.UpdateCluster(ctx, other); !errors.As(err, &dup) {
+		t.Errorf("renaming a cluster to a taken name: %v; want a DuplicateError", err)
+	}
+	// In a transaction, as the engine writes, and all at once.
+	const n = 10
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = s.InTx(ctx, func(tx store.Store) error { return tx.CreateCluster(ctx, cluster("race", "p1")) })
+		}()
+	}
+	close(start)
+	wg.Wait()
+	created := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			created++
+		case !errors.As(err, &dup):
+			t.Errorf("concurrent create: %v; want success or a DuplicateError", err)
+		}
+	}
+	if created != 1 {
+		t.Errorf("%d of %d concurrent creates of one name succeeded; want 1", created, n)
+	}
+	all, err := s.ListClusters(ctx, store.ListOpts{Project: "p1", Filters: map[string][]string{"name": {"race"}}})
+	must(t, err)
+	if len(all) != 1 {
+		t.Errorf("%d clusters named race; want 1", len(all))
 	}
 }

@@ -1,0 +1,83 @@
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+)
+
+//go:embed testdata/legacy_v3.sql
+var legacyV3 string
+
+// WriteLegacy writes into an empty database the schema as Grove wrote it
+// before its migrations moved to goose (versions 1 to 3, recorded in
+// schema_migrations), with a profile and three clusters; two of them share a
+// name in one project, which version 4 no longer allows.
+func WriteLegacy(t testing.TB, db *sql.DB) {
+	t.Helper()
+	body := regexp.MustCompile(`(?m)^\s*--.*$`).ReplaceAllString(legacyV3, "")
+	for _, stmt := range strings.Split(body, ";") {
+		if stmt = strings.TrimSpace(stmt); stmt == "" {
+			continue
+		}
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatalf("write legacy schema: %v\n%s", err, stmt)
+		}
+	}
+}
+
+// CheckUpgraded checks a store opened on what WriteLegacy wrote: it is at
+// the newest schema version, the old version table is gone, the rows are
+// kept, and the younger of the two clusters sharing a name was renamed.
+func CheckUpgraded(t testing.TB, s *store.SQL) {
+	t.Helper()
+	ctx := context.Background()
+	if v := s.SchemaVersion(); v != 4 {
+		t.Errorf("schema version %d after the upgrade, want 4", v)
+	}
+	if _, err := s.DB().Exec("SELECT version FROM schema_migrations"); err == nil {
+		t.Error("schema_migrations is still there after the upgrade")
+	}
+	var applied []int64
+	rows, err := s.DB().Query("SELECT version_id FROM grove_schema_version ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		applied = append(applied, v)
+	}
+	rows.Close()
+	if want := []int64{0, 1, 2, 3, 4}; !slices.Equal(applied, want) {
+		t.Errorf("recorded versions %v, want %v (each once)", applied, want)
+	}
+	if p, err := s.FindProfile(ctx, "p1", "pr"); err != nil || p.ID != "0f000000-0000-4000-8000-000000000001" {
+		t.Errorf("the profile did not survive the upgrade: %v, %v", p, err)
+	}
+	for id, want := range map[string]string{
+		"c1000000-0000-4000-8000-000000000001": "web",
+		"c2000000-0000-4000-8000-000000000002": "web-c2000000",
+		"c3000000-0000-4000-8000-000000000003": "web",
+	} {
+		c, err := s.GetCluster(ctx, id)
+		if err != nil || c.Name != want {
+			t.Errorf("cluster %s after the upgrade: %v, %v; want named %s", id, c, err, want)
+		}
+	}
+	// The upgraded store enforces the new rule.
+	c := &model.Cluster{ID: "c4000000-0000-4000-8000-000000000004", Name: "web", ProfileID: "p", Project: "p1", InitAt: t0, MaxSize: -1, Status: "INIT"}
+	if err := s.CreateCluster(ctx, c); !errors.Is(err, store.ErrDuplicate) {
+		t.Errorf("a third cluster named web in p1 after the upgrade: %v; want a DuplicateError", err)
+	}
+}
