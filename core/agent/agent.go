@@ -137,8 +137,11 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Bind, err)
 	}
 	a.Addr = "http://" + ln.Addr().String()
-	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Version: version, Logger: log.Named("api"), Host: a.Host}),
-		ReadHeaderTimeout: 10 * time.Second}
+	// The timeouts keep a slow or idle client from holding a connection
+	// (and its goroutine) forever; no request needs longer to be sent.
+	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Version: version, Logger: log.Named("api"), Host: a.Host,
+		MaxRequestBytes: cfg.API.MaxRequestBytes}),
+		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
 	go func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("API server stopped", "error", err)

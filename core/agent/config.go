@@ -23,6 +23,8 @@ type Config struct {
 	LogLevel   string         `hcl:"log_level,optional"`
 	Store      *StoreConfig   `hcl:"store,block"`
 	Workers    *WorkersConfig `hcl:"workers,block"`
+	// API tunes the HTTP API.
+	API *APIConfig `hcl:"api,block"`
 	// Orchestrator tunes health checks and the reaper.
 	Orchestrator *OrchestratorConfig `hcl:"orchestrator,block"`
 	Plugins      []PluginConfig      `hcl:"plugin,block"`
@@ -35,6 +37,13 @@ type Config struct {
 type StoreConfig struct {
 	Driver string `hcl:"driver"` // sqlite or postgres
 	DSN    string `hcl:"dsn,optional"`
+}
+
+// APIConfig tunes the HTTP API.
+type APIConfig struct {
+	// MaxRequestBytes bounds a request body (default 1 MiB); a larger body
+	// is answered 413 without being read.
+	MaxRequestBytes int64 `hcl:"max_request_bytes,optional"`
 }
 
 // WorkersConfig sizes the engine.
@@ -115,6 +124,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Workers == nil {
 		c.Workers = &WorkersConfig{}
+	}
+	if c.API == nil {
+		c.API = &APIConfig{}
+	}
+	if c.API.MaxRequestBytes < 0 {
+		return fmt.Errorf("api.max_request_bytes must be a positive number of bytes, got %d", c.API.MaxRequestBytes)
 	}
 	if c.Orchestrator == nil {
 		c.Orchestrator = &OrchestratorConfig{}
