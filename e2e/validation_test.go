@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -231,12 +233,14 @@ func TestValidation(t *testing.T) {
 	resp.Body.Close()
 }
 
-// TestRequestBodyLimitConfig: api.max_request_bytes in the agent config
-// replaces the 1 MiB default.
+// TestRequestBodyLimitConfig: the api block of the agent config sets the
+// body limit and the read and idle timeouts, so a client that sends slowly
+// or idles is disconnected.
 func TestRequestBodyLimitConfig(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agent.hcl")
-	if err := os.WriteFile(cfg, []byte("api {\n  max_request_bytes = 4096\n}\n"), 0o600); err != nil {
+	hcl := "api {\n  max_request_bytes = 4096\n  read_timeout = \"2s\"\n  idle_timeout = \"2s\"\n}\n"
+	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	a := startAgent(t, dir, "-config", cfg)
@@ -246,6 +250,40 @@ func TestRequestBodyLimitConfig(t *testing.T) {
 		t.Errorf("a 5 KB body under a 4 KiB limit: want 413 naming 4096 bytes, got %d %+v", status, eb)
 	}
 	a.webProfile("small") // a body under the limit is served as usual
+
+	host := strings.TrimPrefix(a.addr, "http://")
+	closedWithin := func(what, send string, answered bool) {
+		t.Helper()
+		conn, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(conn, send); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(conn)
+		if answered {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		// The agent closes the connection; the 30-second deadline is
+		// only there so a missing timeout fails instead of hanging.
+		_, err = io.Copy(io.Discard, br)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("%s: the agent kept the connection open for 30 seconds", what)
+		}
+	}
+	closedWithin("a body that never finishes", "POST /v1/profiles HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", false)
+	closedWithin("an idle keep-alive connection", "GET /v1/ HTTP/1.1\r\nHost: x\r\n\r\n", true)
 }
 
 // rawPost posts a body as given and returns the status and fault body.

@@ -44,6 +44,12 @@ type APIConfig struct {
 	// MaxRequestBytes bounds a request body (default 1 MiB); a larger body
 	// is answered 413 without being read.
 	MaxRequestBytes int64 `hcl:"max_request_bytes,optional"`
+	// ReadTimeout bounds how long a client may take to send a whole
+	// request ("60s").
+	ReadTimeout string `hcl:"read_timeout,optional"`
+	// IdleTimeout is how long an idle keep-alive connection is kept
+	// ("120s").
+	IdleTimeout string `hcl:"idle_timeout,optional"`
 }
 
 // WorkersConfig sizes the engine.
@@ -140,6 +146,14 @@ func (c *Config) Validate() error {
 		}
 		if d, err := time.ParseDuration(v); err != nil || d < 0 {
 			return fmt.Errorf("%s must be a duration such as \"5s\", got %q", field, v)
+		}
+	}
+	for field, v := range map[string]*string{"api.read_timeout": &c.API.ReadTimeout, "api.idle_timeout": &c.API.IdleTimeout} {
+		if *v == "" {
+			*v = map[string]string{"api.read_timeout": "60s", "api.idle_timeout": "120s"}[field]
+		}
+		if d, err := time.ParseDuration(*v); err != nil || d <= 0 {
+			return fmt.Errorf("%s must be a positive duration such as \"60s\", got %q", field, *v)
 		}
 	}
 	for _, p := range c.Plugins {
