@@ -2,7 +2,9 @@ package api
 
 import (
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -78,10 +80,11 @@ func ValidateSettings(config map[string]any) []FieldError {
 			add(field, "%q is not a non-negative duration such as \"5s\" or \"1m\".", s)
 		}
 	}
+	// Judged on the number as sent: converting first would wrap 1e20.
 	intAtLeast := func(field string, v any, min float64) {
 		f, ok := v.(float64)
-		if !ok || f != float64(int64(f)) || f < min {
-			add(field, "must be an integer of at least %v, got %v.", min, quote(v))
+		if !ok || f != math.Trunc(f) || f < min || f > math.MaxInt32 {
+			add(field, "must be an integer from %v to %d, got %s.", min, math.MaxInt32, quoteNumber(v))
 		}
 	}
 	strList := func(field string, v any) {
@@ -188,6 +191,14 @@ func quote(v any) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return fmt.Sprint(v)
+}
+
+// quoteNumber writes a value for a message; whole numbers in full.
+func quoteNumber(v any) string {
+	if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return quote(v)
 }
 
 func quoteAll(ss []string) []string {

@@ -1,10 +1,18 @@
 package e2e
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/grovehq/grove/api"
 )
@@ -127,6 +135,21 @@ func TestValidation(t *testing.T) {
 		{"node action unknown", "POST", "/v1/nodes/orphan/actions", map[string]any{"reboot": map[string]any{}}, 400, []string{"Unrecognized action 'reboot'"}},
 		{"action cancel bad status", "PATCH", "/v1/actions/" + r.ActionID(), map[string]any{"action": map[string]any{"status": "SUCCEEDED"}}, 400, []string{"only CANCELLED"}},
 		{"action cancel finished", "PATCH", "/v1/actions/" + r.ActionID(), map[string]any{"action": map[string]any{"status": "CANCELLED"}}, 409, []string{"already SUCCEEDED"}},
+		// numbers are judged as sent, before conversion (docs/api.md "Request limits")
+		{"cluster timeout wraps a duration", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "timeout": 18446744074}}, 400, []string{"timeout", "at most 2147483647", "got 18446744074"}},
+		{"cluster huge desired", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "desired_capacity": 1e20}}, 400, []string{"desired_capacity", "at most 2147483647", "got 100000000000000000000"}},
+		{"update timeout wraps a duration", "PATCH", "/v1/clusters/v", map[string]any{"cluster": map[string]any{"timeout": 18446744074}}, 400, []string{"timeout", "at most 2147483647", "got 18446744074"}},
+		{"update huge max", "PATCH", "/v1/clusters/v", map[string]any{"cluster": map[string]any{"max_size": 9223372036854775807}}, 400, []string{"max_size", "at most 2147483647", "got 9223372036854775808"}},
+		{"scale_out huge count", "POST", "/v1/clusters/v/actions", map[string]any{"scale_out": map[string]any{"count": 1e20}}, 400, []string{"scale_out.count", "at most 2147483647", "got 100000000000000000000"}},
+		{"scale_in count wraps int", "POST", "/v1/clusters/v/actions", map[string]any{"scale_in": map[string]any{"count": 9223372036854775807}}, 400, []string{"scale_in.count", "at most 2147483647", "got 9223372036854775808"}},
+		{"resize huge percentage", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"adjustment_type": "CHANGE_IN_PERCENTAGE", "number": 1e300}}, 400, []string{"resize.number", "from -2147483647 to 2147483647", "got 1e+300"}},
+		{"resize huge min_size", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"min_size": 1e20}}, 400, []string{"resize.min_size", "at most 2147483647", "got 100000000000000000000"}},
+		{"resize huge min_step", "POST", "/v1/clusters/v/actions", map[string]any{"resize": map[string]any{"adjustment_type": "CHANGE_IN_PERCENTAGE", "number": 10, "min_step": 1e19}}, 400, []string{"resize.min_step", "at most 2147483647", "got 10000000000000000000"}},
+		{"policy_update huge priority", "POST", "/v1/clusters/v/actions", map[string]any{"policy_update": map[string]any{"policy_id": "del", "priority": 1e20}}, 400, []string{"policy_update.priority", "at most 2147483647", "got 100000000000000000000"}},
+		{"profile huge stop_timeout", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"x"}, "stop_timeout": 1e20}}}}, 400, []string{"spec.properties.stop_timeout", "at most 3600", "got 100000000000000000000"}},
+		{"container huge memory", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "container.docker", "version": "1.0", "properties": map[string]any{"image": "x", "memory": 1e20}}}}, 400, []string{"spec.properties.memory", "at most 1073741824", "got 100000000000000000000"}},
+		{"container port out of range", "POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": "x", "spec": map[string]any{"type": "container.docker", "version": "1.0", "properties": map[string]any{"image": "x", "ports": []any{70000}}}}}, 400, []string{"spec.properties.ports[0]", "at most 65535", "got 70000"}},
+		{"config huge max_attempts", "POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "c1", "profile_id": "p", "config": map[string]any{"grove.restart": map[string]any{"max_attempts": 1e20}}}}, 400, []string{"restart.max_attempts", "from 0 to 2147483647", "got 100000000000000000000"}},
 		// lists
 		{"list unknown param", "GET", "/v1/clusters?colour=red", nil, 400, []string{"Invalid parameter colour"}},
 		{"list bad sort key", "GET", "/v1/clusters?sort=colour", nil, 400, []string{"Unsupported sort key 'colour'"}},
@@ -159,6 +182,35 @@ func TestValidation(t *testing.T) {
 		}
 	}
 
+	// Bodies the JSON decoder alone would have accepted are refused, and a
+	// body over the limit is refused without being read: today's agent
+	// read a 200 MB body whole and grew to 8.7 GB.
+	for _, c := range []struct{ name, body, want string }{
+		{"trailing data", `{"cluster": {"name": "c1", "profile_id": "p"}} {"cluster": {}}`, "data after its JSON object"},
+		{"duplicate key", `{"cluster": {"name": "c1", "profile_id": "p", "name": "c2"}}`, `"name" appears twice`},
+	} {
+		status, eb := rawPost(t, a.addr+"/v1/clusters", strings.NewReader(c.body), int64(len(c.body)))
+		if status != 400 || !strings.Contains(eb.Error.Message, c.want) {
+			t.Errorf("%s: want a 400 saying %q, got %d %+v", c.name, c.want, status, eb)
+		}
+	}
+	for _, declared := range []bool{true, false} {
+		const huge = 200 << 20
+		r := &endlessBody{prefix: `{"cluster": {"name": "c1", "profile_id": "p", "metadata": {"k": "`}
+		length := int64(-1)
+		if declared {
+			length = huge
+		}
+		start := time.Now()
+		status, eb := rawPost(t, a.addr+"/v1/clusters", io.LimitReader(r, huge), length)
+		if status != http.StatusRequestEntityTooLarge || eb.Error.Type != "RequestEntityTooLarge" || !strings.Contains(eb.Error.Message, "1048576 bytes") {
+			t.Errorf("200 MB body (declared length %v): want 413, got %d %+v", declared, status, eb)
+		}
+		if n := r.read.Load(); n > 32<<20 || time.Since(start) > 10*time.Second {
+			t.Errorf("200 MB body (declared length %v): the agent took %v and made the client send %d bytes before answering", declared, time.Since(start), n)
+		}
+	}
+
 	// Lookups by short id and ambiguous names.
 	a.webProfile("twin")
 	a.webProfile("twin")
@@ -179,4 +231,99 @@ func TestValidation(t *testing.T) {
 		t.Errorf("microversion 2.0: %v %v", resp.StatusCode, err)
 	}
 	resp.Body.Close()
+}
+
+// TestRequestBodyLimitConfig: the api block of the agent config sets the
+// body limit and the read and idle timeouts, so a client that sends slowly
+// or idles is disconnected.
+func TestRequestBodyLimitConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agent.hcl")
+	hcl := "api {\n  max_request_bytes = 4096\n  read_timeout = \"2s\"\n  idle_timeout = \"2s\"\n}\n"
+	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a := startAgent(t, dir, "-config", cfg)
+	body := `{"profile": {"name": "big", "metadata": {"k": "` + strings.Repeat("x", 5000) + `"}}}`
+	status, eb := rawPost(t, a.addr+"/v1/profiles", strings.NewReader(body), -1)
+	if status != http.StatusRequestEntityTooLarge || !strings.Contains(eb.Error.Message, "4096 bytes") {
+		t.Errorf("a 5 KB body under a 4 KiB limit: want 413 naming 4096 bytes, got %d %+v", status, eb)
+	}
+	a.webProfile("small") // a body under the limit is served as usual
+
+	host := strings.TrimPrefix(a.addr, "http://")
+	closedWithin := func(what, send string, answered bool) {
+		t.Helper()
+		conn, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(conn, send); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(conn)
+		if answered {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		// The agent closes the connection; the 30-second deadline is
+		// only there so a missing timeout fails instead of hanging.
+		_, err = io.Copy(io.Discard, br)
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("%s: the agent kept the connection open for 30 seconds", what)
+		}
+	}
+	closedWithin("a body that never finishes", "POST /v1/profiles HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", false)
+	closedWithin("an idle keep-alive connection", "GET /v1/ HTTP/1.1\r\nHost: x\r\n\r\n", true)
+}
+
+// rawPost posts a body as given and returns the status and fault body.
+func rawPost(t *testing.T, url string, body io.Reader, length int64) (int, api.ErrorBody) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = length
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	var eb api.ErrorBody
+	if resp.StatusCode >= 400 {
+		if err := json.NewDecoder(resp.Body).Decode(&eb); err != nil {
+			t.Fatalf("POST %s: HTTP %d with a body that is not Senlin's fault body: %v", url, resp.StatusCode, err)
+		}
+	}
+	return resp.StatusCode, eb
+}
+
+// endlessBody yields a JSON prefix and then 'a' forever, counting what it
+// hands out, without ever holding the body in memory.
+type endlessBody struct {
+	prefix string
+	read   atomic.Int64
+}
+
+func (e *endlessBody) Read(p []byte) (int, error) {
+	n := 0
+	if off := e.read.Load(); off < int64(len(e.prefix)) {
+		n = copy(p, e.prefix[off:])
+	}
+	for i := n; i < len(p); i++ {
+		p[i] = 'a'
+	}
+	e.read.Add(int64(len(p)))
+	return len(p), nil
 }

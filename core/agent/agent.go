@@ -144,8 +144,14 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Bind, err)
 	}
 	a.Addr = "http://" + ln.Addr().String()
-	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Version: version, Logger: log.Named("api"), Host: a.Host}),
-		ReadHeaderTimeout: 10 * time.Second}
+	// The timeouts keep a slow or idle client from holding a connection
+	// (and its goroutine) forever. ReadTimeout also ends the context of a
+	// request still running after it; no handler runs that long (work is
+	// queued as actions).
+	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Version: version, Logger: log.Named("api"), Host: a.Host,
+		MaxRequestBytes: cfg.API.MaxRequestBytes}),
+		ReadHeaderTimeout: min(10*time.Second, parseDuration(cfg.API.ReadTimeout)), ReadTimeout: parseDuration(cfg.API.ReadTimeout),
+		IdleTimeout: parseDuration(cfg.API.IdleTimeout)}
 	go func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("API server stopped", "error", err)

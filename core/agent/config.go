@@ -23,6 +23,8 @@ type Config struct {
 	LogLevel   string         `hcl:"log_level,optional"`
 	Store      *StoreConfig   `hcl:"store,block"`
 	Workers    *WorkersConfig `hcl:"workers,block"`
+	// API tunes the HTTP API.
+	API *APIConfig `hcl:"api,block"`
 	// Orchestrator tunes health checks and the reaper.
 	Orchestrator *OrchestratorConfig `hcl:"orchestrator,block"`
 	Plugins      []PluginConfig      `hcl:"plugin,block"`
@@ -35,6 +37,19 @@ type Config struct {
 type StoreConfig struct {
 	Driver string `hcl:"driver"` // sqlite or postgres
 	DSN    string `hcl:"dsn,optional"`
+}
+
+// APIConfig tunes the HTTP API.
+type APIConfig struct {
+	// MaxRequestBytes bounds a request body (default 1 MiB); a larger body
+	// is answered 413 without being read.
+	MaxRequestBytes int64 `hcl:"max_request_bytes,optional"`
+	// ReadTimeout bounds how long a client may take to send a whole
+	// request ("60s").
+	ReadTimeout string `hcl:"read_timeout,optional"`
+	// IdleTimeout is how long an idle keep-alive connection is kept
+	// ("120s").
+	IdleTimeout string `hcl:"idle_timeout,optional"`
 }
 
 // WorkersConfig sizes the engine.
@@ -116,6 +131,12 @@ func (c *Config) Validate() error {
 	if c.Workers == nil {
 		c.Workers = &WorkersConfig{}
 	}
+	if c.API == nil {
+		c.API = &APIConfig{}
+	}
+	if c.API.MaxRequestBytes < 0 {
+		return fmt.Errorf("api.max_request_bytes must be a positive number of bytes, got %d", c.API.MaxRequestBytes)
+	}
 	if c.Orchestrator == nil {
 		c.Orchestrator = &OrchestratorConfig{}
 	}
@@ -125,6 +146,14 @@ func (c *Config) Validate() error {
 		}
 		if d, err := time.ParseDuration(v); err != nil || d < 0 {
 			return fmt.Errorf("%s must be a duration such as \"5s\", got %q", field, v)
+		}
+	}
+	for field, v := range map[string]*string{"api.read_timeout": &c.API.ReadTimeout, "api.idle_timeout": &c.API.IdleTimeout} {
+		if *v == "" {
+			*v = map[string]string{"api.read_timeout": "60s", "api.idle_timeout": "120s"}[field]
+		}
+		if d, err := time.ParseDuration(*v); err != nil || d <= 0 {
+			return fmt.Errorf("%s must be a positive duration such as \"60s\", got %q", field, *v)
 		}
 	}
 	for _, p := range c.Plugins {

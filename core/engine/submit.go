@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -383,16 +384,16 @@ func (e *Engine) CreateCluster(ctx context.Context, c Caller, req ClusterCreate)
 	if req.Profile == "" {
 		return nil, nil, BadRequest("profile_id is required.")
 	}
-	if err := nonNegative("desired_capacity", req.DesiredCapacity, 0); err != nil {
+	if err := inRange("desired_capacity", req.DesiredCapacity, 0, MaxCount); err != nil {
 		return nil, nil, err
 	}
-	if err := nonNegative("min_size", req.MinSize, 0); err != nil {
+	if err := inRange("min_size", req.MinSize, 0, MaxCount); err != nil {
 		return nil, nil, err
 	}
-	if err := nonNegative("max_size", req.MaxSize, -1); err != nil {
+	if err := inRange("max_size", req.MaxSize, -1, MaxCount); err != nil {
 		return nil, nil, err
 	}
-	if err := nonNegative("timeout", req.Timeout, 0); err != nil {
+	if err := inRange("timeout", req.Timeout, 0, MaxTimeout); err != nil {
 		return nil, nil, err
 	}
 	if err := validateSettings(req.Config); err != nil {
@@ -471,7 +472,7 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 		inputs["config"] = req.Config
 	}
 	if req.Timeout != nil {
-		if err := nonNegative("timeout", req.Timeout, 0); err != nil {
+		if err := inRange("timeout", req.Timeout, 0, MaxTimeout); err != nil {
 			return nil, nil, err
 		}
 		if *req.Timeout != cl.Timeout {
@@ -496,13 +497,13 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 		}
 	}
 	if req.DesiredCapacity != nil || req.MinSize != nil || req.MaxSize != nil {
-		if err := nonNegative("desired_capacity", req.DesiredCapacity, 0); err != nil {
+		if err := inRange("desired_capacity", req.DesiredCapacity, 0, MaxCount); err != nil {
 			return nil, nil, err
 		}
-		if err := nonNegative("min_size", req.MinSize, 0); err != nil {
+		if err := inRange("min_size", req.MinSize, 0, MaxCount); err != nil {
 			return nil, nil, err
 		}
-		if err := nonNegative("max_size", req.MaxSize, -1); err != nil {
+		if err := inRange("max_size", req.MaxSize, -1, MaxCount); err != nil {
 			return nil, nil, err
 		}
 		b := scaling.Bounds{Desired: cl.DesiredCapacity, Min: cl.MinSize, Max: cl.MaxSize}
@@ -594,14 +595,66 @@ func (e *Engine) CancelAction(ctx context.Context, c Caller, ident string, force
 
 // --- helpers
 
-func nonNegative(field string, v *int, min int) error {
-	if v != nil && *v < min {
-		if min == 0 {
-			return BadRequest("%s must be a non-negative integer, got %d.", field, *v)
-		}
-		return BadRequest("%s must be at least %d, got %d.", field, min, *v)
+// Numeric bounds of the API (docs/api.md "Request limits"). Senlin keeps
+// sizes and timeouts in 32-bit columns; 2^31-1 seconds is also far inside
+// what time.Duration holds, so a timeout can never wrap into the past.
+const (
+	// MaxTimeout is the largest action or cluster timeout, in seconds.
+	MaxTimeout = math.MaxInt32
+	// MaxCount is the largest size, count, adjustment or priority.
+	MaxCount = math.MaxInt32
+)
+
+// inRange checks an optional integer field against [min, max].
+func inRange(field string, v *int, min, max int) error {
+	if v != nil && (*v < min || *v > max) {
+		return RangeError(field, min, max, strconv.Itoa(*v))
 	}
 	return nil
+}
+
+// RangeError is the 400 for a number outside its field's range; got is the
+// number as the client sent it.
+func RangeError(field string, min, max int, got string) error {
+	switch min {
+	case 0:
+		return BadRequest("%s must be a non-negative integer of at most %d, got %s.", field, max, got)
+	case 1:
+		return BadRequest("%s must be a positive integer of at most %d, got %s.", field, max, got)
+	}
+	return BadRequest("%s must be at least %d and at most %d, got %s.", field, min, max, got)
+}
+
+// FormatNumber writes a JSON number for an error message: whole numbers
+// in full (18446744074, not 1.8446744074e+10), others as Go reads them.
+func FormatNumber(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// intParam reads an integer action parameter (a number or numeric string)
+// and checks its range before converting it.
+func intParam(field string, v any, min, max int) (int, error) {
+	f, err := scaling.Float(v)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, RangeError(field, min, max, quoteValue(v))
+	}
+	if f != math.Trunc(f) || f < float64(min) || f > float64(max) {
+		return 0, RangeError(field, min, max, FormatNumber(f))
+	}
+	return int(f), nil
+}
+
+func quoteValue(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	if f, ok := v.(float64); ok {
+		return FormatNumber(f)
+	}
+	return fmt.Sprint(v)
 }
 
 // bodyRef turns a failed lookup of an id given in a request body into a 400

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -296,6 +297,30 @@ func (e *Engine) resizeInputs(ctx context.Context, cl *model.Cluster, p map[stri
 	} else if hasNum {
 		return nil, BadRequest("Missing adjustment_type value for size adjustment.")
 	}
+	// Range-check the numbers as sent, before anything converts them, so
+	// an error shows the client's value and arithmetic cannot overflow.
+	for _, b := range []struct {
+		key      string
+		min, max int
+	}{{"number", -MaxCount, MaxCount}, {"min_size", 0, MaxCount}, {"max_size", -1, MaxCount}, {"min_step", 0, MaxCount}} {
+		v, ok := p[b.key]
+		if !ok || v == nil {
+			continue
+		}
+		f, err := scaling.Float(v)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, BadRequest("resize.%s must be a number, got %s.", b.key, quoteValue(v))
+		}
+		if b.key != "number" && f != math.Trunc(f) {
+			return nil, BadRequest("resize.%s must be an integer, got %s.", b.key, FormatNumber(f))
+		}
+		if f < float64(b.min) || f > float64(b.max) {
+			if b.key == "number" {
+				return nil, BadRequest("resize.number must be a number from %d to %d, got %s.", b.min, b.max, FormatNumber(f))
+			}
+			return nil, RangeError("resize."+b.key, b.min, b.max, FormatNumber(f))
+		}
+	}
 	r, err := scaling.ResizeFromInputs(p)
 	if err != nil {
 		return nil, BadRequest("resize.%s.", err)
@@ -352,9 +377,9 @@ func (e *Engine) scaleInputs(ctx context.Context, cl *model.Cluster, name string
 	if !ok || v == nil {
 		return map[string]any{}, nil
 	}
-	n, err := scaling.Int(v)
-	if err != nil || n <= 0 {
-		return nil, BadRequest("%s.count must be a positive integer, got %v.", name, v)
+	n, err := intParam(name+".count", v, 1, MaxCount)
+	if err != nil {
+		return nil, err
 	}
 	count, err := e.store.CountNodes(ctx, cl.ID)
 	if err != nil {
@@ -391,9 +416,9 @@ func (e *Engine) policyInputs(ctx context.Context, c Caller, cl *model.Cluster, 
 				}
 				inputs[k] = b
 			case "priority":
-				n, err := scaling.Int(v)
-				if err != nil || n < 0 {
-					return "", nil, BadRequest("%s.priority must be a non-negative integer.", name)
+				n, err := intParam(name+".priority", v, 0, MaxCount)
+				if err != nil {
+					return "", nil, err
 				}
 				inputs[k] = n
 			}

@@ -249,7 +249,7 @@ func (s *Server) createProfile(w http.ResponseWriter, r *http.Request, c engine.
 	if err := only(body, "profile.", "name", "spec", "metadata"); err != nil {
 		return err
 	}
-	name, err := str(body, "name")
+	name, err := nameField(body, "name")
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func (s *Server) createProfile(w http.ResponseWriter, r *http.Request, c engine.
 	if err != nil {
 		return err
 	}
-	meta, err := object(body, "metadata")
+	meta, err := metadata(body, "metadata")
 	if err != nil {
 		return err
 	}
@@ -303,11 +303,11 @@ func (s *Server) updateProfile(w http.ResponseWriter, r *http.Request, c engine.
 	if err := only(body, "profile.", "name", "metadata"); err != nil {
 		return err
 	}
-	name, err := str(body, "name")
+	name, err := nameField(body, "name")
 	if err != nil {
 		return err
 	}
-	meta, err := object(body, "metadata")
+	meta, err := metadata(body, "metadata")
 	if err != nil {
 		return err
 	}
@@ -354,7 +354,7 @@ func (s *Server) createPolicy(w http.ResponseWriter, r *http.Request, c engine.C
 	if err := only(body, "policy.", "name", "spec"); err != nil {
 		return err
 	}
-	name, err := str(body, "name")
+	name, err := nameField(body, "name")
 	if err != nil {
 		return err
 	}
@@ -404,7 +404,7 @@ func (s *Server) updatePolicy(w http.ResponseWriter, r *http.Request, c engine.C
 	if err := only(body, "policy.", "name"); err != nil {
 		return err
 	}
-	name, err := str(body, "name")
+	name, err := nameField(body, "name")
 	if err != nil {
 		return err
 	}
@@ -452,21 +452,19 @@ func (s *Server) createCluster(w http.ResponseWriter, r *http.Request, c engine.
 		return err
 	}
 	var req engine.ClusterCreate
-	name, err := str(body, "name")
+	name, err := nameField(body, "name")
 	if err != nil {
 		return err
 	}
-	profile, err := str(body, "profile_id")
+	profile, err := nameField(body, "profile_id")
 	if err != nil {
 		return err
 	}
 	req.Name, req.Profile = deref(name), deref(profile)
-	for k, dst := range map[string]**int{"desired_capacity": &req.DesiredCapacity, "min_size": &req.MinSize, "max_size": &req.MaxSize, "timeout": &req.Timeout} {
-		if *dst, err = integer(body, k); err != nil {
-			return err
-		}
+	if err := sizes(body, &req.DesiredCapacity, &req.MinSize, &req.MaxSize, &req.Timeout); err != nil {
+		return err
 	}
-	if req.Metadata, err = object(body, "metadata"); err != nil {
+	if req.Metadata, err = metadata(body, "metadata"); err != nil {
 		return err
 	}
 	if req.Config, err = object(body, "config"); err != nil {
@@ -477,6 +475,23 @@ func (s *Server) createCluster(w http.ResponseWriter, r *http.Request, c engine.
 		return err
 	}
 	return s.accepted(w, a, map[string]any{"cluster": s.toCluster(s.ctx(r), cl)})
+}
+
+// sizes reads a cluster's size fields and timeout, each checked against
+// its range before it becomes an int.
+func sizes(body map[string]any, desired, min, max, timeout **int) error {
+	var err error
+	if *desired, err = integer(body, "desired_capacity", 0, engine.MaxCount); err != nil {
+		return err
+	}
+	if *min, err = integer(body, "min_size", 0, engine.MaxCount); err != nil {
+		return err
+	}
+	if *max, err = integer(body, "max_size", -1, engine.MaxCount); err != nil {
+		return err
+	}
+	*timeout, err = integer(body, "timeout", 0, engine.MaxTimeout)
+	return err
 }
 
 func (s *Server) showCluster(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
@@ -497,10 +512,10 @@ func (s *Server) updateCluster(w http.ResponseWriter, r *http.Request, c engine.
 		return err
 	}
 	var req engine.ClusterUpdate
-	if req.Name, err = str(body, "name"); err != nil {
+	if req.Name, err = nameField(body, "name"); err != nil {
 		return err
 	}
-	if req.Profile, err = str(body, "profile_id"); err != nil {
+	if req.Profile, err = nameField(body, "profile_id"); err != nil {
 		return err
 	}
 	po, err := boolean(body, "profile_only")
@@ -508,16 +523,14 @@ func (s *Server) updateCluster(w http.ResponseWriter, r *http.Request, c engine.
 		return err
 	}
 	req.ProfileOnly = po != nil && *po
-	if req.Metadata, err = object(body, "metadata"); err != nil {
+	if req.Metadata, err = metadata(body, "metadata"); err != nil {
 		return err
 	}
 	if req.Config, err = object(body, "config"); err != nil {
 		return err
 	}
-	for k, dst := range map[string]**int{"desired_capacity": &req.DesiredCapacity, "min_size": &req.MinSize, "max_size": &req.MaxSize, "timeout": &req.Timeout} {
-		if *dst, err = integer(body, k); err != nil {
-			return err
-		}
+	if err := sizes(body, &req.DesiredCapacity, &req.MinSize, &req.MaxSize, &req.Timeout); err != nil {
+		return err
 	}
 	cl, a, err := s.e.UpdateCluster(s.ctx(r), c, r.PathValue("id"), req)
 	if err != nil {
@@ -675,13 +688,13 @@ func (s *Server) createNode(w http.ResponseWriter, r *http.Request, c engine.Cal
 	}
 	var req engine.NodeCreate
 	for k, dst := range map[string]*string{"name": &req.Name, "profile_id": &req.Profile, "cluster_id": &req.Cluster, "role": &req.Role} {
-		v, err := str(body, k)
+		v, err := nameField(body, k)
 		if err != nil {
 			return err
 		}
 		*dst = deref(v)
 	}
-	if req.Metadata, err = object(body, "metadata"); err != nil {
+	if req.Metadata, err = metadata(body, "metadata"); err != nil {
 		return err
 	}
 	n, a, err := s.e.CreateNode(s.ctx(r), c, req)
@@ -709,16 +722,16 @@ func (s *Server) updateNode(w http.ResponseWriter, r *http.Request, c engine.Cal
 		return err
 	}
 	var req engine.NodeUpdate
-	if req.Name, err = str(body, "name"); err != nil {
+	if req.Name, err = nameField(body, "name"); err != nil {
 		return err
 	}
-	if req.Profile, err = str(body, "profile_id"); err != nil {
+	if req.Profile, err = nameField(body, "profile_id"); err != nil {
 		return err
 	}
-	if req.Role, err = str(body, "role"); err != nil {
+	if req.Role, err = nameField(body, "role"); err != nil {
 		return err
 	}
-	if req.Metadata, err = object(body, "metadata"); err != nil {
+	if req.Metadata, err = metadata(body, "metadata"); err != nil {
 		return err
 	}
 	if req.Tainted, err = boolean(body, "tainted"); err != nil {
@@ -888,7 +901,7 @@ func (s *Server) claimObject(w http.ResponseWriter, r *http.Request, c engine.Ca
 	if err != nil {
 		return err
 	}
-	name, err := str(body, "name")
+	name, err := nameField(body, "name")
 	if err != nil {
 		return err
 	}

@@ -38,6 +38,9 @@ type Options struct {
 	Version string
 	Logger  hclog.Logger
 	Host    *host.Host
+	// MaxRequestBytes bounds a request body (DefaultMaxRequestBytes when
+	// zero); a larger one is answered 413 without being read.
+	MaxRequestBytes int64
 }
 
 // Server serves the API.
@@ -52,6 +55,9 @@ type Server struct {
 func New(e *engine.Engine, opts Options) *Server {
 	if opts.Project == "" {
 		opts.Project = "default"
+	}
+	if opts.MaxRequestBytes <= 0 {
+		opts.MaxRequestBytes = DefaultMaxRequestBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
@@ -95,6 +101,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("OpenStack-API-Version", "clustering "+ver)
 	w.Header().Set("Vary", "OpenStack-API-Version")
+	// A body that says it is too large is refused before a byte of it is
+	// read; one that does not say (chunked) is cut off at the limit.
+	if r.ContentLength > s.opts.MaxRequestBytes {
+		w.Header().Set("Connection", "close")
+		s.fail(w, bodyTooLarge(s.opts.MaxRequestBytes))
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes)
 	start := time.Now()
 	s.mux.ServeHTTP(w, r)
 	s.opts.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
@@ -146,114 +160,6 @@ func (s *Server) accepted(w http.ResponseWriter, a *model.Action, body any) erro
 	}
 	s.writeJSON(w, http.StatusAccepted, body)
 	return nil
-}
-
-// decode reads a JSON object body; key, when set, is the envelope key.
-func decode(r *http.Request, key string) (map[string]any, error) {
-	var body map[string]any
-	dec := json.NewDecoder(r.Body)
-	dec.UseNumber()
-	if err := dec.Decode(&body); err != nil {
-		return nil, engine.BadRequest("The request body is not a JSON object: %v.", err)
-	}
-	body = normaliseNumbers(body).(map[string]any)
-	if key == "" {
-		return body, nil
-	}
-	inner, ok := body[key].(map[string]any)
-	if !ok {
-		return nil, engine.BadRequest("The request body must be {\"%s\": {...}}.", key)
-	}
-	return inner, nil
-}
-
-// normaliseNumbers turns json.Number into float64, keeping precision
-// questions out of the engine.
-func normaliseNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, val := range x {
-			x[k] = normaliseNumbers(val)
-		}
-		return x
-	case []any:
-		for i, val := range x {
-			x[i] = normaliseNumbers(val)
-		}
-		return x
-	}
-	return v
-}
-
-// Body field helpers: each names the field and the rule when the type is wrong.
-
-func str(body map[string]any, k string) (*string, error) {
-	v, ok := body[k]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	s, ok := v.(string)
-	if !ok {
-		return nil, engine.BadRequest("%s must be a string.", k)
-	}
-	return &s, nil
-}
-
-func integer(body map[string]any, k string) (*int, error) {
-	v, ok := body[k]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	var f float64
-	switch x := v.(type) {
-	case float64:
-		f = x
-	case string:
-		var err error
-		f, err = strconv.ParseFloat(x, 64)
-		if err != nil {
-			return nil, engine.BadRequest("%s must be an integer, got %q.", k, x)
-		}
-	default:
-		return nil, engine.BadRequest("%s must be an integer.", k)
-	}
-	if f != float64(int(f)) {
-		return nil, engine.BadRequest("%s must be an integer, got %v.", k, f)
-	}
-	n := int(f)
-	return &n, nil
-}
-
-func boolean(body map[string]any, k string) (*bool, error) {
-	v, ok := body[k]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	switch x := v.(type) {
-	case bool:
-		return &x, nil
-	case string:
-		b, err := strconv.ParseBool(x)
-		if err == nil {
-			return &b, nil
-		}
-	}
-	return nil, engine.BadRequest("%s must be a boolean.", k)
-}
-
-func object(body map[string]any, k string) (map[string]any, error) {
-	v, ok := body[k]
-	if !ok || v == nil {
-		return nil, nil
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return nil, engine.BadRequest("%s must be an object.", k)
-	}
-	return m, nil
 }
 
 func only(body map[string]any, prefix string, allowed ...string) error {

@@ -40,6 +40,12 @@ const (
 	labelMemory  = "grove.memory_mib" // MiB reserved, for a host's load
 )
 
+// Bounds of the cpu and memory properties.
+const (
+	maxCPU       = 4096    // cores
+	maxMemoryMiB = 1 << 30 // 1 PiB
+)
+
 // Type returns the profile type registration.
 func Type() sdk.ProfileType {
 	d := &Driver{}
@@ -53,10 +59,12 @@ func Type() sdk.ProfileType {
 			"command": {Type: schema.List, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Command and arguments (default: the image's)."},
 			"env":     {Type: schema.Map, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Environment variables."},
 			"labels":  {Type: schema.Map, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Container labels."},
-			"ports": {Type: schema.List, Elem: &schema.Property{Type: schema.Integer}, Description: "The container port the app listens on. With host networking one port, " +
+			"ports": {Type: schema.List, Elem: &schema.Property{Type: schema.Integer, Constraints: []schema.Constraint{schema.Range(schema.F(1), schema.F(65535))}}, Description: "The container port the app listens on. With host networking one port, " +
 				"and the app must listen on $PORT (the port allocated for the node on 127.0.0.1)."},
-			"cpu":     {Type: schema.Number, Updatable: true, Description: "CPU limit in cores; updated in place.", Constraints: []schema.Constraint{schema.Range(schema.F(0), nil)}},
-			"memory":  {Type: schema.Integer, Updatable: true, Description: "Memory limit in MiB; updated in place.", Constraints: []schema.Constraint{schema.Range(schema.F(0), nil)}},
+			// The upper bounds keep cpu*1e9 (nano-CPUs) and memory<<20 (bytes)
+			// inside int64.
+			"cpu":     {Type: schema.Number, Updatable: true, Description: "CPU limit in cores; updated in place.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(maxCPU))}},
+			"memory":  {Type: schema.Integer, Updatable: true, Description: "Memory limit in MiB; updated in place.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(maxMemoryMiB))}},
 			"volumes": {Type: schema.List, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Bind mounts, host:container[:ro]."},
 			"network": {Type: schema.String, Default: "host", Description: "host (default) or none. Grove never creates bridge networks.",
 				Constraints: []schema.Constraint{schema.AllowedValues("host", "none")}},

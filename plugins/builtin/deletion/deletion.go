@@ -5,6 +5,7 @@ package deletion
 import (
 	"context"
 	"fmt"
+	"math"
 
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/scaling"
@@ -28,7 +29,7 @@ func Type() sdk.PolicyType {
 			"criteria": {Type: schema.String, Default: scaling.Random, Description: "How victims are chosen.",
 				Constraints: []schema.Constraint{schema.AllowedValues(scaling.OldestFirst, scaling.OldestProfileFirst, scaling.YoungestFirst, scaling.Random)}},
 			"destroy_after_deletion":  {Type: schema.Boolean, Default: true, Description: "Destroy removed nodes instead of keeping them as orphans."},
-			"grace_period":            {Type: schema.Integer, Default: int64(0), Description: "Seconds to wait before removing nodes.", Constraints: []schema.Constraint{schema.Range(schema.F(0), nil)}},
+			"grace_period":            {Type: schema.Integer, Default: int64(0), Description: "Seconds to wait before removing nodes.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(math.MaxInt32))}},
 			"reduce_desired_capacity": {Type: schema.Boolean, Default: true, Description: "Lower desired_capacity by the number of nodes removed."},
 			"hooks": {Type: schema.Map, Default: map[string]any{}, Description: "Lifecycle hooks (version 1.1). Not supported by Grove yet; must be empty.",
 				Schema: schema.Schema{

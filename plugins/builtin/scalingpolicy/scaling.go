@@ -30,10 +30,10 @@ func Type() sdk.PolicyType {
 			"adjustment": {Type: schema.Map, Default: map[string]any{}, Schema: schema.Schema{
 				"type": {Type: schema.String, Default: scaling.ChangeInCapacity,
 					Constraints: []schema.Constraint{schema.AllowedValues(scaling.ExactCapacity, scaling.ChangeInCapacity, scaling.ChangeInPercentage)}},
-				"number":      {Type: schema.Number, Default: float64(1), Constraints: []schema.Constraint{{Type: "Range", Min: schema.F(math.SmallestNonzeroFloat64)}}},
-				"min_step":    {Type: schema.Integer, Default: int64(1), Constraints: []schema.Constraint{schema.Range(schema.F(0), nil)}},
+				"number":      {Type: schema.Number, Default: float64(1), Constraints: []schema.Constraint{{Type: "Range", Min: schema.F(math.SmallestNonzeroFloat64), Max: schema.F(math.MaxInt32)}}},
+				"min_step":    {Type: schema.Integer, Default: int64(1), Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(math.MaxInt32))}},
 				"best_effort": {Type: schema.Boolean, Default: false},
-				"cooldown":    {Type: schema.Integer, Default: int64(0), Description: "Seconds after a scaling during which the next one is refused.", Constraints: []schema.Constraint{schema.Range(schema.F(0), nil)}},
+				"cooldown":    {Type: schema.Integer, Default: int64(0), Description: "Seconds after a scaling during which the next one is refused.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(math.MaxInt32))}},
 			}},
 		},
 		Targets: []sdk.Target{

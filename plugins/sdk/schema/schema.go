@@ -102,6 +102,10 @@ func Range(min, max *float64) Constraint { return Constraint{Type: "Range", Min:
 // Length builds a Length constraint on strings, lists and maps.
 func Length(min, max *float64) Constraint { return Constraint{Type: "Length", Min: min, Max: max} }
 
+// MaxExactInteger is the largest magnitude of an Integer property: the
+// largest integer a JSON number (a float64) holds exactly, 2^53-1.
+const MaxExactInteger = 1<<53 - 1
+
 // F returns a pointer to f, for Range and Length bounds.
 func F(f float64) *float64 { return &f }
 
@@ -166,6 +170,18 @@ func (s Schema) names() []string {
 }
 
 func (p *Property) validate(field string, v any) (any, Diagnostics) {
+	if p.Type == Integer || p.Type == Number {
+		// Range constraints see the number as sent, before it is converted:
+		// 1e20 is "at most 3600, got 1e+20", not a wrapped int64.
+		for _, c := range p.Constraints {
+			if c.Type != "Range" {
+				continue
+			}
+			if d := c.check(field, v); d != nil {
+				return nil, Diagnostics{*d}
+			}
+		}
+	}
 	nv, err := p.coerce(field, v)
 	if err != nil {
 		return nil, Diagnostics{*err}
@@ -229,6 +245,11 @@ func (p *Property) coerce(field string, v any) (any, *Diagnostic) {
 		f, ok := toFloat(v)
 		if !ok || f != math.Trunc(f) {
 			return nil, bad("an integer")
+		}
+		// Beyond 2^53 a JSON number is no longer an exact integer, and
+		// beyond 2^63 int64(f) wraps.
+		if math.Abs(f) > MaxExactInteger {
+			return nil, &Diagnostic{Field: field, Message: fmt.Sprintf("must be an integer from %d to %d, got %s.", -MaxExactInteger, MaxExactInteger, number(f))}
 		}
 		return int64(f), nil
 	case Number:
@@ -295,10 +316,10 @@ func (c Constraint) check(field string, v any) *Diagnostic {
 			return nil
 		}
 		if c.Min != nil && f < *c.Min {
-			return &Diagnostic{Field: field, Message: fmt.Sprintf("must be at least %v, got %v.", *c.Min, f)}
+			return &Diagnostic{Field: field, Message: fmt.Sprintf("must be at least %s, got %s.", number(*c.Min), number(f))}
 		}
 		if c.Max != nil && f > *c.Max {
-			return &Diagnostic{Field: field, Message: fmt.Sprintf("must be at most %v, got %v.", *c.Max, f)}
+			return &Diagnostic{Field: field, Message: fmt.Sprintf("must be at most %s, got %s.", number(*c.Max), number(f))}
 		}
 	case "Length":
 		var n int
@@ -330,6 +351,15 @@ func (c Constraint) check(field string, v any) *Diagnostic {
 		}
 	}
 	return nil
+}
+
+// number writes a number for a message: whole numbers in full
+// (1073741824, not 1.073741824e+09), others as Go reads them.
+func number(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e21 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
 func toFloat(v any) (float64, bool) {

@@ -76,3 +76,22 @@ func TestNotUpdatable(t *testing.T) {
 		t.Errorf("NotUpdatable = %v", got)
 	}
 }
+
+// TestIntegerRangeAsSent: a huge number is judged as sent, never after
+// int64 has wrapped it.
+func TestIntegerRangeAsSent(t *testing.T) {
+	for _, c := range []struct {
+		props map[string]any
+		want  string
+	}{
+		{map[string]any{"command": []any{"x"}, "count": 1e20}, "properties.count: must be at most 10, got 100000000000000000000."},
+		{map[string]any{"command": []any{"x"}, "count": "-1e300"}, "properties.count: must be at least 0, got -1e+300."},
+		{map[string]any{"command": []any{"x"}, "nested": map[string]any{"port": 1e20}}, "properties.nested.port: must be an integer from -9007199254740991 to 9007199254740991, got 100000000000000000000."},
+		{map[string]any{"command": []any{"x"}, "nested": map[string]any{"port": -9.3e18}}, "got -9300000000000000000"},
+	} {
+		_, diags := testSchema().Validate("properties", c.props)
+		if len(diags) != 1 || !strings.Contains(diags.Error(), c.want) {
+			t.Errorf("%v: want %q, got %v", c.props, c.want, diags)
+		}
+	}
+}
