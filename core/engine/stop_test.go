@@ -131,6 +131,9 @@ func TestClusterActionsEndCancelledOrTimedOut(t *testing.T) {
 				if c.name == "delete" && got.Status != model.ClusterError {
 					t.Errorf("after the delete ended, the cluster is %s (%s), want ERROR", got.Status, got.StatusReason)
 				}
+				if u, _ := got.Data["update"].(map[string]any); c.name == "update" && u["status"] != "stopped" {
+					t.Errorf("after the update ended, its progress reads %v, want stopped", u["status"])
+				}
 				h.childrenEnd(a.ID)
 			})
 		}
