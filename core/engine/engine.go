@@ -418,8 +418,8 @@ func (e *Engine) finish(parent context.Context, a *model.Action, err error) {
 		if serr := e.store.SignalChildren(ctx, a.ID, model.SignalCancel, now); serr != nil {
 			e.log.Error("cancel children", "action", a.ID, "error", serr)
 		}
-		e.cancelRunningChildren(ctx, a.ID)
-		if !a.IsNodeAction() {
+		if !a.IsNodeAction() { // node actions have no children nor cluster to settle
+			e.cancelRunningChildren(ctx, a.ID)
 			e.unstick(ctx, a)
 		}
 	}
