@@ -161,7 +161,9 @@ func (e *Engine) forkEach(ctx context.Context, tx store.Store, a *model.Action, 
 // eval_status: mutate may adjust desired, min and max first. opErr, when
 // set, is appended to the reason.
 func (e *Engine) settle(ctx context.Context, clusterID, op string, mutate func(cl *model.Cluster, count int), opErr error) error {
-	ctx = context.WithoutCancel(ctx)
+	// It records how an operation ended, also one cut short by its context.
+	ctx, cancel := detached(ctx)
+	defer cancel()
 	nodes, err := e.store.ClusterNodes(ctx, clusterID)
 	if err != nil {
 		return err
@@ -211,11 +213,11 @@ func (e *Engine) doClusterCreate(ctx context.Context, a *model.Action) error {
 	}
 	werr := e.waitChildren(ctx, a)
 	if werr != nil && (errors.Is(werr, errCancelled) || ctx.Err() != nil) {
-		_ = e.settle(ctx, cl.ID, model.ClusterCreateAction, nil, fmt.Errorf("Cluster creation stopped: %v.", werr))
+		_ = e.settle(ctx, cl.ID, model.ClusterCreateAction, nil, fmt.Errorf("Cluster creation stopped: %w.", werr))
 		return werr
 	}
 	if werr != nil {
-		werr = fmt.Errorf("Failed in creating nodes: %v", werr)
+		werr = fmt.Errorf("Failed in creating nodes: %w", werr)
 	}
 	if err := e.settle(ctx, cl.ID, model.ClusterCreateAction, nil, werr); err != nil {
 		return err
@@ -259,9 +261,8 @@ func (e *Engine) doClusterDelete(ctx context.Context, a *model.Action) error {
 		return err
 	}
 	if err := e.waitChildren(ctx, a); err != nil {
-		_ = e.store.InTx(context.WithoutCancel(ctx), func(tx store.Store) error {
-			return e.setClusterStatus(ctx, tx, cl.ID, model.ClusterError, "Failed in deleting nodes: "+err.Error(), nil)
-		})
+		// finish moves the cluster out of DELETING (unstick), with the
+		// action's reason: a timeout reads as one.
 		return fmt.Errorf("Failed in deleting nodes: %w", err)
 	}
 	if err := e.store.DeleteCluster(ctx, cl.ID); err != nil {
@@ -513,7 +514,7 @@ func (e *Engine) applySize(ctx context.Context, a *model.Action, cl *model.Clust
 	}
 	werr := e.waitChildren(ctx, a)
 	if werr != nil {
-		werr = fmt.Errorf("Failed in resizing the cluster: %v", werr)
+		werr = fmt.Errorf("Failed in resizing the cluster: %w", werr)
 	}
 	if err := e.settle(ctx, cl.ID, a.Action, nil, werr); err != nil {
 		return err
@@ -664,7 +665,7 @@ func (e *Engine) doDelNodes(ctx context.Context, a *model.Action) error {
 	}
 	werr := e.waitChildren(ctx, a)
 	if werr != nil {
-		werr = fmt.Errorf("Failed in deleting nodes: %v", werr)
+		werr = fmt.Errorf("Failed in deleting nodes: %w", werr)
 	}
 	if err := e.settle(ctx, cl.ID, a.Action, func(c *model.Cluster, count int) {
 		if reduce {
@@ -737,7 +738,7 @@ func (e *Engine) doClusterCheck(ctx context.Context, a *model.Action) error {
 		return err
 	}
 	if werr != nil {
-		return fmt.Errorf("Cluster check found unhealthy nodes: %v", werr)
+		return fmt.Errorf("Cluster check found unhealthy nodes: %w", werr)
 	}
 	a.StatusReason = "Cluster checking completed."
 	return nil
@@ -779,7 +780,7 @@ func (e *Engine) doClusterRecover(ctx context.Context, a *model.Action) error {
 		return err
 	}
 	if werr != nil {
-		return fmt.Errorf("Failed in recovering the cluster: %v", werr)
+		return fmt.Errorf("Failed in recovering the cluster: %w", werr)
 	}
 	return e.end(ctx, a, cl.ID, "Cluster recovery succeeded.")
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -24,44 +25,59 @@ func EvalStatus(op string, active, desired, minSize, maxSize int) (string, strin
 	return model.ClusterWarning, fmt.Sprintf("%s: number of active nodes is above max_size (%d).", op, maxSize)
 }
 
-// NodeName expands a node.name.format: $nR is n random letters and digits,
-// $nr n random lower-case letters and digits, $nI the index zero-padded to n.
+// nameDirective is a node.name.format directive, as Senlin's
+// format_node_name reads it: "$", a width of up to eight digits (optional),
+// and R, r or I.
+var nameDirective = regexp.MustCompile(`\$(\d{0,8})([rRI])`)
+
+// maxNameLen is the longest valid name (model.ValidateName); a wider
+// directive is cut to it rather than building a name no one can use.
+const maxNameLen = 255
+
+// NodeName expands a node.name.format as Senlin does: $nR is n random
+// letters and digits starting with a letter, $nr the same in lower case, and
+// $nI the index zero-padded to n digits. Without a width, $R and $r are 8
+// characters and $I is the index unpadded. Anything else is literal; an
+// empty format is "node-$8R".
 func NodeName(format string, index int, rng *rand.Rand) string {
 	if format == "" {
 		format = "node-$8R"
 	}
-	const upper = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-	const lower = "abcdefghijklmnopqrstuvwxyz0123456789"
-	var b strings.Builder
-	for i := 0; i < len(format); i++ {
-		if format[i] != '$' {
-			b.WriteByte(format[i])
-			continue
+	return nameDirective.ReplaceAllStringFunc(format, func(d string) string {
+		kind, digits := d[len(d)-1], d[1:len(d)-1]
+		width := -1
+		if digits != "" {
+			width, _ = strconv.Atoi(digits)
+			width = min(width, maxNameLen)
 		}
-		j := i + 1
-		for j < len(format) && format[j] >= '0' && format[j] <= '9' {
-			j++
-		}
-		if j == i+1 || j >= len(format) {
-			b.WriteByte('$')
-			continue
-		}
-		n, _ := strconv.Atoi(format[i+1 : j])
-		switch format[j] {
-		case 'R', 'r':
-			set := upper
-			if format[j] == 'r' {
-				set = lower
+		if kind == 'I' {
+			if width < 0 {
+				return strconv.Itoa(index)
 			}
-			for k := 0; k < n; k++ {
-				b.WriteByte(set[rng.IntN(len(set))])
-			}
-		case 'I':
-			fmt.Fprintf(&b, "%0*d", n, index)
-		default:
-			b.WriteString(format[i : j+1])
+			return fmt.Sprintf("%0*d", width, index)
 		}
-		i = j
+		if width < 0 {
+			width = 8
+		}
+		name := randomName(rng, width)
+		if kind == 'r' {
+			name = strings.ToLower(name)
+		}
+		return name
+	})
+}
+
+// randomName is Senlin's random_name: a letter, then letters and digits.
+func randomName(rng *rand.Rand, n int) string {
+	const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	const alnum = letters + "0123456789"
+	b := make([]byte, n)
+	for i := range b {
+		set := alnum
+		if i == 0 {
+			set = letters
+		}
+		b[i] = set[rng.IntN(len(set))]
 	}
-	return b.String()
+	return string(b)
 }

@@ -27,19 +27,36 @@ func TestEvalStatus(t *testing.T) {
 }
 
 func TestNodeName(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 1))
-	cases := map[string]string{
-		"":              `^node-[A-Za-z0-9]{8}$`,
-		"web-$3I":       `^web-007$`,
-		"x-$4r-$2I":     `^x-[a-z0-9]{4}-07$`,
-		"literal$":      `^literal\$$`,
-		"cost-$5":       `^cost-\$5$`,
-		"keep-$2Q-tail": `^keep-\$2Q-tail$`,
+	cases := []struct {
+		name, format string
+		index        int
+		want         string // a regular expression the whole name matches
+	}{
+		{"empty format is node-$8R", "", 7, `node-[A-Za-z][A-Za-z0-9]{7}`},
+		{"$R without a width is 8 random characters", "web-$R", 7, `web-[A-Za-z][A-Za-z0-9]{7}`},
+		{"$r without a width is 8 lower-case characters", "web-$r", 7, `web-[a-z][a-z0-9]{7}`},
+		{"$I without a width is the index unpadded", "web-$I", 7, `web-7`},
+		{"$I without a width keeps every digit", "web-$I", 1234, `web-1234`},
+		{"$nI pads the index to n digits", "web-$3I", 7, `web-007`},
+		{"$nI never cuts the index", "web-$2I", 1234, `web-1234`},
+		{"$nR is n random characters", "web-$3R", 7, `web-[A-Za-z][A-Za-z0-9]{2}`},
+		{"$nr is n lower-case characters", "x-$4r-$2I", 7, `x-[a-z][a-z0-9]{3}-07`},
+		{"$0R is empty", "a$0Rb", 7, `ab`},
+		{"directives anywhere", "$I.$R", 12, `12\.[A-Za-z][A-Za-z0-9]{7}`},
+		{"a $ before a directive is literal", "$$I", 7, `\$7`},
+		{"a trailing $ is literal", "literal$", 7, `literal\$`},
+		{"a width alone is literal", "cost-$5", 7, `cost-\$5`},
+		{"an unknown letter is literal", "keep-$2Q-tail", 7, `keep-\$2Q-tail`},
+		{"a width of nine digits is literal, as in Senlin", "n-$123456789I", 7, `n-\$123456789I`},
+		{"a width beyond the longest name is cut to it", "$99999999R", 7, `[A-Za-z][A-Za-z0-9]{254}`},
 	}
-	for format, want := range cases {
-		got := NodeName(format, 7, rng)
-		if !regexp.MustCompile(want).MatchString(got) {
-			t.Errorf("NodeName(%q) = %q, want match %s", format, got, want)
-		}
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := NodeName(c.format, c.index, rng)
+			if !regexp.MustCompile(`^(?:` + c.want + `)$`).MatchString(got) {
+				t.Errorf("NodeName(%q, %d) = %q, want match %s", c.format, c.index, got, c.want)
+			}
+		})
 	}
 }

@@ -17,8 +17,9 @@ import (
 // runNodeBatch runs derived node actions of one parent and one kind with
 // as few driver calls as possible.
 func (e *Engine) runNodeBatch(parent context.Context, actions []*model.Action) {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
+	ctx, stop := context.WithCancelCause(parent)
+	defer stop(nil)
+	cancel := func() { stop(errCancelled) }
 	var live []*model.Action
 	for _, a := range actions {
 		e.track(a.ID, cancel)
@@ -36,12 +37,16 @@ func (e *Engine) runNodeBatch(parent context.Context, actions []*model.Action) {
 	if parent.Err() != nil {
 		return // stopping: the leases expire and the batch is reclaimed
 	}
+	for id, err := range outcomes {
+		outcomes[id] = stoppedBy(ctx, err)
+	}
 	e.finishBatch(parent, live, outcomes)
 }
 
 // finishBatch records the results of a node batch in one transaction.
-func (e *Engine) finishBatch(ctx context.Context, actions []*model.Action, outcomes map[string]error) {
-	ctx = context.WithoutCancel(ctx)
+func (e *Engine) finishBatch(parent context.Context, actions []*model.Action, outcomes map[string]error) {
+	ctx, cancel := detached(parent)
+	defer cancel()
 	now := e.cfg.Now()
 	var events []*model.Event
 	for _, a := range actions {
@@ -50,7 +55,7 @@ func (e *Engine) finishBatch(ctx context.Context, actions []*model.Action, outco
 		switch {
 		case err == nil:
 			a.Status, a.StatusReason = model.ActionSucceeded, "Action completed successfully."
-		case errors.Is(err, context.Canceled):
+		case errors.Is(err, errCancelled) || errors.Is(err, context.Canceled):
 			a.Status, a.StatusReason, level, phase = model.ActionCancelled, "The action was cancelled.", model.LevelWarning, "error"
 		default:
 			a.Status, a.StatusReason, level, phase = model.ActionFailed, err.Error(), model.LevelError, "error"
@@ -223,11 +228,11 @@ func (e *Engine) setStatus(ctx context.Context, nodes []*model.Node, status, rea
 func outcome(verb string, n *model.Node, r sdk.Result, ok bool, callErr error) error {
 	switch {
 	case callErr != nil:
-		return fmt.Errorf("Failed in %s node %s: %v", verb, n.Name, callErr)
+		return fmt.Errorf("Failed in %s node %s: %w", verb, n.Name, callErr)
 	case !ok:
 		return fmt.Errorf("Failed in %s node %s: the driver returned no result for it", verb, n.Name)
 	case r.Err != nil:
-		return fmt.Errorf("Failed in %s node %s: %v", verb, n.Name, r.Err)
+		return fmt.Errorf("Failed in %s node %s: %w", verb, n.Name, r.Err)
 	}
 	return nil
 }
@@ -277,10 +282,19 @@ func (e *Engine) createNodes(ctx context.Context, nodes []*model.Node) map[strin
 		}
 		n.Status, n.StatusReason, n.CreatedAt = model.NodeActive, "Creation succeeded", &now
 	}
-	if uerr := e.store.UpdateNodes(context.WithoutCancel(ctx), nodes); uerr != nil {
+	if uerr := e.recordNodes(ctx, nodes); uerr != nil {
 		return failAll(nodes, uerr)
 	}
 	return out
+}
+
+// recordNodes writes the nodes' state after a driver call, also when the
+// call was cut short by the action's context: the nodes must not stay in the
+// transitional status set before the call.
+func (e *Engine) recordNodes(ctx context.Context, nodes []*model.Node) error {
+	ctx, cancel := detached(ctx)
+	defer cancel()
+	return e.store.UpdateNodes(ctx, nodes)
 }
 
 func applyResult(n *model.Node, r sdk.Result) {
@@ -321,9 +335,9 @@ func (e *Engine) deleteNodes(ctx context.Context, nodes []*model.Node) map[strin
 		r, ok := byID[n.ID]
 		switch {
 		case err != nil:
-			out[n.ID] = fmt.Errorf("Failed in deleting node %s: %v", n.Name, err)
+			out[n.ID] = fmt.Errorf("Failed in deleting node %s: %w", n.Name, err)
 		case ok && r.Err != nil:
-			out[n.ID] = fmt.Errorf("Failed in deleting node %s: %v", n.Name, r.Err)
+			out[n.ID] = fmt.Errorf("Failed in deleting node %s: %w", n.Name, r.Err)
 		}
 		if out[n.ID] != nil {
 			n.Status, n.StatusReason = model.NodeError, out[n.ID].Error()
@@ -332,7 +346,8 @@ func (e *Engine) deleteNodes(ctx context.Context, nodes []*model.Node) map[strin
 		}
 		gone = append(gone, n.ID)
 	}
-	bg := context.WithoutCancel(ctx)
+	bg, cancel := detached(ctx)
+	defer cancel()
 	if derr := e.store.DeleteNodes(bg, gone); derr != nil {
 		return failAll(nodes, derr)
 	}
@@ -402,7 +417,7 @@ func (e *Engine) updateNodes(ctx context.Context, nodes []*model.Node, byNode ma
 		}
 		n.ProfileID, n.Status, n.StatusReason = newProfile, model.NodeActive, "Update succeeded"
 	}
-	if uerr := e.store.UpdateNodes(context.WithoutCancel(ctx), nodes); uerr != nil {
+	if uerr := e.recordNodes(ctx, nodes); uerr != nil {
 		return failAll(nodes, uerr)
 	}
 	return out
@@ -430,7 +445,7 @@ func (e *Engine) checkNodes(ctx context.Context, nodes []*model.Node, failUnheal
 		n.UpdatedAt = &now
 		switch {
 		case r.Err != nil:
-			out[n.ID] = fmt.Errorf("Failed in checking node %s: %v", n.Name, r.Err)
+			out[n.ID] = fmt.Errorf("Failed in checking node %s: %w", n.Name, r.Err)
 		case r.Healthy:
 			if n.Status != model.NodeWarning {
 				n.Status = model.NodeActive
@@ -443,7 +458,7 @@ func (e *Engine) checkNodes(ctx context.Context, nodes []*model.Node, failUnheal
 			}
 		}
 	}
-	if uerr := e.store.UpdateNodes(context.WithoutCancel(ctx), nodes); uerr != nil {
+	if uerr := e.recordNodes(ctx, nodes); uerr != nil {
 		return failAll(nodes, uerr)
 	}
 	return out
@@ -502,7 +517,7 @@ func (e *Engine) recoverNodes(ctx context.Context, nodes []*model.Node, inputs m
 			n.Data["recovery"] = strings.ToUpper(op)
 		}
 	}
-	if uerr := e.store.UpdateNodes(context.WithoutCancel(ctx), todo); uerr != nil {
+	if uerr := e.recordNodes(ctx, todo); uerr != nil {
 		return failAll(todo, uerr)
 	}
 	return out

@@ -16,7 +16,7 @@ import (
 // (so a reclaimed action resumes) and is mirrored in the cluster's data under
 // "update" (so `grove cluster status` shows it).
 type updateState struct {
-	Status      string   `json:"status"` // updating, rolling back, paused, completed, rolled back
+	Status      string   `json:"status"` // updating, rolling back, paused, stopped, completed, rolled back
 	Target      string   `json:"target_profile"`
 	Previous    string   `json:"previous_profile"`
 	RollingBack bool     `json:"rolling_back"`
@@ -96,7 +96,7 @@ func (e *Engine) publish(ctx context.Context, a *model.Action, clusterID, key st
 // batch, and the failure action once failures over the nodes to update
 // exceed max_failure_ratio. A rollback runs through the same updater towards
 // the previous profile and never rolls back itself: it pauses.
-func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, target, previous string, rollingBack bool) error {
+func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, target, previous string, rollingBack bool) (err error) {
 	cl, err := e.store.GetCluster(ctx, clusterID)
 	if err != nil {
 		return err
@@ -115,6 +115,19 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 			u.Status = "rolling back"
 		}
 	}
+	defer func() {
+		if err == nil || ctx.Err() == nil || u.Status == "paused" {
+			return
+		}
+		// Cancelled or out of time: the progress shown with the cluster
+		// must not read "updating" forever.
+		u.Status = "stopped"
+		dctx, cancel := detached(ctx)
+		defer cancel()
+		if perr := e.publish(dctx, a, clusterID, key, u, fmt.Sprintf("The update stopped after %d of %d nodes: %v", u.Updated, u.Total, context.Cause(ctx))); perr != nil {
+			e.log.Error("record a stopped update", "cluster", clusterID, "error", perr)
+		}
+	}()
 	for {
 		nodes, err := e.store.ClusterNodes(ctx, clusterID)
 		if err != nil {
