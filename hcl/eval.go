@@ -1,6 +1,7 @@
 package hcl
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"os"
@@ -67,10 +68,13 @@ type evaluator struct {
 	funcs map[string]function.Function
 	// declared blocks, by kind and name
 	blocks map[Ref]*hclv2.Block
+	budget *budget
+	// srcLeft is what MaxSourceBytes leaves for variable files and values.
+	srcLeft int
 }
 
-func newEvaluator(def *Definition, opts Options) *evaluator {
-	return &evaluator{def: def, opts: opts, funcs: functions(opts.Executable), blocks: map[Ref]*hclv2.Block{}}
+func newEvaluator(def *Definition, opts Options, b *budget, srcLeft int) *evaluator {
+	return &evaluator{def: def, opts: opts, funcs: functions(opts.Executable), blocks: map[Ref]*hclv2.Block{}, budget: b, srcLeft: srcLeft}
 }
 
 func (e *evaluator) run(files []*hclv2.File) hclv2.Diagnostics {
@@ -234,8 +238,17 @@ func (e *evaluator) variables(blocks []*hclv2.Block) (map[string]cty.Value, hclv
 		}
 		// Strings are taken as they are; other types parse as HCL, unless the
 		// value cannot be an expression, which conversion then explains.
+		if e.srcLeft -= len(value); e.srcLeft < 0 {
+			diags = append(diags, sourceTooLarge(fmt.Sprintf("The value given for %q (%s) takes the definition over the limit", name, origin.Filename)))
+			return
+		}
 		if v.typ == cty.String || !looksLikeExpr(value) {
 			raw[name] = hclv2.StaticExpr(cty.StringVal(value), origin)
+			return
+		}
+		if ds := checkSource([]byte(value), origin.Filename, hclv2.InitialPos); ds.HasErrors() {
+			diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid value for variable",
+				Detail: fmt.Sprintf("The value given for %q (%s) is not a valid expression: %s", name, origin.Filename, ds[0].Detail)})
 			return
 		}
 		expr, ds := hclsyntax.ParseExpression([]byte(value), origin.Filename, hclv2.InitialPos)
@@ -244,7 +257,9 @@ func (e *evaluator) variables(blocks []*hclv2.Block) (map[string]cty.Value, hclv
 				Detail: fmt.Sprintf("The value given for %q (%s) is not a valid expression: %s", name, origin.Filename, ds.Error())})
 			return
 		}
-		raw[name] = expr
+		var bds hclv2.Diagnostics
+		raw[name] = e.budget.bound(expr, 0, &bds)
+		diags = append(diags, bds...)
 	}
 	env := e.opts.Env
 	if env == nil {
@@ -258,14 +273,28 @@ func (e *evaluator) variables(blocks []*hclv2.Block) (map[string]cty.Value, hclv
 		}
 	}
 	for _, path := range e.opts.VarFiles {
-		src, err := os.ReadFile(path)
+		src, err := readLimited(path, e.srcLeft)
+		if errors.Is(err, errTooLarge) {
+			diags = append(diags, sourceTooLarge(fmt.Sprintf("Reading %s takes the definition over the limit", path)))
+			continue
+		}
 		if err != nil {
 			diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Cannot read a variables file", Detail: err.Error()})
+			continue
+		}
+		e.srcLeft -= len(src)
+		if ds := checkSource(src, path, hclv2.InitialPos); ds.HasErrors() {
+			e.def.Files[path] = &hclv2.File{Bytes: src}
+			diags = append(diags, ds...)
 			continue
 		}
 		f, ds := hclsyntax.ParseConfig(src, path, hclv2.InitialPos)
 		diags = append(diags, ds...)
 		if ds.HasErrors() {
+			continue
+		}
+		if ds := e.budget.boundBody(f.Body); ds.HasErrors() {
+			diags = append(diags, ds...)
 			continue
 		}
 		e.def.Files[path] = f
