@@ -92,7 +92,6 @@ func limitDiag(diags hclv2.Diagnostics, want string) *hclv2.Diagnostic {
 	return nil
 }
 
-
 // TestHostileInputsOutsideTheFiles covers the other ways in: -var values,
 // -var-file files, and a definition over the size limit.
 func TestHostileInputsOutsideTheFiles(t *testing.T) {
