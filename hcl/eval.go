@@ -3,6 +3,7 @@ package hcl
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"os"
 	"sort"
@@ -693,6 +694,7 @@ func (e *evaluator) integer(a *hclv2.Attribute) (*int, hclv2.Diagnostics) {
 	}
 	i, acc := bf.Int64()
 	if acc != big.Exact {
+		bad.Detail = fmt.Sprintf("%s must be a whole number between %d and %d, got %s.", a.Name, math.MinInt64, math.MaxInt64, bf.Text('g', 20))
 		return nil, append(diags, bad)
 	}
 	n := int(i)
@@ -758,11 +760,16 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 				Detail: fmt.Sprintf("No profile named %q is declared in this definition set.", name), Subject: content.Attributes["profile"].Expr.Range().Ptr()})
 		}
 	}
+	var sizeDiags hclv2.Diagnostics
 	for field, dst := range map[string]**int{"desired_capacity": &c.DesiredCapacity, "min_size": &c.MinSize, "max_size": &c.MaxSize, "timeout": &c.Timeout} {
 		v, ds := e.integer(content.Attributes[field])
-		diags = append(diags, ds...)
+		sizeDiags = append(sizeDiags, ds...)
 		*dst = v
 	}
+	if !sizeDiags.HasErrors() {
+		sizeDiags = append(sizeDiags, checkSizes(c, content.Attributes)...)
+	}
+	diags = append(diags, sizeDiags...)
 	if a := content.Attributes["metadata"]; a != nil {
 		m, ds := e.object(a)
 		diags = append(diags, ds...)
@@ -853,6 +860,10 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 			if a := attrs.Attributes["priority"]; a != nil {
 				p, ds := e.integer(a)
 				diags = append(diags, ds...)
+				if p != nil && *p < 0 {
+					diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid value",
+						Detail: fmt.Sprintf("priority must be a non-negative integer, got %d.", *p), Subject: a.Expr.Range().Ptr()})
+				}
 				bd.Priority = p
 			}
 			for _, other := range c.Bindings {

@@ -42,6 +42,15 @@ const (
 
 const limitsDoc = "see Limits in docs/hcl.md"
 
+// CheckSource applies the limits on a source file that come before parsing
+// (size and nesting), for tools that parse HCL themselves (grove fmt).
+func CheckSource(src []byte, filename string) hclv2.Diagnostics {
+	if len(src) > MaxSourceBytes {
+		return hclv2.Diagnostics{sourceTooLarge(fmt.Sprintf("%s holds %d bytes", filename, len(src)))}
+	}
+	return checkSource(src, filename, hclv2.InitialPos)
+}
+
 // checkSource refuses a source before it is parsed when its brackets,
 // quotes, templates, unary operators or conditionals nest deeper than
 // MaxNesting: the parser recurses per level, and about 100,000 levels
