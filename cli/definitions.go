@@ -245,14 +245,26 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 		if errors.Is(err, hcl.ErrStalePlan) {
 			return exitError{1, err.Error()}
 		}
-		return err
+		// Say exactly what the failed apply left behind.
+		fmt.Fprintf(env.Stderr, "Error: %s\n\n", err)
+		var pe *hcl.PartialError
+		if errors.As(err, &pe) {
+			pe.Report(env.Stderr)
+		} else {
+			fmt.Fprintln(env.Stderr, "The apply created nothing before it stopped.")
+		}
+		return exitError{1, ""}
 	}
 	counts := map[string]int{}
 	for _, c := range plan.Changes {
 		counts[c.Action]++
 	}
-	fmt.Fprintf(env.Stdout, "\nApply complete! Resources: %d added, %d changed, %d replaced, %d destroyed.\n",
-		counts[hcl.Create], counts[hcl.Update], counts[hcl.Replace], counts[hcl.Delete])
+	adopted := ""
+	if counts[hcl.Adopt] > 0 {
+		adopted = fmt.Sprintf(", %d adopted", counts[hcl.Adopt])
+	}
+	fmt.Fprintf(env.Stdout, "\nApply complete! Resources: %d added, %d changed, %d replaced, %d destroyed%s.\n",
+		counts[hcl.Create], counts[hcl.Update], counts[hcl.Replace], counts[hcl.Delete], adopted)
 	return nil
 }
 
