@@ -47,12 +47,13 @@ func (d *defFlags) register(name string) *flag.FlagSet {
 // load reads and evaluates a definition, printing diagnostics.
 func (d *defFlags) load(env *Env, path string) (*hcl.Definition, error) {
 	def, diags := hcl.Load(path, hcl.Options{Vars: d.vars, VarFiles: d.varFiles, Set: d.set})
+	files := map[string]*hclv2.File{}
+	if def != nil {
+		files = def.Files
+	}
+	// Warnings too: a cluster over the agent's default size is one.
+	hcl.WriteDiagnostics(env.Stderr, diags, files)
 	if diags.HasErrors() {
-		files := map[string]*hclv2.File{}
-		if def != nil {
-			files = def.Files
-		}
-		hcl.WriteDiagnostics(env.Stderr, diags, files)
 		return nil, exitError{1, fmt.Sprintf("the definition in %s is not valid (%d errors)", path, errCount(diags))}
 	}
 	return def, nil
@@ -244,14 +245,26 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 		if errors.Is(err, hcl.ErrStalePlan) {
 			return exitError{1, err.Error()}
 		}
-		return err
+		// Say exactly what the failed apply left behind.
+		fmt.Fprintf(env.Stderr, "Error: %s\n\n", err)
+		var pe *hcl.PartialError
+		if errors.As(err, &pe) {
+			pe.Report(env.Stderr)
+		} else {
+			fmt.Fprintln(env.Stderr, "The apply created nothing before it stopped.")
+		}
+		return exitError{1, ""}
 	}
 	counts := map[string]int{}
 	for _, c := range plan.Changes {
 		counts[c.Action]++
 	}
-	fmt.Fprintf(env.Stdout, "\nApply complete! Resources: %d added, %d changed, %d replaced, %d destroyed.\n",
-		counts[hcl.Create], counts[hcl.Update], counts[hcl.Replace], counts[hcl.Delete])
+	adopted := ""
+	if counts[hcl.Adopt] > 0 {
+		adopted = fmt.Sprintf(", %d adopted", counts[hcl.Adopt])
+	}
+	fmt.Fprintf(env.Stdout, "\nApply complete! Resources: %d added, %d changed, %d replaced, %d destroyed%s.\n",
+		counts[hcl.Create], counts[hcl.Update], counts[hcl.Replace], counts[hcl.Delete], adopted)
 	return nil
 }
 
@@ -303,6 +316,10 @@ func runFmt(_ context.Context, env *Env, args []string) error {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			return err
+		}
+		if diags := hcl.CheckSource(src, f); diags.HasErrors() {
+			hcl.WriteDiagnostics(env.Stderr, diags, map[string]*hclv2.File{f: {Bytes: src}})
+			return exitError{1, f + " is beyond grove's limits; fix it before formatting"}
 		}
 		if _, diags := hclwrite.ParseConfig(src, f, hclv2.InitialPos); diags.HasErrors() {
 			hcl.WriteDiagnostics(env.Stderr, diags, nil)

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/hcl"
 )
 
 // TestHCLApply drives grove validate, plan, apply and destroy against a real
@@ -162,5 +165,143 @@ cluster "web" {
 	b, _ := os.ReadFile(unformatted)
 	if !strings.Contains(string(b), "  profile = profile.y") {
 		t.Fatalf("fmt output:\n%s", b)
+	}
+}
+
+// TestHCLApplyFailsMidway runs an apply that the agent refuses midway (its
+// node limit refuses the cluster after the profile and policy exist): the
+// apply must say exactly what it created and left, those objects must be
+// the set's (so plan continues from them and destroy removes them), and an
+// object left unowned is adopted by the next apply.
+func TestHCLApplyFailsMidway(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agent.hcl")
+	os.WriteFile(cfg, []byte("workers {\n  max_nodes_per_cluster = 2\n}\n"), 0o644)
+	a := startAgent(t, dir, "-config", cfg)
+	const profile = `profile "web" {
+  type    = "local.process"
+  version = "1.0"
+  properties {
+    command = ["/bin/sleep", "1000"]
+  }
+}
+`
+	def := filepath.Join(t.TempDir(), "midway")
+	os.MkdirAll(def, 0o755)
+	os.WriteFile(filepath.Join(def, "main.hcl"), []byte(profile+`
+policy "oldest_first" {
+  type    = "senlin.policy.deletion"
+  version = "1.1"
+  properties {
+    criteria = "OLDEST_FIRST"
+  }
+}
+
+cluster "midway" {
+  profile          = profile.web
+  desired_capacity = 3
+  binding {
+    policy = policy.oldest_first
+  }
+}
+`), 0o644)
+	if out, errOut, code := a.grove("validate", def); code != 0 {
+		t.Fatalf("the definition must validate (only the agent's configured node limit refuses it): %d %s %s", code, out, errOut)
+	}
+	out, errOut, code := a.grove("apply", "-auto-approve", def)
+	if code != 1 {
+		t.Fatalf("apply must fail: %d\n%s\n%s", code, out, errOut)
+	}
+	profileName := hcl.AgentName("profile", "web", "local.process", "1.0", map[string]any{"command": []any{"/bin/sleep", "1000"}})
+	for _, want := range []string{
+		"create cluster.midway", "maximum number of nodes allowed per cluster (2)",
+		"The apply stopped after creating these objects, which remain on the agent:",
+		"profile.web " + profileName + " (id ", "policy.oldest_first oldest_first-", `owned by definition set "midway"`,
+		"`grove apply` continues, and `grove destroy` removes them.",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("apply's report lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(errOut, "cluster.midway midway") || strings.Contains(errOut, "NOT recorded") {
+		t.Errorf("apply reports a cluster it did not create, or an unowned object:\n%s", errOut)
+	}
+	var set struct {
+		Set api.Set `json:"set"`
+	}
+	a.mustDo("GET", "/v1/sets/midway", nil, &set)
+	kinds := map[string]int{}
+	for _, o := range set.Set.Objects {
+		kinds[o.Kind]++
+	}
+	if len(set.Set.Objects) != 2 || kinds["profile"] != 1 || kinds["policy"] != 1 {
+		t.Fatalf("the set must own exactly the profile and policy the failed apply created: %+v", set.Set.Objects)
+	}
+	out, _, code = a.grove("plan", "-detailed-exitcode", def)
+	if code != 2 || !strings.Contains(out, "cluster.midway will be created") || !strings.Contains(out, "Plan: 1 to add, 0 to change, 0 to replace, 0 to destroy.") {
+		t.Fatalf("the next plan continues from what the failed apply left: %d\n%s", code, out)
+	}
+	out, errOut, code = a.grove("destroy", "-auto-approve", def)
+	if code != 0 || !strings.Contains(out, "2 destroyed") {
+		t.Fatalf("destroy removes what the failed apply left: %d\n%s\n%s", code, out, errOut)
+	}
+
+	// A profile left unowned (an apply that died between creating it and
+	// recording it) is adopted, then destroyed with the set.
+	a.createProfile(profileName, map[string]any{"command": []any{"/bin/sleep", "1000"}})
+	only := filepath.Join(t.TempDir(), "midway")
+	os.MkdirAll(only, 0o755)
+	os.WriteFile(filepath.Join(only, "main.hcl"), []byte(profile), 0o644)
+	out, _, code = a.grove("plan", "-detailed-exitcode", only)
+	if code != 2 || !strings.Contains(out, "profile.web will be adopted") || !strings.Contains(out, "1 to adopt") {
+		t.Fatalf("plan of a leftover profile: %d\n%s", code, out)
+	}
+	out, errOut, code = a.grove("apply", "-auto-approve", only)
+	if code != 0 || !strings.Contains(out, "1 adopted") {
+		t.Fatalf("apply adopts the leftover: %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = a.grove("destroy", "-auto-approve", only)
+	if code != 0 || !strings.Contains(out, "1 destroyed") {
+		t.Fatalf("destroy after adoption: %d\n%s", code, out)
+	}
+	var profiles map[string][]map[string]any
+	a.mustDo("GET", "/v1/profiles", nil, &profiles)
+	if len(profiles["profiles"]) != 0 {
+		t.Fatalf("destroy must remove the adopted profile: %v", profiles)
+	}
+}
+
+// TestHCLLimits checks that the CLI turns hostile definitions into
+// diagnostics instead of crashing: validate and fmt on a file nested
+// 100,000 brackets deep, and validate on a timeout that would wrap.
+func TestHCLLimits(t *testing.T) {
+	dir := t.TempDir()
+	deep := filepath.Join(dir, "deep.hcl")
+	os.WriteFile(deep, []byte("locals {\n  x = "+strings.Repeat("[", 100_000)+strings.Repeat("]", 100_000)+"\n}\n"), 0o644)
+	for _, args := range [][]string{{"validate", "-address", "127.0.0.1:1", deep}, {"fmt", "-check", deep}} {
+		cmd := exec.Command(groveBin, args...)
+		out, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "Expression nested too deeply") || !strings.Contains(string(out), "deep.hcl:2:") {
+			t.Errorf("grove %s on a deeply nested file: %d\n%.3000s", args[0], cmd.ProcessState.ExitCode(), out)
+		}
+	}
+	os.Remove(deep)
+	os.WriteFile(filepath.Join(dir, "main.hcl"), []byte(`profile "web" {
+  type    = "local.process"
+  version = "1.0"
+  properties {
+    command = ["/bin/true"]
+  }
+}
+
+cluster "web" {
+  profile = profile.web
+  timeout = 18446744074
+}
+`), 0o644)
+	cmd := exec.Command(groveBin, "validate", "-address", "127.0.0.1:1", dir)
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "main.hcl:11:13:") || !strings.Contains(string(out), "timeout must be at most 9223372036 seconds") {
+		t.Errorf("validate of a timeout that would wrap:\n%s", out)
 	}
 }

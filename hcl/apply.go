@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/grovehq/grove/api"
 )
@@ -22,6 +23,53 @@ type Applier struct {
 	Progress io.Writer
 	// Terminal redraws action progress in place.
 	Terminal bool
+	// created lists what this apply created, in order.
+	created []Created
+}
+
+// Created is an object an apply created on the agent.
+type Created struct {
+	Ref  Ref
+	Name string // the agent's name
+	ID   string
+	// Owned tells whether the agent records the object as the set's, so
+	// that plan, apply and destroy see it.
+	Owned bool
+}
+
+// PartialError is a failed apply that changed the agent before it failed.
+// Created lists the objects it created that remain: those Owned are the
+// set's, and a later apply continues from them (destroy removes them); the
+// others could be neither recorded nor removed.
+type PartialError struct {
+	Set     string
+	Err     error
+	Created []Created
+}
+
+func (e *PartialError) Error() string { return e.Err.Error() }
+
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// Report says what the failed apply left on the agent, one object a line.
+func (e *PartialError) Report(w io.Writer) {
+	if len(e.Created) == 0 {
+		fmt.Fprintln(w, "The apply created nothing before it stopped.")
+		return
+	}
+	fmt.Fprintf(w, "The apply stopped after creating these objects, which remain on the agent:\n")
+	unowned := false
+	for _, c := range e.Created {
+		state := fmt.Sprintf("owned by definition set %q", e.Set)
+		if !c.Owned {
+			state = "NOT recorded as the set's: delete it with `grove " + c.Ref.Kind + " delete " + c.ID + "`"
+			unowned = true
+		}
+		fmt.Fprintf(w, "  %s %s (id %s): %s\n", c.Ref, c.Name, c.ID, state)
+	}
+	if !unowned {
+		fmt.Fprintf(w, "They are the set's: `grove plan` shows what remains to do, `grove apply` continues, and `grove destroy` removes them.\n")
+	}
 }
 
 // Apply runs a plan: profiles and policies first, clusters in dependency
@@ -29,6 +77,15 @@ type Applier struct {
 // action and stops at the first failure with the action's reason. A plan
 // read from a file is refused when the agent changed since it was made.
 func (a *Applier) Apply(ctx context.Context, plan *Plan, saved bool) error {
+	a.created = nil
+	err := a.apply(ctx, plan, saved)
+	if err != nil && len(a.created) > 0 {
+		return &PartialError{Set: plan.Set, Err: err, Created: a.created}
+	}
+	return err
+}
+
+func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 	if saved {
 		r, err := fetch(ctx, a.Client, plan.Set)
 		if err != nil {
@@ -48,6 +105,13 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan, saved bool) error {
 	}
 	ids := map[Ref]string{} // agent ids of what the desired state uses
 	for _, step := range plan.Changes {
+		if step.Action == Adopt {
+			a.say("%s: adopting %s", step.Ref, step.Name)
+			if err := a.claim(ctx, plan.Set, step.Ref, step.ID); err != nil {
+				return err
+			}
+			continue
+		}
 		if step.Action == Delete || step.Ref.Kind == "cluster" {
 			continue
 		}
@@ -124,6 +188,7 @@ func (a *Applier) spec(ctx context.Context, plan *Plan, step Change, ids map[Ref
 	}
 	_, err := a.Client.Do(ctx, http.MethodPost, "/v1/"+coll, nil, map[string]any{step.Ref.Kind: body}, &out)
 	var ae *api.Error
+	adopted := false
 	if errors.As(err, &ae) && ae.Status == http.StatusConflict {
 		// The same content already exists unowned (an earlier apply stopped
 		// before recording it): adopt it.
@@ -133,14 +198,43 @@ func (a *Applier) spec(ctx context.Context, plan *Plan, step Change, ids map[Ref
 		if _, gerr := a.Client.Do(ctx, http.MethodGet, "/v1/"+coll+"/"+url.PathEscape(name), nil, nil, &existing); gerr != nil {
 			return fmt.Errorf("create %s: %w", step.Ref, err)
 		}
-		out, err = existing, nil
+		out, err, adopted = existing, nil, true
 	}
 	if err != nil {
 		return fmt.Errorf("create %s: %w", step.Ref, err)
 	}
 	ids[step.Ref] = out[step.Ref.Kind].ID
-	return a.claim(ctx, plan.Set, step.Ref, ids[step.Ref])
+	if adopted {
+		return a.claim(ctx, plan.Set, step.Ref, ids[step.Ref])
+	}
+	return a.own(ctx, plan.Set, step.Ref, name, ids[step.Ref])
 }
+
+// own records a new object as the set's. When that fails, it removes the
+// object again rather than leave one no set owns, which plan would not
+// show and destroy would not remove; what it can do neither of is kept in
+// the list a PartialError reports.
+func (a *Applier) own(ctx context.Context, set string, ref Ref, name, id string) error {
+	a.created = append(a.created, Created{Ref: ref, Name: name, ID: id})
+	c := &a.created[len(a.created)-1]
+	err := a.claim(ctx, set, ref, id)
+	if err == nil {
+		c.Owned = true
+		return nil
+	}
+	// The apply's own context may be what failed: remove with a fresh one.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+	defer cancel()
+	if derr := a.delete(rctx, set, Change{Action: Delete, Ref: ref, ID: id, Name: name}); derr != nil {
+		return fmt.Errorf("%w; removing %s again failed too: %w", err, ref, derr)
+	}
+	a.created = a.created[:len(a.created)-1]
+	return fmt.Errorf("%w; %s was removed again", err, ref)
+}
+
+// rollbackTimeout bounds removing an object whose ownership could not be
+// recorded.
+const rollbackTimeout = 2 * time.Minute
 
 func (a *Applier) wait(ctx context.Context, what string, r *api.Response) error {
 	id := r.ActionID()
@@ -205,7 +299,7 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 		if err != nil {
 			return fmt.Errorf("create %s: %w", step.Ref, err)
 		}
-		if err := a.claim(ctx, plan.Set, step.Ref, out.Cluster.ID); err != nil {
+		if err := a.own(ctx, plan.Set, step.Ref, d.Name, out.Cluster.ID); err != nil {
 			return err
 		}
 		if err := a.wait(ctx, "create "+step.Ref.String(), r); err != nil {

@@ -1,7 +1,9 @@
 package hcl
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"os"
 	"sort"
@@ -67,10 +69,13 @@ type evaluator struct {
 	funcs map[string]function.Function
 	// declared blocks, by kind and name
 	blocks map[Ref]*hclv2.Block
+	budget *budget
+	// srcLeft is what MaxSourceBytes leaves for variable files and values.
+	srcLeft int
 }
 
-func newEvaluator(def *Definition, opts Options) *evaluator {
-	return &evaluator{def: def, opts: opts, funcs: functions(opts.Executable), blocks: map[Ref]*hclv2.Block{}}
+func newEvaluator(def *Definition, opts Options, b *budget, srcLeft int) *evaluator {
+	return &evaluator{def: def, opts: opts, funcs: functions(opts.Executable), blocks: map[Ref]*hclv2.Block{}, budget: b, srcLeft: srcLeft}
 }
 
 func (e *evaluator) run(files []*hclv2.File) hclv2.Diagnostics {
@@ -234,8 +239,17 @@ func (e *evaluator) variables(blocks []*hclv2.Block) (map[string]cty.Value, hclv
 		}
 		// Strings are taken as they are; other types parse as HCL, unless the
 		// value cannot be an expression, which conversion then explains.
+		if e.srcLeft -= len(value); e.srcLeft < 0 {
+			diags = append(diags, sourceTooLarge(fmt.Sprintf("The value given for %q (%s) takes the definition over the limit", name, origin.Filename)))
+			return
+		}
 		if v.typ == cty.String || !looksLikeExpr(value) {
 			raw[name] = hclv2.StaticExpr(cty.StringVal(value), origin)
+			return
+		}
+		if ds := checkSource([]byte(value), origin.Filename, hclv2.InitialPos); ds.HasErrors() {
+			diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid value for variable",
+				Detail: fmt.Sprintf("The value given for %q (%s) is not a valid expression: %s", name, origin.Filename, ds[0].Detail)})
 			return
 		}
 		expr, ds := hclsyntax.ParseExpression([]byte(value), origin.Filename, hclv2.InitialPos)
@@ -244,7 +258,9 @@ func (e *evaluator) variables(blocks []*hclv2.Block) (map[string]cty.Value, hclv
 				Detail: fmt.Sprintf("The value given for %q (%s) is not a valid expression: %s", name, origin.Filename, ds.Error())})
 			return
 		}
-		raw[name] = expr
+		var bds hclv2.Diagnostics
+		raw[name] = e.budget.bound(expr, 0, &bds)
+		diags = append(diags, bds...)
 	}
 	env := e.opts.Env
 	if env == nil {
@@ -258,14 +274,28 @@ func (e *evaluator) variables(blocks []*hclv2.Block) (map[string]cty.Value, hclv
 		}
 	}
 	for _, path := range e.opts.VarFiles {
-		src, err := os.ReadFile(path)
+		src, err := readLimited(path, e.srcLeft)
+		if errors.Is(err, errTooLarge) {
+			diags = append(diags, sourceTooLarge(fmt.Sprintf("Reading %s takes the definition over the limit", path)))
+			continue
+		}
 		if err != nil {
 			diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Cannot read a variables file", Detail: err.Error()})
+			continue
+		}
+		e.srcLeft -= len(src)
+		if ds := checkSource(src, path, hclv2.InitialPos); ds.HasErrors() {
+			e.def.Files[path] = &hclv2.File{Bytes: src}
+			diags = append(diags, ds...)
 			continue
 		}
 		f, ds := hclsyntax.ParseConfig(src, path, hclv2.InitialPos)
 		diags = append(diags, ds...)
 		if ds.HasErrors() {
+			continue
+		}
+		if ds := e.budget.boundBody(f.Body); ds.HasErrors() {
+			diags = append(diags, ds...)
 			continue
 		}
 		e.def.Files[path] = f
@@ -664,6 +694,7 @@ func (e *evaluator) integer(a *hclv2.Attribute) (*int, hclv2.Diagnostics) {
 	}
 	i, acc := bf.Int64()
 	if acc != big.Exact {
+		bad.Detail = fmt.Sprintf("%s must be a whole number between %d and %d, got %s.", a.Name, math.MinInt64, math.MaxInt64, bf.Text('g', 20))
 		return nil, append(diags, bad)
 	}
 	n := int(i)
@@ -729,11 +760,16 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 				Detail: fmt.Sprintf("No profile named %q is declared in this definition set.", name), Subject: content.Attributes["profile"].Expr.Range().Ptr()})
 		}
 	}
+	var sizeDiags hclv2.Diagnostics
 	for field, dst := range map[string]**int{"desired_capacity": &c.DesiredCapacity, "min_size": &c.MinSize, "max_size": &c.MaxSize, "timeout": &c.Timeout} {
 		v, ds := e.integer(content.Attributes[field])
-		diags = append(diags, ds...)
+		sizeDiags = append(sizeDiags, ds...)
 		*dst = v
 	}
+	if !sizeDiags.HasErrors() {
+		sizeDiags = append(sizeDiags, checkSizes(c, content.Attributes)...)
+	}
+	diags = append(diags, sizeDiags...)
 	if a := content.Attributes["metadata"]; a != nil {
 		m, ds := e.object(a)
 		diags = append(diags, ds...)
@@ -824,6 +860,10 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 			if a := attrs.Attributes["priority"]; a != nil {
 				p, ds := e.integer(a)
 				diags = append(diags, ds...)
+				if p != nil && *p < 0 {
+					diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid value",
+						Detail: fmt.Sprintf("priority must be a non-negative integer, got %d.", *p), Subject: a.Expr.Range().Ptr()})
+				}
 				bd.Priority = p
 			}
 			for _, other := range c.Bindings {

@@ -5,9 +5,12 @@
 package hcl
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -109,12 +112,17 @@ func Load(path string, opts Options) (*Definition, hclv2.Diagnostics) {
 		return nil, hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: "Cannot read the definition", Detail: err.Error()}}
 	}
 	srcs := map[string][]byte{}
+	total := 0
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := readLimited(f, MaxSourceBytes-total)
+		if errors.Is(err, errTooLarge) {
+			return nil, hclv2.Diagnostics{sourceTooLarge(fmt.Sprintf("Reading %s takes the definition over the limit", f))}
+		}
 		if err != nil {
 			return nil, hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: "Cannot read a definition file", Detail: err.Error()}}
 		}
 		srcs[f] = b
+		total += len(b)
 	}
 	set := opts.Set
 	if set == "" {
@@ -139,28 +147,74 @@ func LoadSources(srcs map[string][]byte, opts Options) (*Definition, hclv2.Diagn
 
 func loadSources(srcs map[string][]byte, opts Options, set string) (*Definition, hclv2.Diagnostics) {
 	p := hclparse.NewParser()
+	b := &budget{}
 	var diags hclv2.Diagnostics
 	var bodies []*hclv2.File
 	names := make([]string, 0, len(srcs))
-	for n := range srcs {
+	total := 0
+	for n, src := range srcs {
 		names = append(names, n)
+		total += len(src)
 	}
 	sort.Strings(names)
+	def := &Definition{Set: set, Profiles: map[string]*Profile{}, Policies: map[string]*Policy{}, Clusters: map[string]*Cluster{}, Files: map[string]*hclv2.File{}}
+	if total > MaxSourceBytes {
+		return def, hclv2.Diagnostics{sourceTooLarge(fmt.Sprintf("The definition files hold %d bytes", total))}
+	}
 	for _, n := range names {
+		if ds := checkSource(srcs[n], n, hclv2.InitialPos); ds.HasErrors() {
+			def.Files[n] = &hclv2.File{Bytes: srcs[n]} // for the diagnostic's snippet
+			diags = append(diags, ds...)
+			continue
+		}
 		f, ds := p.ParseHCL(srcs[n], n)
 		diags = append(diags, ds...)
 		if f != nil {
+			diags = append(diags, b.boundBody(f.Body)...)
 			bodies = append(bodies, f)
 		}
 	}
-	def := &Definition{Set: set, Profiles: map[string]*Profile{}, Policies: map[string]*Policy{}, Clusters: map[string]*Cluster{}, Files: p.Files()}
+	for n, f := range p.Files() {
+		def.Files[n] = f
+	}
 	if diags.HasErrors() {
 		return def, diags
 	}
-	e := newEvaluator(def, opts)
+	e := newEvaluator(def, opts, b, MaxSourceBytes-total)
 	diags = append(diags, e.run(bodies)...)
+	// A stopped evaluation reports its diagnostic through the expression
+	// that stopped it; make sure no enclosing expression dropped it.
+	if b.diag != nil && !slices.Contains(diags, b.diag) {
+		diags = append(diags, b.diag)
+	}
 	return def, diags
 }
+
+func sourceTooLarge(what string) *hclv2.Diagnostic {
+	return &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Definition too large",
+		Detail: fmt.Sprintf("%s; definition files, -var-file files and -var values together may hold at most %d MiB (%s).", what, MaxSourceBytes>>20, limitsDoc)}
+}
+
+// readLimited reads a file of at most limit bytes, without reading more of
+// a larger one.
+func readLimited(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(max(limit, 0))+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, errTooLarge
+	}
+	return b, nil
+}
+
+// errTooLarge is readLimited's answer to a file over its limit.
+var errTooLarge = errors.New("larger than the limit")
 
 func sourceFiles(path string) ([]string, error) {
 	st, err := os.Stat(path)

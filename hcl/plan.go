@@ -22,6 +22,10 @@ const (
 	Update  = "update"
 	Replace = "replace"
 	Delete  = "delete"
+	// Adopt records as the set's an object that exists with the desired
+	// content but no set owns (an apply that stopped between creating it
+	// and recording it, or one created by hand).
+	Adopt = "adopt"
 )
 
 // FieldChange is one attribute that differs.
@@ -287,13 +291,14 @@ func diff(r *remote, s *Snapshot) []Change {
 	for _, ref := range s.Order {
 		name := s.agentName(ref)
 		var current string // id of the owned object with the current agent name
+		owned := false
 		var others []api.SetObject
 		for _, o := range r.owned[ref] {
 			if r.nameOf(ref.Kind, o.ID) == "" {
 				continue // owned but gone from the agent
 			}
 			if r.nameOf(ref.Kind, o.ID) == name {
-				current = o.ID
+				current, owned = o.ID, true
 			} else {
 				others = append(others, o)
 			}
@@ -309,6 +314,9 @@ func diff(r *remote, s *Snapshot) []Change {
 			}
 		case current != "":
 			keep[current] = true
+			if !owned {
+				changes = append(changes, Change{Action: Adopt, Ref: ref, ID: current, Name: name})
+			}
 			if ref.Kind == "profile" {
 				want := s.Profiles[ref.Name].Metadata
 				if p := r.profiles[current]; want != nil && !subset(want, p.Metadata) {
@@ -525,8 +533,9 @@ func (p *Plan) Render(w io.Writer) {
 	counts := map[string]int{}
 	for _, c := range p.Changes {
 		counts[c.Action]++
-		sym, verb := map[string]string{Create: "+", Update: "~", Replace: "-/+", Delete: "-"}[c.Action], map[string]string{
-			Create: "will be created", Update: "will be updated in place", Replace: "must be replaced", Delete: "will be destroyed"}[c.Action]
+		sym, verb := map[string]string{Create: "+", Update: "~", Replace: "-/+", Delete: "-", Adopt: "&"}[c.Action], map[string]string{
+			Create: "will be created", Update: "will be updated in place", Replace: "must be replaced", Delete: "will be destroyed",
+			Adopt: "will be adopted: it exists with this content and no set owns it"}[c.Action]
 		fmt.Fprintf(w, "  # %s %s\n", c.Ref, verb)
 		fmt.Fprintf(w, "%3s %s %q", sym, c.Ref.Kind, c.Ref.Name)
 		if c.Name != "" && c.Name != c.Ref.Name {
@@ -555,7 +564,11 @@ func (p *Plan) Render(w io.Writer) {
 		fmt.Fprintln(w, "    }")
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "Plan: %d to add, %d to change, %d to replace, %d to destroy.\n", counts[Create], counts[Update], counts[Replace], counts[Delete])
+	adopt := ""
+	if counts[Adopt] > 0 {
+		adopt = fmt.Sprintf(", %d to adopt", counts[Adopt])
+	}
+	fmt.Fprintf(w, "Plan: %d to add, %d to change, %d to replace, %d to destroy%s.\n", counts[Create], counts[Update], counts[Replace], counts[Delete], adopt)
 }
 
 func createLines(s *Snapshot, ref Ref) []string {

@@ -232,7 +232,7 @@ func splitPath(p string) []string {
 }
 
 func childExpr(expr hclv2.Expression, seg string) hclv2.Expression {
-	switch x := expr.(type) {
+	switch x := unbound(expr).(type) {
 	case *hclsyntax.TupleConsExpr:
 		if strings.HasPrefix(seg, "[") {
 			i, err := strconv.Atoi(strings.Trim(seg, "[]"))
