@@ -20,6 +20,18 @@ const (
 	ConfigDependencies = "grove.dependencies"
 )
 
+// Numeric bounds of the API (docs/api.md "Request limits"). Senlin keeps
+// sizes and timeouts in 32-bit columns; 2^31-1 seconds is also far inside
+// what time.Duration holds, so a timeout can never wrap into the past. The
+// agent checks them on every request and `grove validate` on every
+// definition, so a set that validates also applies.
+const (
+	// MaxTimeout is the largest action or cluster timeout, in seconds.
+	MaxTimeout = math.MaxInt32
+	// MaxCount is the largest size, count, adjustment or priority.
+	MaxCount = math.MaxInt32
+)
+
 // Value sets of the orchestration settings (OpenSVC placement, SwarmKit
 // restart and update, SMF dependencies).
 var (

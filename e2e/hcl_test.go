@@ -301,7 +301,7 @@ cluster "web" {
 `), 0o644)
 	cmd := exec.Command(groveBin, "validate", "-address", "127.0.0.1:1", dir)
 	out, _ := cmd.CombinedOutput()
-	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "main.hcl:11:13:") || !strings.Contains(string(out), "timeout must be at most 9223372036 seconds") {
+	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "main.hcl:11:13:") || !strings.Contains(string(out), "timeout must be at most 2147483647 seconds") {
 		t.Errorf("validate of a timeout that would wrap:\n%s", out)
 	}
 }

@@ -860,9 +860,9 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 			if a := attrs.Attributes["priority"]; a != nil {
 				p, ds := e.integer(a)
 				diags = append(diags, ds...)
-				if p != nil && *p < 0 {
+				if p != nil && (*p < 0 || *p > api.MaxCount) {
 					diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid value",
-						Detail: fmt.Sprintf("priority must be a non-negative integer, got %d.", *p), Subject: a.Expr.Range().Ptr()})
+						Detail: fmt.Sprintf("priority must be a non-negative integer of at most %d, got %d.", api.MaxCount, *p), Subject: a.Expr.Range().Ptr()})
 				}
 				bd.Priority = p
 			}

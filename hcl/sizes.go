@@ -2,15 +2,11 @@ package hcl
 
 import (
 	"fmt"
-	"math"
-	"time"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
-)
 
-// MaxTimeout is the largest cluster timeout, in seconds: the agent keeps a
-// timeout as a time.Duration, and a larger one would wrap around.
-const MaxTimeout = math.MaxInt64 / int64(time.Second)
+	"github.com/grovehq/grove/api"
+)
 
 // defaultMaxNodesPerCluster is the agent's default node limit per cluster
 // (workers.max_nodes_per_cluster). An agent may be configured with another,
@@ -27,23 +23,23 @@ func checkSizes(c *Cluster, attrs hclv2.Attributes) hclv2.Diagnostics {
 		diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid cluster size",
 			Detail: fmt.Sprintf(format, args...), Subject: at(field)})
 	}
-	if c.DesiredCapacity != nil && *c.DesiredCapacity < 0 {
-		bad("desired_capacity", "desired_capacity must be a non-negative integer, got %d.", *c.DesiredCapacity)
+	if c.DesiredCapacity != nil && (*c.DesiredCapacity < 0 || *c.DesiredCapacity > api.MaxCount) {
+		bad("desired_capacity", "desired_capacity must be a non-negative integer of at most %d, got %d.", api.MaxCount, *c.DesiredCapacity)
 	}
-	if c.MinSize != nil && *c.MinSize < 0 {
-		bad("min_size", "min_size must be a non-negative integer, got %d.", *c.MinSize)
+	if c.MinSize != nil && (*c.MinSize < 0 || *c.MinSize > api.MaxCount) {
+		bad("min_size", "min_size must be a non-negative integer of at most %d, got %d.", api.MaxCount, *c.MinSize)
 	}
-	if c.MaxSize != nil && *c.MaxSize < -1 {
-		bad("max_size", "max_size must be -1 (unlimited) or a non-negative integer, got %d.", *c.MaxSize)
+	if c.MaxSize != nil && (*c.MaxSize < -1 || *c.MaxSize > api.MaxCount) {
+		bad("max_size", "max_size must be -1 (unlimited) or a non-negative integer of at most %d, got %d.", api.MaxCount, *c.MaxSize)
 	}
 	if c.Timeout != nil {
 		switch t := int64(*c.Timeout); {
 		case t < 0:
 			diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid timeout",
 				Detail: fmt.Sprintf("timeout must be a non-negative number of seconds, got %d.", t), Subject: at("timeout")})
-		case t > MaxTimeout:
+		case t > api.MaxTimeout:
 			diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid timeout",
-				Detail: fmt.Sprintf("timeout must be at most %d seconds (about 292 years), got %d.", MaxTimeout, t), Subject: at("timeout")})
+				Detail: fmt.Sprintf("timeout must be at most %d seconds, got %d.", api.MaxTimeout, t), Subject: at("timeout")})
 		}
 	}
 	if diags.HasErrors() {

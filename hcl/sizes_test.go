@@ -18,17 +18,19 @@ func TestClusterSizeRules(t *testing.T) {
 		want  string
 		line  int
 	}{
-		{"  desired_capacity   = -1\n", "desired_capacity must be a non-negative integer, got -1.", 11},
-		{"  min_size           = -2\n", "min_size must be a non-negative integer, got -2.", 11},
-		{"  max_size           = -2\n", "max_size must be -1 (unlimited) or a non-negative integer, got -2.", 11},
+		{"  desired_capacity   = -1\n", "desired_capacity must be a non-negative integer of at most 2147483647, got -1.", 11},
+		{"  desired_capacity   = 2147483648\n", "desired_capacity must be a non-negative integer of at most 2147483647, got 2147483648.", 11},
+		{"  min_size           = -2\n", "min_size must be a non-negative integer of at most 2147483647, got -2.", 11},
+		{"  max_size           = -2\n", "max_size must be -1 (unlimited) or a non-negative integer of at most 2147483647, got -2.", 11},
+		{"  max_size           = 2147483648\n", "max_size must be -1 (unlimited) or a non-negative integer of at most 2147483647, got 2147483648.", 11},
 		{"  timeout            = -5\n", "timeout must be a non-negative number of seconds, got -5.", 11},
-		{"  timeout            = 18446744074\n", "timeout must be at most 9223372036 seconds", 11},
-		{"  timeout            = 9223372037\n", "timeout must be at most 9223372036 seconds", 11},
+		{"  timeout            = 18446744074\n", "timeout must be at most 2147483647 seconds, got 18446744074.", 11},
+		{"  timeout            = 2147483648\n", "timeout must be at most 2147483647 seconds, got 2147483648.", 11},
 		{"  timeout            = 1e30\n", "timeout must be a whole number between", 11},
 		{"  min_size           = 5\n  max_size           = 3\n", "min_size (5) must not be greater than max_size (3).", 11},
 		{"  min_size           = 2\n  desired_capacity   = 1\n", "desired_capacity (1) must not be less than min_size (2).", 12},
 		{"  max_size           = 2\n  desired_capacity   = 3\n", "desired_capacity (3) must not be greater than max_size (2).", 12},
-		{"  binding {\n    policy   = \"x\"\n    priority = -1\n  }\n", "priority must be a non-negative integer, got -1.", 13},
+		{"  binding {\n    policy   = \"x\"\n    priority = -1\n  }\n", "priority must be a non-negative integer of at most 2147483647, got -1.", 13},
 	}
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
@@ -46,7 +48,7 @@ func TestClusterSizeRules(t *testing.T) {
 	// largest timeout fits, desired_capacity may be left to min_size.
 	for _, attrs := range []string{
 		"  max_size = -1\n  desired_capacity = 50\n",
-		"  timeout = 9223372036\n",
+		"  timeout = 2147483647\n",
 		"  min_size = 2\n  max_size = 2\n",
 		"  min_size = 0\n  desired_capacity = 0\n  max_size = 0\n  timeout = 0\n",
 	} {

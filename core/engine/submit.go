@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/sdk"
@@ -595,14 +596,13 @@ func (e *Engine) CancelAction(ctx context.Context, c Caller, ident string, force
 
 // --- helpers
 
-// Numeric bounds of the API (docs/api.md "Request limits"). Senlin keeps
-// sizes and timeouts in 32-bit columns; 2^31-1 seconds is also far inside
-// what time.Duration holds, so a timeout can never wrap into the past.
+// Numeric bounds of the API, shared with the client side (api.MaxTimeout,
+// api.MaxCount) so that `grove validate` applies the same rules.
 const (
 	// MaxTimeout is the largest action or cluster timeout, in seconds.
-	MaxTimeout = math.MaxInt32
+	MaxTimeout = api.MaxTimeout
 	// MaxCount is the largest size, count, adjustment or priority.
-	MaxCount = math.MaxInt32
+	MaxCount = api.MaxCount
 )
 
 // inRange checks an optional integer field against [min, max].
