@@ -82,6 +82,7 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	a.Store = st
 	log.Info("store opened", "driver", cfg.Store.Driver, "location", st.Location(), "schema_version", st.SchemaVersion())
 	a.Host = host.New(log.Named("plugin"), cfg.DataDir)
+	a.Host.SetCallTimeout(parseDuration(cfg.PluginCallTimeout))
 	cmd := cfg.Builtin
 	if len(cmd) == 0 {
 		exe, err := os.Executable()
@@ -95,17 +96,12 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	}
 	registered := map[string]bool{}
 	for _, p := range cfg.Plugins {
-		path := p.Command
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(cfg.PluginDir, path)
-		}
-		registered[filepath.Clean(path)] = true
+		path, err := pluginCommand(cfg.PluginDir, p.Command)
+		registered[path] = true
 		command := append([]string{path}, p.Args...)
-		rel, err := filepath.Rel(cfg.PluginDir, path)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			reason := fmt.Sprintf("%s is outside the plugin dir %s; third-party plugins must live there", path, cfg.PluginDir)
-			log.Error("plugin refused", "plugin", p.Name, "reason", reason)
-			a.Host.Refuse(p.Name, command, reason)
+		if err != nil {
+			log.Error("plugin refused", "plugin", p.Name, "reason", err)
+			a.Host.Refuse(p.Name, command, err.Error())
 			continue
 		}
 		settings := map[string]any{}

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2/hclsimple"
+
+	"github.com/grovehq/grove/plugins/builtin"
+	"github.com/grovehq/grove/plugins/host"
 )
 
 // DefaultBind is the dev agent's address.
@@ -28,6 +31,10 @@ type Config struct {
 	// Orchestrator tunes health checks and the reaper.
 	Orchestrator *OrchestratorConfig `hcl:"orchestrator,block"`
 	Plugins      []PluginConfig      `hcl:"plugin,block"`
+	// PluginCallTimeout bounds each call to a plugin made while serving an
+	// API request, such as validating a spec ("5s"); a plugin that does not
+	// answer in time gets the request a 503.
+	PluginCallTimeout string `hcl:"plugin_call_timeout,optional"`
 	// Builtin is the command that serves the built-in plugin; tests point it
 	// at a freshly built binary. Defaults to this executable.
 	Builtin []string `hcl:"builtin_command,optional"`
@@ -156,7 +163,21 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%s must be a positive duration such as \"60s\", got %q", field, *v)
 		}
 	}
+	if c.PluginCallTimeout != "" {
+		if d, err := time.ParseDuration(c.PluginCallTimeout); err != nil || d <= 0 {
+			return fmt.Errorf("plugin_call_timeout must be a positive duration such as \"5s\", got %q", c.PluginCallTimeout)
+		}
+	}
+	seen := map[string]bool{builtin.Name: true}
 	for _, p := range c.Plugins {
+		// The label names the plugin's directory in the data dir.
+		if err := host.CheckName(p.Name); err != nil {
+			return fmt.Errorf("plugin %q block: the label %w", p.Name, err)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("plugin %q block: the label is used twice (or is the built-in plugin's name); each plugin needs its own", p.Name)
+		}
+		seen[p.Name] = true
 		if len(p.SHA256) != 64 {
 			return fmt.Errorf("plugin %q: sha256 must be the 64-character hex checksum of the binary", p.Name)
 		}

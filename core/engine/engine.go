@@ -28,6 +28,9 @@ type Plugins interface {
 	Components(kind string) []*host.Component
 	// Health says why the plugin behind a component cannot take work.
 	Health(kind, typ string) error
+	// Call makes a synchronous call on behalf of an API request, with the
+	// short deadline a request can afford.
+	Call(ctx context.Context, kind, typ string, fn func(ctx context.Context, c *sdk.Client) error) error
 }
 
 // Config tunes the engine. Zero values take the documented defaults.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/host"
 )
 
 // Error is a user-facing failure with the HTTP status and Senlin exception
@@ -38,6 +39,9 @@ func HTTPStatus(err error) (int, string) {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Status, e.Type
+	}
+	if _, ok := errors.AsType[*host.UnavailableError](err); ok {
+		return http.StatusServiceUnavailable, "PluginUnavailable"
 	}
 	var amb *store.AmbiguousError
 	if errors.As(err, &amb) {

@@ -160,6 +160,13 @@ func (p *inProcess) Components(kind string) []*host.Component {
 
 func (p *inProcess) Health(string, string) error { return nil }
 
+func (p *inProcess) Call(ctx context.Context, kind, typ string, fn func(ctx context.Context, c *sdk.Client) error) error {
+	if _, ok := p.Component(kind, typ); !ok {
+		return fmt.Errorf("no plugin provides the %s type %q", kind, typ)
+	}
+	return fn(ctx, p.client)
+}
+
 func serve(t *testing.T, plugin *sdk.Plugin) *inProcess {
 	t.Helper()
 	gc, _ := goplugin.TestPluginGRPCConn(t, false, map[string]goplugin.Plugin{sdk.PluginName: &sdk.GRPCPlugin{Impl: plugin}})

@@ -15,6 +15,7 @@ import (
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/scaling"
+	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
 // Caller is who makes a request.
@@ -76,28 +77,22 @@ func (e *Engine) ValidateSpec(ctx context.Context, kind string, spec map[string]
 	if len(diags) > 0 {
 		return nil, BadRequest("%s", diags.Error())
 	}
-	client, _, err := e.plugins.Client(ctx, kind, typ)
-	if err != nil {
-		return nil, fmt.Errorf("validate %s spec: %w", kind, err)
-	}
 	s := sdk.Spec{Type: typ, Version: version, Properties: props}
+	var ds schema.Diagnostics
+	err = e.plugins.Call(ctx, kind, typ, func(ctx context.Context, client *sdk.Client) (err error) {
+		if kind == "profile" {
+			ds, err = client.ValidateProfile(ctx, s)
+		} else {
+			ds, err = client.ValidatePolicy(ctx, s)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("The %s spec cannot be validated now: %w.", kind, err)
+	}
 	var pd []error
-	if kind == "profile" {
-		ds, err := client.ValidateProfile(ctx, s)
-		if err != nil {
-			return nil, fmt.Errorf("validate profile spec with plugin %s: %w", comp.Plugin, err)
-		}
-		for _, d := range ds {
-			pd = append(pd, errors.New("spec."+d.Error()))
-		}
-	} else {
-		ds, err := client.ValidatePolicy(ctx, s)
-		if err != nil {
-			return nil, fmt.Errorf("validate policy spec with plugin %s: %w", comp.Plugin, err)
-		}
-		for _, d := range ds {
-			pd = append(pd, errors.New("spec."+d.Error()))
-		}
+	for _, d := range ds {
+		pd = append(pd, errors.New("spec."+d.Error()))
 	}
 	if len(pd) > 0 {
 		msgs := make([]string, len(pd))
@@ -337,7 +332,7 @@ func (e *Engine) submit(ctx context.Context, a *model.Action, force bool, profil
 			return err
 		}
 		if err := e.plugins.Health("profile", prof.Type); err != nil {
-			return Conflict("PluginUnavailable", "The %s cannot be changed now: %v.", map[bool]string{true: "node", false: "cluster"}[a.IsNodeAction()], err)
+			return fmt.Errorf("The %s cannot be changed now: %w.", map[bool]string{true: "node", false: "cluster"}[a.IsNodeAction()], err)
 		}
 	}
 	err := e.store.InTx(ctx, func(tx store.Store) error {

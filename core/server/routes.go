@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/host"
+	"github.com/grovehq/grove/plugins/sdk"
 )
 
 func (s *Server) routes() {
@@ -154,13 +157,16 @@ func (s *Server) listHosts(w http.ResponseWriter, r *http.Request, _ engine.Call
 		return err
 	}
 	typ := c.Type
-	client, _, err := s.opts.Host.Client(r.Context(), "profile", typ)
-	if err != nil {
-		return &engine.Error{Status: http.StatusServiceUnavailable, Type: "PluginUnavailable", Message: fmt.Sprintf("The plugin serving %s is not available: %v.", typ, err)}
-	}
-	hosts, err := client.Hosts(r.Context(), typ)
-	if status.Code(err) == codes.Unimplemented {
-		hosts, err = nil, nil // a driver without hosts places nodes nowhere in particular
+	var hosts []sdk.Host
+	err = s.opts.Host.Call(r.Context(), "profile", typ, func(ctx context.Context, client *sdk.Client) (err error) {
+		hosts, err = client.Hosts(ctx, typ)
+		if status.Code(err) == codes.Unimplemented {
+			hosts, err = nil, nil // a driver without hosts places nodes nowhere in particular
+		}
+		return err
+	})
+	if errors.Is(err, host.ErrUnavailable) {
+		return fmt.Errorf("The hosts of %s cannot be listed now: %w.", typ, err)
 	}
 	if err != nil {
 		return &engine.Error{Status: http.StatusBadGateway, Type: "PluginError", Message: fmt.Sprintf("Listing the hosts of %s failed: %v.", typ, err)}

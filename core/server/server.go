@@ -6,6 +6,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -146,6 +147,9 @@ func (s *Server) writeError(w http.ResponseWriter, status int, typ, msg string) 
 
 func (s *Server) fail(w http.ResponseWriter, err error) {
 	status, typ := engine.HTTPStatus(err)
+	if ue, ok := errors.AsType[*host.UnavailableError](err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(time.Second, ue.RetryAfter.Round(time.Second))/time.Second)))
+	}
 	if status == http.StatusInternalServerError {
 		s.opts.Logger.Error("request failed", "error", err)
 	}

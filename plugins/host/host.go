@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -99,6 +100,7 @@ type Host struct {
 	closed     bool
 
 	healthEvery time.Duration
+	callTimeout time.Duration
 }
 
 // Refuse records a plugin binary that was not loaded, so `grove plugin list`
@@ -112,7 +114,7 @@ func (h *Host) Refuse(name string, command []string, reason string) {
 // New returns a host; dataDir holds per-plugin runtime directories and logs.
 func New(logger hclog.Logger, dataDir string) *Host {
 	return &Host{logger: logger, dataDir: dataDir, plugins: map[string]*instance{}, components: map[string]*Component{},
-		healthEvery: DefaultHealthEvery}
+		healthEvery: DefaultHealthEvery, callTimeout: DefaultCallTimeout}
 }
 
 type instance struct {
@@ -132,14 +134,59 @@ type instance struct {
 	apis      map[string]string // kind -> agreed API version
 }
 
-// ErrUnavailable marks calls refused because a plugin is not running; it is
-// retryable.
+// ErrUnavailable marks calls refused because a plugin is not running or not
+// answering. Every such refusal is an *UnavailableError, which matches it
+// with errors.Is.
 var ErrUnavailable = errors.New("plugin unavailable")
+
+// UnavailableError is a call refused because the plugin serving it is
+// restarting, unhealthy or did not answer in time. The API answers it with
+// 503 and a Retry-After header.
+type UnavailableError struct {
+	// Plugin names the plugin.
+	Plugin string
+	// Reason says why it cannot answer, as a clause ("it is restarting").
+	Reason string
+	// RetryAfter is when trying again may succeed.
+	RetryAfter time.Duration
+	// Err is the underlying failure, if any.
+	Err error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("plugin %s is unavailable: %s", e.Plugin, e.Reason)
+}
+
+// Unwrap returns the underlying failure.
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Is makes every UnavailableError match ErrUnavailable.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// DefaultCallTimeout bounds a call made on behalf of an API request (see
+// Call) unless SetCallTimeout says otherwise.
+const DefaultCallTimeout = 5 * time.Second
+
+// nameRE is the rule for plugin names: each names a directory under the
+// data dir, so it must be one path element that cannot climb out of it.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$`)
+
+// CheckName reports whether name may name a plugin: 1 to 64 letters,
+// digits, '-', '_' and '.', not starting with '.'.
+func CheckName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("%q is not a valid plugin name: use 1 to 64 letters, digits, '-', '_' and '.', not starting with '.'", name)
+	}
+	return nil
+}
 
 // Start launches a plugin, verifies its checksum and versions, and registers
 // its components. A component type already registered is refused unless the
 // plugin's config says it overrides.
 func (h *Host) Start(ctx context.Context, cfg Config) error {
+	if err := CheckName(cfg.Name); err != nil {
+		return err
+	}
 	if len(cfg.Command) == 0 {
 		return fmt.Errorf("plugin %s: command is empty", cfg.Name)
 	}
@@ -176,13 +223,9 @@ func (in *instance) launch(ctx context.Context) error {
 			return fmt.Errorf("plugin %s: checksum mismatch for %s: the config registers sha256 %s but the file has %s; refusing to run it", cfg.Name, bin, cfg.SHA256, sum)
 		}
 	}
-	dir := filepath.Join(in.host.dataDir, "plugins", cfg.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("plugin %s: create data dir: %w", cfg.Name, err)
-	}
-	logFile, err := os.OpenFile(filepath.Join(dir, "plugin.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	dir, logFile, err := in.host.openPluginDir(cfg.Name)
 	if err != nil {
-		return fmt.Errorf("plugin %s: open log file: %w", cfg.Name, err)
+		return fmt.Errorf("plugin %s: %w", cfg.Name, err)
 	}
 	settings, _ := json.Marshal(cfg.Settings)
 	cmd := exec.Command(bin, cfg.Command[1:]...)
@@ -253,6 +296,32 @@ func (in *instance) launch(ctx context.Context) error {
 	return nil
 }
 
+// openPluginDir creates a plugin's directory under the data dir and opens
+// its log file. Both are opened through an os.Root, so neither the name nor
+// a symbolic link planted in the data dir can place them outside it.
+func (h *Host) openPluginDir(name string) (string, *os.File, error) {
+	if err := os.MkdirAll(h.dataDir, 0o700); err != nil {
+		return "", nil, fmt.Errorf("create data dir: %w", err)
+	}
+	root, err := os.OpenRoot(h.dataDir)
+	if err != nil {
+		return "", nil, fmt.Errorf("open data dir: %w", err)
+	}
+	defer root.Close()
+	rel := filepath.Join("plugins", name)
+	if !filepath.IsLocal(rel) {
+		return "", nil, fmt.Errorf("the plugin's directory %s would be outside the data dir %s", rel, h.dataDir)
+	}
+	if err := root.MkdirAll(rel, 0o700); err != nil {
+		return "", nil, fmt.Errorf("create the plugin's directory in the data dir: %w", err)
+	}
+	logFile, err := root.OpenFile(filepath.Join(rel, "plugin.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return "", nil, fmt.Errorf("open log file: %w", err)
+	}
+	return filepath.Join(h.dataDir, rel), logFile, nil
+}
+
 // Supervision settings.
 const (
 	// crashWindow and crashLimit define a crash loop: that many exits within
@@ -273,6 +342,14 @@ const DefaultHealthEvery = 10 * time.Second
 // SetHealthEvery sets how often running plugins are health-checked; a check
 // that gets no answer within the same time fails. Call it before Start.
 func (h *Host) SetHealthEvery(d time.Duration) { h.healthEvery = d }
+
+// SetCallTimeout sets how long Call waits for a plugin's answer. Call it
+// before serving requests.
+func (h *Host) SetCallTimeout(d time.Duration) {
+	if d > 0 {
+		h.callTimeout = d
+	}
+}
 
 // supervise restarts the plugin when its process exits or stops answering
 // health checks, with exponential backoff. A crash loop marks the plugin
@@ -356,11 +433,7 @@ func (in *instance) watch() {
 		cancel()
 		if err == nil {
 			failed = 0
-			in.mu.Lock()
-			if in.state == "unhealthy" && time.Since(in.startedAt) > stableAfter {
-				in.state, in.lastErr = "running", ""
-			}
-			in.mu.Unlock()
+			in.healthy()
 			continue
 		}
 		failed++
@@ -384,6 +457,23 @@ func (in *instance) watch() {
 			<-rpc.Done()
 			return
 		}
+	}
+}
+
+// healthy records that the running process answered: the last error is
+// history then, so it is cleared, except that a plugin marked unhealthy by
+// a crash loop keeps its reason until it has stayed up long enough.
+func (in *instance) healthy() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.rpc == nil {
+		return
+	}
+	switch {
+	case in.state == "unhealthy" && time.Since(in.startedAt) > stableAfter:
+		in.state, in.lastErr = "running", ""
+	case in.state == "running":
+		in.lastErr = ""
 	}
 }
 
@@ -415,7 +505,7 @@ func (in *instance) current(ctx context.Context, wait time.Duration) (*sdk.Clien
 	}
 	in.mu.Unlock()
 	if state == "unhealthy" {
-		return nil, fmt.Errorf("plugin %s is unhealthy (%s); actions that need it are refused until it recovers", in.cfg.Name, lastErr)
+		return nil, in.unhealthyError(lastErr, started)
 	}
 	if rpc != nil {
 		return rpc, nil
@@ -426,14 +516,35 @@ func (in *instance) current(ctx context.Context, wait time.Duration) (*sdk.Clien
 	case <-ready:
 		in.mu.Lock()
 		defer in.mu.Unlock()
-		if in.rpc != nil && in.state != "unhealthy" {
+		if in.state == "unhealthy" {
+			return nil, in.unhealthyError(in.lastErr, in.startedAt)
+		}
+		if in.rpc != nil {
 			return in.rpc, nil
 		}
 	case <-t.C:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, ctx.Err()
+		}
 	}
-	return nil, sdk.Retryable(fmt.Errorf("%w: plugin %s is restarting (%s)", ErrUnavailable, in.cfg.Name, lastErr))
+	return nil, sdk.Retryable(&UnavailableError{Plugin: in.cfg.Name, Reason: fmt.Sprintf("it is restarting (%s)", lastErr),
+		RetryAfter: restartRetryAfter, Err: ctx.Err()})
+}
+
+// restartRetryAfter is the Retry-After for a plugin that is restarting: its
+// supervisor's first backoffs are shorter.
+const restartRetryAfter = 2 * time.Second
+
+// unhealthyError refuses a call to a plugin in a crash loop, until it has
+// stayed up for stableAfter.
+func (in *instance) unhealthyError(lastErr string, started time.Time) error {
+	wait := stableAfter
+	if !started.IsZero() {
+		wait = max(time.Second, stableAfter-time.Since(started))
+	}
+	return &UnavailableError{Plugin: in.cfg.Name, Reason: fmt.Sprintf("it is unhealthy (%s); calls that need it are refused until it recovers", lastErr),
+		RetryAfter: wait}
 }
 
 // Close stops every plugin the host started.
@@ -521,6 +632,52 @@ func (h *Host) Client(ctx context.Context, kind, typ string) (*sdk.Client, *Comp
 	return rpc, c, err
 }
 
+// Call makes a synchronous call to the plugin serving a component on behalf
+// of an API request, which must never hang on a plugin: waiting for a
+// restarting plugin and the call itself share one deadline (SetCallTimeout).
+// A plugin that is restarting, unhealthy, breaks the connection or does not
+// answer in time is reported as an *UnavailableError naming it; other
+// failures are returned as fn returned them.
+func (h *Host) Call(ctx context.Context, kind, typ string, fn func(ctx context.Context, c *sdk.Client) error) error {
+	c, ok := h.Component(kind, typ)
+	if !ok {
+		return fmt.Errorf("no plugin provides the %s type %q", kind, typ)
+	}
+	h.mu.RLock()
+	in := h.plugins[c.Plugin]
+	h.mu.RUnlock()
+	timeout := h.callTimeout
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	rpc, err := in.current(cctx, timeout)
+	if err != nil {
+		return err
+	}
+	err = fn(cctx, rpc)
+	if err == nil {
+		in.healthy()
+		return nil
+	}
+	if ctx.Err() != nil {
+		return err // the request itself went away
+	}
+	if cctx.Err() != nil {
+		reason := fmt.Sprintf("it did not answer within %s", timeout)
+		in.mu.Lock()
+		if in.rpc == rpc {
+			in.lastErr = fmt.Sprintf("a call on behalf of an API request got no answer within %s", timeout)
+		}
+		in.mu.Unlock()
+		// The health checks replace a hung plugin after pingFailures
+		// missed checks.
+		return &UnavailableError{Plugin: c.Plugin, Reason: reason, RetryAfter: h.healthEvery, Err: err}
+	}
+	if status.Code(err) == codes.Unavailable {
+		return &UnavailableError{Plugin: c.Plugin, Reason: "the connection to it broke; it is being restarted", RetryAfter: restartRetryAfter, Err: err}
+	}
+	return err
+}
+
 // PluginPID returns the process id of a running plugin (for tests and
 // `grove plugin info`).
 func (h *Host) PluginPID(name string) int {
@@ -571,7 +728,7 @@ func (h *Host) Health(kind, typ string) error {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.state == "unhealthy" && !(in.rpc != nil && time.Since(in.startedAt) > stableAfter) {
-		return fmt.Errorf("plugin %s, which provides %s, is unhealthy (%s)", in.cfg.Name, typ, in.lastErr)
+		return in.unhealthyError(in.lastErr, in.startedAt)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -247,8 +248,12 @@ func TestHungPluginReplaced(t *testing.T) {
 	}
 	defer syscall.Kill(old, syscall.SIGKILL)
 	var st host.Status
+	var reason string // what the status said while the plugin was replaced
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		st = h.Statuses()[0]
+		if st.LastError != "" {
+			reason = st.LastError
+		}
 		if st.State == "running" && st.PID != 0 && st.PID != old {
 			break
 		}
@@ -257,9 +262,11 @@ func TestHungPluginReplaced(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if st.Restarts != 1 || !strings.Contains(st.LastError, "failed 3 health checks in a row") {
-		t.Errorf("replacement of a hung plugin: %d restarts, last error %q", st.Restarts, st.LastError)
+	if st.Restarts != 1 || !strings.Contains(reason, "failed 3 health checks in a row") {
+		t.Errorf("replacement of a hung plugin: %d restarts, last error %q", st.Restarts, reason)
 	}
+	// Once the new process passes a health check, the old error is history.
+	waitFor(t, 10*time.Second, "the last error is cleared", func() bool { return h.Statuses()[0].LastError == "" })
 	c, _, err := h.Client(ctx, "profile", "grove.noop")
 	if err != nil {
 		t.Fatal(err)
@@ -294,4 +301,144 @@ func TestCrashLoopMarksUnhealthy(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "unhealthy") || sdk.IsRetryable(err) {
 		t.Fatalf("calls to an unhealthy plugin are refused with the reason: %v", err)
 	}
+	// Every refusal is the one typed error, naming the plugin.
+	for what, err := range map[string]error{
+		"Client": err,
+		"Health": h.Health("profile", "grove.noop"),
+		"Call":   h.Call(ctx, "profile", "grove.noop", func(context.Context, *sdk.Client) error { return nil }),
+	} {
+		ue, ok := errors.AsType[*host.UnavailableError](err)
+		if !ok || ue.Plugin != "crashy" || ue.RetryAfter <= 0 || !errors.Is(err, host.ErrUnavailable) {
+			t.Errorf("%s on an unhealthy plugin: want an UnavailableError naming crashy with a retry delay, got %#v", what, err)
+		}
+	}
+}
+
+func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting until %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func validateNoop(ctx context.Context, h *host.Host) error {
+	return h.Call(ctx, "profile", "grove.noop", func(ctx context.Context, c *sdk.Client) error {
+		_, err := c.ValidateProfile(ctx, sdk.Spec{Type: "grove.noop", Version: "1.0"})
+		return err
+	})
+}
+
+// A call made for an API request never waits on a hung plugin longer than
+// the call timeout: it is refused as unavailable, naming the plugin, and
+// the plugin's status says so. Once the hung process is replaced the same
+// call succeeds and the error is cleared.
+func TestCallToHungPluginTimesOut(t *testing.T) {
+	h := host.New(hclog.NewNullLogger(), t.TempDir())
+	// Health checks slow enough that the hung process is still there when
+	// the call gives up.
+	h.SetHealthEvery(time.Second)
+	h.SetCallTimeout(300 * time.Millisecond)
+	defer h.Close()
+	ctx := context.Background()
+	if err := h.Start(ctx, host.Config{Name: "sleepy", Command: []string{testPlugin}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := validateNoop(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	old := h.PluginPID("sleepy")
+	if err := syscall.Kill(old, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(old, syscall.SIGKILL)
+	waitStopped(t, old)
+	start := time.Now()
+	err := validateNoop(ctx, h)
+	took := time.Since(start)
+	ue, ok := errors.AsType[*host.UnavailableError](err)
+	if !ok || ue.Plugin != "sleepy" || !strings.Contains(err.Error(), "sleepy") || ue.RetryAfter <= 0 {
+		t.Fatalf("a call to a hung plugin: want an UnavailableError naming sleepy, got %v", err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("the call took %s; its timeout is 300ms", took)
+	}
+	if st := h.Statuses()[0]; !strings.Contains(st.LastError, "no answer within 300ms") {
+		t.Errorf("the plugin's status tells of the unanswered call: %q", st.LastError)
+	}
+	waitFor(t, 30*time.Second, "the hung plugin is replaced", func() bool {
+		pid := h.PluginPID("sleepy")
+		return pid != 0 && pid != old
+	})
+	if err := validateNoop(ctx, h); err != nil {
+		t.Fatalf("the replacement answers: %v", err)
+	}
+	if st := h.Statuses()[0]; st.LastError != "" {
+		t.Errorf("a plugin that answers again has no last error, got %q", st.LastError)
+	}
+}
+
+// A plugin's name becomes a directory under the data dir: a name that
+// climbs out of it is refused, and so is a directory that a symbolic link
+// leads out of it.
+func TestPluginDirConfinedToDataDir(t *testing.T) {
+	base := t.TempDir()
+	dataDir := filepath.Join(base, "data")
+	h := host.New(hclog.NewNullLogger(), dataDir)
+	defer h.Close()
+	ctx := context.Background()
+	for _, name := range []string{"../../escaped", "../escaped", ".hidden", "a/b", ""} {
+		err := h.Start(ctx, host.Config{Name: name, Command: []string{testPlugin}})
+		if err == nil || !strings.Contains(err.Error(), "not a valid plugin name") {
+			t.Errorf("plugin name %q: want a refusal stating the rule, got %v", name, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(base, "escaped")); !os.IsNotExist(err) {
+		t.Errorf("a plugin name wrote outside the data dir: %v", err)
+	}
+	outside := filepath.Join(base, "outside")
+	os.MkdirAll(outside, 0o755)
+	os.MkdirAll(filepath.Join(dataDir, "plugins"), 0o755)
+	if err := os.Symlink(outside, filepath.Join(dataDir, "plugins", "linked")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Start(ctx, host.Config{Name: "linked", Command: []string{testPlugin}}); err == nil {
+		t.Error("a plugin directory that links out of the data dir must be refused")
+	}
+	if _, err := os.Stat(filepath.Join(outside, "plugin.log")); !os.IsNotExist(err) {
+		t.Errorf("the plugin log was written through a link out of the data dir: %v", err)
+	}
+	if err := h.Start(ctx, host.Config{Name: "ok-name_1.2", Command: []string{testPlugin}}); err != nil {
+		t.Fatalf("a valid name: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "plugins", "ok-name_1.2", "plugin.log")); err != nil {
+		t.Errorf("the plugin's log is in its directory: %v", err)
+	}
+}
+
+// waitStopped waits until every thread of a process that was sent SIGSTOP
+// has stopped: kill returns before they all have, and a thread still
+// running could answer one more call.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	waitFor(t, 10*time.Second, fmt.Sprintf("process %d has stopped", pid), func() bool {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		if err != nil || len(tasks) == 0 {
+			return false
+		}
+		for _, f := range tasks {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return false
+			}
+			s := string(b)
+			i := strings.LastIndexByte(s, ')')
+			if i < 0 || i+2 >= len(s) || s[i+2] != 'T' {
+				return false
+			}
+		}
+		return true
+	})
 }

@@ -131,7 +131,16 @@ func (d *Driver) root() string {
 	return filepath.Join(os.TempDir(), "grove-local-process")
 }
 
-func (d *Driver) nodeDir(n sdk.Node) string { return filepath.Join(d.root(), "nodes", n.ID) }
+// nodeDir is a node's runtime directory, named by its id. The id comes
+// from the engine, but the directory is removed with everything in it on
+// delete, so an id that is not one plain path element ("..", "a/../..") is
+// refused rather than trusted.
+func (d *Driver) nodeDir(n sdk.Node) (string, error) {
+	if !filepath.IsLocal(n.ID) || filepath.Base(n.ID) != n.ID {
+		return "", fmt.Errorf("node id %q cannot name a runtime directory: it must be one path element without '..'", n.ID)
+	}
+	return filepath.Join(d.root(), "nodes", n.ID), nil
+}
 
 // Create starts one process per node. It is idempotent per node id: a node
 // whose process is already running (recorded in its runtime directory) is
@@ -149,7 +158,10 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 	if err := ctx.Err(); err != nil {
 		return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
 	}
-	dir := d.nodeDir(n)
+	dir, err := d.nodeDir(n)
+	if err != nil {
+		return sdk.Result{ID: n.ID, Err: err}
+	}
 	if st, err := readState(dir); err == nil && alive(st) {
 		return d.result(n, st)
 	}
@@ -311,7 +323,9 @@ func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 	}
 	for i, n := range nodes {
 		if out[i].Err == nil {
-			os.RemoveAll(d.nodeDir(n))
+			if dir, err := d.nodeDir(n); err == nil {
+				os.RemoveAll(dir)
+			}
 			d.locks.Delete(n.ID)
 		}
 	}
@@ -377,7 +391,11 @@ func (d *Driver) stateOf(n sdk.Node) (state, bool) {
 	}
 	// The engine may not have recorded the state yet (a crash right after
 	// start); the runtime directory still knows.
-	st, err := readState(d.nodeDir(n))
+	dir, err := d.nodeDir(n)
+	if err != nil {
+		return st, false
+	}
+	st, err = readState(dir)
 	return st, err == nil
 }
 
