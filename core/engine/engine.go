@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
@@ -350,7 +352,13 @@ func detached(ctx context.Context) (context.Context, context.CancelFunc) {
 // even when the error came through a plugin's gRPC call, which does not
 // unwrap to the context's error.
 func stoppedBy(ctx context.Context, err error) error {
-	if err == nil || ctx.Err() == nil {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() == nil && status.Code(err) == codes.DeadlineExceeded {
+		awaitDeadline(ctx)
+	}
+	if ctx.Err() == nil {
 		return err
 	}
 	cause := context.Cause(ctx)
@@ -358,6 +366,24 @@ func stoppedBy(ctx context.Context, err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", cause, err)
+}
+
+// awaitDeadline waits for ctx to end when its deadline is at most a moment
+// away. A plugin enforces the deadline it was sent on its own clock (gRPC
+// sends it rounded, as time left), so its DeadlineExceeded can arrive just
+// before ours fires; without the wait, a timed-out action would read as a
+// plugin failure.
+func awaitDeadline(ctx context.Context) {
+	dl, ok := ctx.Deadline()
+	if !ok || time.Until(dl) > time.Second {
+		return
+	}
+	t := time.NewTimer(time.Until(dl) + 100*time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // runAction runs one top-level action to its end.
