@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -94,11 +95,12 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	}
 	r := &Response{Status: resp.StatusCode, Location: resp.Header.Get("Location"), Body: data}
 	if resp.StatusCode >= 300 {
+		retry, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 		var eb ErrorBody
 		if json.Unmarshal(data, &eb) == nil && eb.Error.Message != "" {
-			return r, &Error{Status: resp.StatusCode, Type: eb.Error.Type, Message: eb.Error.Message}
+			return r, &Error{Status: resp.StatusCode, Type: eb.Error.Type, Message: eb.Error.Message, RetryAfter: retry}
 		}
-		return r, &Error{Status: resp.StatusCode, Message: strings.TrimSpace(string(data))}
+		return r, &Error{Status: resp.StatusCode, Message: strings.TrimSpace(string(data)), RetryAfter: retry}
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {

@@ -185,6 +185,9 @@ type Error struct {
 	Status  int
 	Type    string
 	Message string
+	// RetryAfter is the agent's Retry-After, in seconds, on a 503: when a
+	// plugin that could not answer is worth asking again.
+	RetryAfter int
 }
 
 func (e *Error) Error() string {

@@ -142,6 +142,13 @@ func describeError(err error) string {
 			return ae.Message
 		case 409:
 			return "The request conflicts with the current state: " + ae.Message
+		case 413:
+			return "The request is too large: " + ae.Message
+		case 503:
+			if ae.RetryAfter > 0 {
+				return fmt.Sprintf("The agent cannot serve this now; try again in %d seconds: %s", ae.RetryAfter, ae.Message)
+			}
+			return "The agent cannot serve this now; try again shortly: " + ae.Message
 		}
 		return err.Error()
 	}
