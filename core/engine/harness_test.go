@@ -203,6 +203,18 @@ type harness struct {
 // stands between the engine and the store.
 func newHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 	t.Helper()
+	h := newIdleHarness(t, wrap)
+	if err := h.eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.eng.Stop)
+	return h
+}
+
+// newIdleHarness is newHarness with an engine that takes requests but runs
+// no action: what it accepts stays READY.
+func newIdleHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
+	t.Helper()
 	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "grove.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -216,10 +228,6 @@ func newHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 		es = wrap(s)
 	}
 	eng := engine.New(es, plugins, hclog.NewNullLogger(), engine.Config{CheckInterval: -1, Poll: 50 * time.Millisecond})
-	if err := eng.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(eng.Stop)
 	return &harness{t: t, eng: eng, store: s, gate: g}
 }
 

@@ -164,3 +164,27 @@ func (h *harness) childrenEnd(parentID string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestCancelledBeforeItRanLeavesNoTransitionalCluster cancels a cluster
+// creation that no worker has taken yet: the action ends CANCELLED at once
+// and its cluster is ERROR with the reason, not INIT for ever.
+func TestCancelledBeforeItRanLeavesNoTransitionalCluster(t *testing.T) {
+	h := newIdleHarness(t, nil)
+	h.profile("p")
+	desired := 1
+	cl, a, err := h.eng.CreateCluster(h.ctx(), caller, engine.ClusterCreate{Name: "c", Profile: "p", DesiredCapacity: &desired})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	end, err := h.eng.CancelAction(h.ctx(), caller, a.ID, false)
+	if err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	if end.Status != model.ActionCancelled {
+		t.Fatalf("the READY creation ended %s %q, want CANCELLED", end.Status, end.StatusReason)
+	}
+	got := h.getCluster(cl.ID)
+	if got.Status != model.ClusterError || !strings.Contains(got.StatusReason, "cancelled") {
+		t.Errorf("after its creation was cancelled, the cluster is %s (%s), want ERROR saying it was cancelled", got.Status, got.StatusReason)
+	}
+}

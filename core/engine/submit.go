@@ -576,6 +576,14 @@ func (e *Engine) CancelAction(ctx context.Context, c Caller, ident string, force
 		return nil, err
 	}
 	if a.Status == model.ActionCancelled {
+		if !a.IsNodeAction() {
+			// No worker will finish this action, so settle its cluster
+			// here as finish would: a creation cancelled before it ran
+			// leaves its cluster ERROR, not INIT.
+			sctx, cancel := detached(ctx)
+			e.unstick(sctx, a)
+			cancel()
+		}
 		_ = e.store.ReleaseClusterLock(ctx, a.ClusterID, a.ID)
 		_ = e.store.ReleaseNodeLock(ctx, a.Target, a.ID)
 		e.event(ctx, a, "error", a.StatusReason, model.LevelWarning)
