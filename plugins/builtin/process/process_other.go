@@ -11,11 +11,8 @@ import (
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
-// supported reports why local.process cannot run here: it finds and
-// watches its processes through Linux's /proc and parent-death signal.
-func supported() error {
-	return fmt.Errorf("local.process runs only on Linux; this agent runs on %s. Use container.docker or a plugin for this platform.", runtime.GOOS)
-}
+// supported reports why local.process cannot run here.
+func supported() error { return unsupportedOn(runtime.GOOS) }
 
 // watcher returns nil: without processes there are no events to stream.
 func (d *Driver) watcher() func(context.Context, func(sdk.NodeEvent)) error { return nil }

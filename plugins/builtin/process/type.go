@@ -53,3 +53,10 @@ func Type() sdk.ProfileType {
 // exit status in the node's runtime directory, which is how check can tell
 // "exited with status 3" from "vanished".
 const WrapCommand = "__process-wrap"
+
+// unsupportedOn is the error local.process gives on an operating system
+// other than Linux: it finds and watches its processes through Linux's /proc
+// and parent-death signal.
+func unsupportedOn(goos string) error {
+	return fmt.Errorf("local.process runs only on Linux; this agent runs on %s. Use container.docker or a plugin for this platform.", goos)
+}
