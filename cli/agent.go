@@ -227,11 +227,6 @@ func runQuickstart(ctx context.Context, env *Env, args []string) error {
 	return (&hcl.Applier{Client: c}).Apply(stop, plan, false)
 }
 
-func isConflict(err error) bool {
-	ae, ok := err.(*api.Error)
-	return ok && ae.Status == http.StatusConflict
-}
-
 // fetch reads a node's page, waiting briefly for its server to come up.
 func fetch(ctx context.Context, url string) string {
 	deadline := time.Now().Add(5 * time.Second)

@@ -3,12 +3,11 @@ package cli
 import (
 	"os"
 
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // isTerminal reports whether f is a terminal (not merely a character device
-// such as /dev/null).
+// such as /dev/null), on every platform the CLI builds for.
 func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(f.Fd()))
 }

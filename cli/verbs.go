@@ -104,7 +104,7 @@ func specCreate(r *resource) verb {
 		if g.json {
 			return printJSON(env.Stdout, out[r.name])
 		}
-		fmt.Fprintf(env.Stdout, "%s %s created with id %s.\n", strings.Title(r.name), pos[0], lookup(out[r.name], "id"))
+		fmt.Fprintf(env.Stdout, "%s %s created with id %s.\n", capitalize(r.name), pos[0], lookup(out[r.name], "id"))
 		return nil
 	}
 }
@@ -145,7 +145,7 @@ func renameVerb(r *resource) verb {
 		if _, err := g.client().Do(ctx, http.MethodPatch, r.path+"/"+url.PathEscape(pos[0]), nil, map[string]any{r.name: map[string]any{"name": *name}}, nil); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "%s %s renamed to %s.\n", strings.Title(r.name), pos[0], *name)
+		fmt.Fprintf(env.Stdout, "%s %s renamed to %s.\n", capitalize(r.name), pos[0], *name)
 		return nil
 	}
 }
@@ -682,4 +682,13 @@ func clusterStatus(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 		}
 	}
 	return nil
+}
+
+// capitalize upper-cases the first letter of a resource's name ("profile"),
+// which is ASCII, to start a sentence.
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

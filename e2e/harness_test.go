@@ -5,6 +5,8 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,7 +27,23 @@ import (
 
 var groveBin string
 
+// runMarkerVar names the environment variable that marks every process this
+// test run starts: the agents get it from TestMain's environment and their
+// local.process nodes inherit it. The helpers that find or kill node
+// processes look for this run's value, so they never touch the processes of
+// a concurrent test run or of a user's own cluster with the same name.
+const runMarkerVar = "GROVE_TEST_RUN"
+
+// runMarker is this run's value of runMarkerVar, set once by TestMain.
+var runMarker string
+
 func TestMain(m *testing.M) {
+	b := make([]byte, 12)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	runMarker = hex.EncodeToString(b)
+	os.Setenv(runMarkerVar, runMarker)
 	dir, err := os.MkdirTemp("", "grove-e2e-bin")
 	if err != nil {
 		panic(err)
@@ -245,12 +264,14 @@ func nodeAnswers(t *testing.T, n api.Node) {
 	})
 }
 
-// processesOf lists the pids of processes whose environment says they are
-// nodes of the cluster (the node commands, not their wrappers).
+// processesOf lists the pids of this run's processes whose environment says
+// they are nodes of the cluster (the node commands, not their wrappers).
 func processesOf(cluster string) []int { return clusterProcesses(cluster, false) }
 
-// clusterProcesses lists the live processes whose environment says they
-// belong to the cluster, with or without local.process's wrappers.
+// clusterProcesses lists the live processes of this test run (by
+// runMarkerVar) whose environment says they belong to the cluster, with or
+// without local.process's wrappers. A cluster's name alone is not enough: a
+// user or another test run may have a cluster of that name on this machine.
 func clusterProcesses(cluster string, wrappers bool) []int {
 	var out []int
 	for _, pid := range pids() {
@@ -262,11 +283,9 @@ func clusterProcesses(cluster string, wrappers bool) []int {
 		if (!wrappers && strings.Contains(string(cmdline), "__process-wrap")) || isZombie(pid) {
 			continue
 		}
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if kv == "GROVE_CLUSTER_NAME="+cluster {
-				out = append(out, pid)
-				break
-			}
+		vars := strings.Split(string(env), "\x00")
+		if slices.Contains(vars, runMarkerVar+"="+runMarker) && slices.Contains(vars, "GROVE_CLUSTER_NAME="+cluster) {
+			out = append(out, pid)
 		}
 	}
 	return out
@@ -306,4 +325,48 @@ func statFields(pid int) []string {
 	}
 	s := string(b)
 	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+}
+
+// TestProcessHelpersTouchOnlyThisRun: the helpers that count and kill a
+// cluster's node processes leave alone a process of the same cluster name
+// that this run did not start (a user's own cluster, another test run's),
+// and still find and kill this run's.
+func TestProcessHelpersTouchOnlyThisRun(t *testing.T) {
+	const cluster = "helpers-web"
+	var base []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, runMarkerVar+"=") {
+			base = append(base, kv)
+		}
+	}
+	start := func(extra ...string) *exec.Cmd {
+		cmd := exec.Command("sleep", "300")
+		cmd.Env = append(slices.Clone(base), append(extra, "GROVE_CLUSTER_NAME="+cluster)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	users := start()
+	otherRun := start(runMarkerVar + "=someone-elses-run")
+	ours := start(runMarkerVar + "=" + runMarker)
+	exited := make(chan struct{})
+	go func() { ours.Process.Wait(); close(exited) }()
+
+	eventually(t, 5*time.Second, "this run's process to be found", func() (bool, string) {
+		got := processesOf(cluster)
+		return slices.Equal(got, []int{ours.Process.Pid}), fmt.Sprint(got)
+	})
+	killProcessesOf(cluster)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("killProcessesOf left this run's process running")
+	}
+	for name, cmd := range map[string]*exec.Cmd{"a process without a run marker": users, "another run's process": otherRun} {
+		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil || isZombie(cmd.Process.Pid) {
+			t.Errorf("killProcessesOf killed %s (pid %d): %v", name, cmd.Process.Pid, err)
+		}
+	}
 }

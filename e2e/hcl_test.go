@@ -28,7 +28,7 @@ func TestHCLApply(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "Plan: 3 to add, 0 to change, 0 to replace, 0 to destroy.") {
 		t.Fatalf("first plan: %d\n%s", code, out)
 	}
-	out, errOut, code = a.grove("apply", "-var", "nodes=2", ex)
+	_, errOut, code = a.grove("apply", "-var", "nodes=2", ex)
 	if code != 2 || !strings.Contains(errOut, "pass -auto-approve") {
 		t.Fatalf("apply without a terminal must ask for -auto-approve: %d %s", code, errOut)
 	}

@@ -66,8 +66,8 @@ func TestSenlinClient(t *testing.T) {
 
 	res := clusters.Create(sc, clusters.CreateOpts{Name: "senlin", ProfileID: "senlin-web", DesiredCapacity: 2, MaxSize: 5})
 	cl, err := res.Extract()
-	if err != nil {
-		t.Fatalf("create cluster: %v", err)
+	if err != nil || cl.Name != "senlin" {
+		t.Fatalf("create cluster: %+v %v", cl, err)
 	}
 	loc := res.Header.Get("Location")
 	if len(loc) < len("/v1/actions/") {

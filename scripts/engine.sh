@@ -12,6 +12,10 @@ up)
     exit 1
   fi
   mkdir -p "$dir"
+  # Test runs started at once may both ask for the engine: one starts it,
+  # the others wait here and then find it answering.
+  exec 9>"$dir/up.lock"
+  flock 9
   # The sandbox's hard nofile limit is below Podman's default; inherit ours.
   printf '[containers]\ndefault_ulimits = []\nnetns = "host"\n\n[engine]\nruntime = "runc"\n' > "$dir/containers.conf"
   if [ -S "$sock" ] && curl -sf --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then
@@ -19,7 +23,7 @@ up)
     exit 0
   fi
   CONTAINERS_CONF="$dir/containers.conf" nohup podman --root "$dir/root" --runroot "$dir/run" --runtime runc \
-    system service --time=0 "unix://$sock" >"$dir/podman.log" 2>&1 &
+    system service --time=0 "unix://$sock" >"$dir/podman.log" 2>&1 9>&- &
   echo $! > "$dir/podman.pid"
   for _ in $(seq 1 100); do
     if curl -sf --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,7 +59,7 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 		return nil, fmt.Errorf("lock data dir: %w", err)
 	}
 	a.lock = lock
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := lockFile(lock); err != nil {
 		return nil, fmt.Errorf("another Grove agent is using the data dir %s; stop it or pass a different -data-dir", cfg.DataDir)
 	}
 	engineID, err := loadEngineID(cfg.DataDir)

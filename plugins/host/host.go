@@ -18,7 +18,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -232,7 +231,7 @@ func (in *instance) launch(ctx context.Context) error {
 	cmd.Env = append(os.Environ(), "GROVE_PLUGIN_DATA_DIR="+dir, "GROVE_PLUGIN_NAME="+cfg.Name, "GROVE_PLUGIN_CONFIG="+string(settings))
 	// The plugin dies with the agent; the processes it manages for nodes are
 	// its own business (local.process detaches them).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = dieWithParent()
 	// go-plugin re-emits the plugin's hclog lines through in.logger, under
 	// the plugin's name, and copies raw stderr to the log file.
 	pc := sdk.ClientConfig(cmd, in.logger)
@@ -450,7 +449,9 @@ func (in *instance) watch() {
 			case <-rpc.Done():
 			default:
 				if rc := client.ReattachConfig(); rc != nil && rc.Pid > 0 {
-					_ = syscall.Kill(rc.Pid, syscall.SIGKILL)
+					if p, err := os.FindProcess(rc.Pid); err == nil {
+						_ = p.Kill()
+					}
 				}
 			}
 			client.Kill()

@@ -1,7 +1,5 @@
-// Package process is the local.process profile driver: each node is an OS
-// process on this machine. Processes are detached from the plugin, so they
-// outlive a restart of the plugin and of the agent, and are found again from
-// the state the engine stores.
+//go:build linux
+
 package process
 
 import (
@@ -23,38 +21,13 @@ import (
 
 	"github.com/grovehq/grove/plugins/builtin/internal/props"
 	"github.com/grovehq/grove/plugins/sdk"
-	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
-// TypeName is the profile type.
-const TypeName = "local.process"
+// supported reports nil: local.process runs here.
+func supported() error { return nil }
 
-// Type returns the profile type registration.
-func Type() sdk.ProfileType {
-	d := &Driver{}
-	return sdk.ProfileType{
-		Type:        TypeName,
-		Versions:    []string{"1.0"},
-		Description: "Each node is a process on the agent's machine, started from command with env and workdir. The engine allocates a 127.0.0.1 port per node (GROVE_NODE_PORT).",
-		Schema: schema.Schema{
-			"command": {Type: schema.List, Required: true, Updatable: true, Description: "The program and its arguments.",
-				Elem: &schema.Property{Type: schema.String}, Constraints: []schema.Constraint{schema.Length(schema.F(1), nil)}},
-			"env":          {Type: schema.Map, Updatable: true, Description: "Extra environment variables.", Elem: &schema.Property{Type: schema.String}},
-			"workdir":      {Type: schema.String, Updatable: true, Description: "Working directory; defaults to the node's runtime directory."},
-			"stop_timeout": {Type: schema.Integer, Updatable: true, Default: int64(10), Description: "Seconds between SIGTERM and SIGKILL when a node is stopped.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(3600))}},
-		},
-		Operations: []string{"RECREATE", "REBOOT"},
-		NeedsPort:  true,
-		Driver:     d,
-		Watch:      d.Watch,
-		Validate: func(_ context.Context, p sdk.Spec) schema.Diagnostics {
-			if wd, _ := p.Properties["workdir"].(string); wd != "" && !filepath.IsAbs(wd) {
-				return schema.Diagnostics{{Field: "properties.workdir", Message: fmt.Sprintf("must be an absolute path, got %q.", wd)}}
-			}
-			return nil
-		},
-	}
-}
+// watcher returns the driver's event stream for the type registration.
+func (d *Driver) watcher() func(context.Context, func(sdk.NodeEvent)) error { return d.Watch }
 
 // Driver implements sdk.Profile for local processes.
 type Driver struct {

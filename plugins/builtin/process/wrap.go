@@ -1,3 +1,5 @@
+//go:build linux
+
 package process
 
 import (
@@ -9,12 +11,6 @@ import (
 	"path/filepath"
 	"syscall"
 )
-
-// WrapCommand is the hidden grove sub-command that runs a node's process.
-// The wrapper outlives the plugin, waits for the process and records its
-// exit status in the node's runtime directory, which is how check can tell
-// "exited with status 3" from "vanished".
-const WrapCommand = "__process-wrap"
 
 // RunWrapper runs `__process-wrap DIR -- COMMAND...` and returns the exit code.
 func RunWrapper(args []string) int {

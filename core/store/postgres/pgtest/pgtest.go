@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package pgtest starts a throwaway PostgreSQL server from the installed
 // server binaries, for tests and benchmarks.
 package pgtest
