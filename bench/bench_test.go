@@ -26,7 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/grovehq/grove/api"
-	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/host"
@@ -345,7 +345,7 @@ func benchReplacement(b *testing.B, events bool) {
 // and the docker CLI.
 func BenchmarkContainers50(b *testing.B) {
 	const n = 50
-	dockerHost, err := enginetest.Ensure()
+	dockerHost, err := containertest.Ensure()
 	if err != nil {
 		b.Skip(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/grovehq/grove/api"
-	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/plugins/builtin/container"
 )
 
@@ -21,7 +21,7 @@ import (
 // and skipping elsewhere when none can be started.
 func engine(t *testing.T) *client.Client {
 	t.Helper()
-	c, err := client.New(client.WithHost(enginetest.Require(t)))
+	c, err := client.New(client.WithHost(containertest.Require(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func engine(t *testing.T) *client.Client {
 // containersOf lists the containers Grove made for a cluster, running or not.
 func containersOf(t *testing.T, c *client.Client, clusterID string) map[string]string {
 	t.Helper()
-	items, err := enginetest.ClusterContainers(context.Background(), c, clusterID)
+	items, err := containertest.ClusterContainers(context.Background(), c, clusterID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func removeContainersOf(c *client.Client, clusterID string) {
 	if clusterID == "" {
 		return
 	}
-	items, _ := enginetest.ClusterContainers(context.Background(), c, clusterID)
+	items, _ := containertest.ClusterContainers(context.Background(), c, clusterID)
 	for _, s := range items {
 		_, _ = c.ContainerRemove(context.Background(), s.ID, client.ContainerRemoveOptions{Force: true})
 	}
@@ -65,7 +65,7 @@ func TestContainerCluster(t *testing.T) {
 	var clusterID string
 	t.Cleanup(func() { removeContainersOf(eng, clusterID) })
 	a := startAgent(t, dir, "-config", fastConfig(t, dir, ""))
-	for _, img := range []string{container.DemoImage, enginetest.DemoImageV2} {
+	for _, img := range []string{container.DemoImage, containertest.DemoImageV2} {
 		a.mustDo(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": img[strings.LastIndex(img, ":")+1:],
 			"spec": map[string]any{"type": "container.docker", "version": "1.0", "properties": map[string]any{
 				"image": img, "stop_timeout": 1, "memory": 64}}}}, nil)
@@ -176,7 +176,7 @@ func TestContainerCluster(t *testing.T) {
 		if !slices.ContainsFunc(nodes, func(o api.Node) bool { return o.ID == n.ID }) {
 			t.Errorf("node %s is new; an update keeps node identity", n.Name)
 		}
-		if got[n.ID] != enginetest.DemoImageV2+" running" {
+		if got[n.ID] != containertest.DemoImageV2+" running" {
 			t.Errorf("node %s container after the update: %q", n.Name, got[n.ID])
 		}
 		nodeAnswers(t, n)
@@ -209,12 +209,12 @@ func TestHCLContainers(t *testing.T) {
 	for _, n := range a.nodes(cl.ID) {
 		nodeAnswers(t, n)
 	}
-	out, errOut, code = a.grove("apply", "-auto-approve", "-var", "nodes=2", "-var", "image="+enginetest.DemoImageV2, ex)
+	out, errOut, code = a.grove("apply", "-auto-approve", "-var", "nodes=2", "-var", "image="+containertest.DemoImageV2, ex)
 	if code != 0 {
 		t.Fatalf("apply a new image: %d\n%s\n%s", code, out, errOut)
 	}
 	for id, c := range containersOf(t, eng, cl.ID) {
-		if c != enginetest.DemoImageV2+" running" {
+		if c != containertest.DemoImageV2+" running" {
 			t.Errorf("node %s after the image change: %s", id, c)
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/internal/testbin"
 )
 
@@ -45,7 +45,7 @@ func TestExamples(t *testing.T) {
 	for _, dir := range dirs {
 		t.Run(strings.TrimPrefix(dir, "../examples/terraform/"), func(t *testing.T) {
 			if strings.Contains(dir, "containers") {
-				enginetest.Require(t)
+				containertest.Require(t)
 			}
 			work := t.TempDir()
 			files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))

@@ -22,7 +22,7 @@ import (
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/agent"
-	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/internal/testbin"
 )
 
@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 	}
 	// The agent's plugins find the container engine through DOCKER_HOST, so
 	// it is settled before they start.
-	_, _ = enginetest.Ensure() // a test needing the engine says why it is missing
+	_, _ = containertest.Ensure() // a test needing the engine says why it is missing
 	a, err := agent.Start(context.Background(), &agent.Config{Bind: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Builtin: []string{groveBin, "plugin", "serve"}},
 		"test", hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}))
 	if err != nil {

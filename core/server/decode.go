@@ -314,3 +314,10 @@ func metadata(body map[string]any, k string) (map[string]any, error) {
 	}
 	return m, nil
 }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

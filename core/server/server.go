@@ -226,3 +226,39 @@ func listOpts(r *http.Request, c engine.Caller, filters, sortKeys []string) (sto
 }
 
 func (s *Server) ctx(r *http.Request) context.Context { return r.Context() }
+
+// forceParam reads Senlin's delete "force" from ?force=true or a
+// {"force": true} body (microversion 1.8).
+func forceParam(r *http.Request) (bool, error) {
+	force := r.URL.Query().Get("force") == "true"
+	if r.ContentLength > 0 {
+		body, err := decode(r, "")
+		if err != nil {
+			return false, err
+		}
+		b, err := boolean(body, "force")
+		if err != nil {
+			return false, err
+		}
+		if b != nil {
+			force = *b
+		}
+	}
+	return force, nil
+}
+
+// deleted answers an asynchronous delete: 202, Location and no body.
+func deleted(w http.ResponseWriter, a *model.Action) error {
+	w.Header().Set("Location", "/v1/actions/"+a.ID)
+	w.WriteHeader(http.StatusAccepted)
+	return nil
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/sdk"
@@ -39,7 +39,7 @@ func TestConformance(t *testing.T) {
 		{Type: "grove.noop", Version: "1.0", Properties: map[string]any{}, Updated: map[string]any{"label": "v2"}, BatchSize: 50, NoBackend: true},
 	}
 	// container.docker runs against a real engine: Podman's Docker API in CI.
-	dockerHost, err := enginetest.Ensure()
+	dockerHost, err := containertest.Ensure()
 	if err == nil {
 		props := map[string]any{"image": container.DemoImage, "network": "host", "stop_timeout": 1}
 		profiles = append(profiles, sdktest.ProfileCase{Type: "container.docker", Version: "1.0", NodeData: freePort,
@@ -70,7 +70,7 @@ func noContainersLeft(t *testing.T, host string) {
 	defer eng.Close()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		items, err := enginetest.ClusterContainers(context.Background(), eng, "sdktest-cluster")
+		items, err := containertest.ClusterContainers(context.Background(), eng, "sdktest-cluster")
 		// Podman's list can fail while a container is being removed.
 		if err == nil && len(items) == 0 {
 			return

@@ -9,7 +9,7 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/grovehq/grove/internal/enginetest"
+	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -43,7 +43,7 @@ func apply(n *sdk.Node, r sdk.Result) {
 }
 
 func TestEngineErrorsAreReasons(t *testing.T) {
-	host := enginetest.Require(t)
+	host := containertest.Require(t)
 	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host+",b="+host)
 	d := container.Type().Driver
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -72,7 +72,7 @@ func TestEngineErrorsAreReasons(t *testing.T) {
 }
 
 func TestPlacementCheckAndDelete(t *testing.T) {
-	host := enginetest.Require(t)
+	host := containertest.Require(t)
 	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host+",b="+host)
 	d := container.Type().Driver
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -137,7 +137,7 @@ func TestPlacementCheckAndDelete(t *testing.T) {
 }
 
 func TestHostsReportEachEngine(t *testing.T) {
-	host := enginetest.Require(t)
+	host := containertest.Require(t)
 	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host+",down=unix:///tmp/grove-no-engine-here.sock")
 	d := container.Type().Driver.(*container.Driver)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

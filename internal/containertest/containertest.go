@@ -1,7 +1,10 @@
-// Package enginetest gives tests a real container engine: the one at
-// DOCKER_HOST, or Podman's Docker API started by scripts/engine.sh, with
-// Grove's demo image loaded.
-package enginetest
+// Package containertest gives tests a real container engine, a Docker
+// Engine API endpoint: the one at DOCKER_HOST (Docker or Podman), or
+// Podman's Docker API started by scripts/engine.sh, with Grove's demo
+// images loaded. It also finds the containers Grove made for a cluster.
+// Tests of the container.docker profile type and of clusters of containers
+// use it; it has nothing to do with Grove's own engine (core/engine).
+package containertest
 
 import (
 	"context"

@@ -1,0 +1,125 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/core/engine"
+)
+
+func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	o, err := listOpts(r, c, []string{"cluster_id", "name", "status"}, []string{"index", "name", "status", "init_at", "created_at", "updated_at"})
+	if err != nil {
+		return err
+	}
+	if ids := o.Filters["cluster_id"]; len(ids) > 0 {
+		for i, ident := range ids {
+			cl, err := s.s.FindCluster(s.ctx(r), c.Project, ident)
+			if err != nil {
+				return err
+			}
+			ids[i] = cl.ID
+		}
+	}
+	ns, err := s.s.ListNodes(s.ctx(r), o)
+	if err != nil {
+		return err
+	}
+	names := map[string]string{}
+	out := make([]api.Node, 0, len(ns))
+	for _, n := range ns {
+		out = append(out, s.toNode(s.ctx(r), n, names))
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"nodes": out})
+	return nil
+}
+
+func (s *Server) createNode(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	body, err := decode(r, "node")
+	if err != nil {
+		return err
+	}
+	if err := only(body, "node.", "name", "profile_id", "cluster_id", "role", "metadata"); err != nil {
+		return err
+	}
+	var req engine.NodeCreate
+	for k, dst := range map[string]*string{"name": &req.Name, "profile_id": &req.Profile, "cluster_id": &req.Cluster, "role": &req.Role} {
+		v, err := nameField(body, k)
+		if err != nil {
+			return err
+		}
+		*dst = deref(v)
+	}
+	if req.Metadata, err = metadata(body, "metadata"); err != nil {
+		return err
+	}
+	n, a, err := s.e.CreateNode(s.ctx(r), c, req)
+	if err != nil {
+		return err
+	}
+	return s.accepted(w, a, map[string]any{"node": s.toNode(s.ctx(r), n, map[string]string{})})
+}
+
+func (s *Server) showNode(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	n, err := s.s.FindNode(s.ctx(r), c.Project, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"node": s.toNode(s.ctx(r), n, map[string]string{})})
+	return nil
+}
+
+func (s *Server) updateNode(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	body, err := decode(r, "node")
+	if err != nil {
+		return err
+	}
+	if err := only(body, "node.", "name", "profile_id", "role", "metadata", "tainted"); err != nil {
+		return err
+	}
+	var req engine.NodeUpdate
+	if req.Name, err = nameField(body, "name"); err != nil {
+		return err
+	}
+	if req.Profile, err = nameField(body, "profile_id"); err != nil {
+		return err
+	}
+	if req.Role, err = nameField(body, "role"); err != nil {
+		return err
+	}
+	if req.Metadata, err = metadata(body, "metadata"); err != nil {
+		return err
+	}
+	if req.Tainted, err = boolean(body, "tainted"); err != nil {
+		return err
+	}
+	n, a, err := s.e.UpdateNode(s.ctx(r), c, r.PathValue("id"), req)
+	if err != nil {
+		return err
+	}
+	return s.accepted(w, a, map[string]any{"node": s.toNode(s.ctx(r), n, map[string]string{})})
+}
+
+func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	force, err := forceParam(r)
+	if err != nil {
+		return err
+	}
+	a, err := s.e.DeleteNode(s.ctx(r), c, r.PathValue("id"), force)
+	if err != nil {
+		return err
+	}
+	return deleted(w, a)
+}
+
+func (s *Server) nodeAction(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	body, err := decode(r, "")
+	if err != nil {
+		return err
+	}
+	a, err := s.e.NodeAction(s.ctx(r), c, r.PathValue("id"), body)
+	if err != nil {
+		return err
+	}
+	return s.accepted(w, a, nil)
+}
