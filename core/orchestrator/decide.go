@@ -140,10 +140,12 @@ type Slot struct {
 // replicas, so that the kept ones spread across hosts (§B.3): running nodes
 // and lower indexes are preferred, then each node gets its rank among the
 // kept nodes of its host, and the lowest ranks are kept. Sorting is stable.
+// A negative replicas keeps nothing.
 func ScaleDownVictims(slots []Slot, replicas int) []string {
 	if replicas >= len(slots) {
 		return nil
 	}
+	replicas = max(replicas, 0)
 	s := append([]Slot(nil), slots...)
 	sort.SliceStable(s, func(i, j int) bool {
 		if s[i].Running != s[j].Running {

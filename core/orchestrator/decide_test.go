@@ -106,6 +106,13 @@ func TestScaleDownVictims(t *testing.T) {
 			t.Errorf("replicas %d: %v, want %v", c.replicas, got, c.want)
 		}
 	}
+	for _, replicas := range []int{-1, -3} {
+		// A caller asking to remove more nodes than there are removes them
+		// all (it panicked on a negative slice bound before).
+		if got := ScaleDownVictims(slots[:2], replicas); !slices.Equal(got, []string{"a1", "a2"}) {
+			t.Errorf("replicas %d: %v, want every node", replicas, got)
+		}
+	}
 	noHosts := []Slot{{ID: "x1", Index: 1, Running: true}, {ID: "x2", Index: 2, Running: true}, {ID: "x3", Index: 3, Running: true}}
 	if got := ScaleDownVictims(noHosts, 1); !slices.Equal(got, []string{"x2", "x3"}) {
 		t.Errorf("without hosts, the highest indexes go: %v", got)
