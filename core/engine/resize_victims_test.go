@@ -6,10 +6,11 @@ import (
 	"github.com/grovehq/grove/core/model"
 )
 
-// A cluster can hold fewer nodes than its desired capacity (a deletion policy
-// with reduce_desired_capacity false removed them). A resize then counts from
-// desired_capacity (senlin.md §e.4) and may ask to delete more nodes than the
-// cluster has: it removes what there is instead of crashing the engine.
+// A cluster can be left without nodes while its desired capacity is above
+// zero (a deletion policy with reduce_desired_capacity false removed them; the
+// test deletes the rows). A resize of a cluster without nodes counts from
+// desired_capacity (senlin.md §e.4), so it may ask to remove more nodes than
+// there are: it removes what there is instead of crashing the engine.
 func TestResizeBelowDesiredWithFewerNodes(t *testing.T) {
 	h := newHarness(t, nil)
 	h.profile("p")
