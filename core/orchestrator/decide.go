@@ -1,8 +1,10 @@
 // Package orchestrator keeps clusters as declared: it watches nodes, restarts
 // the dead ones as the cluster's restart settings say, rolls profile changes
-// out in batches, and reaps old actions and events. The decisions are pure
+// out in batches, reaps old actions and events, and decides the sizes of
+// resizes and scaling and which nodes leave. The decisions are pure
 // functions of a snapshot and a clock, table-tested against SwarmKit's rules
-// (../shared/reference/semantics.md §B); only the loops do I/O.
+// (../shared/reference/semantics.md §B) and Senlin's resize rules
+// (../shared/reference/senlin.md §e); only the engine and its loops do I/O.
 package orchestrator
 
 import (
