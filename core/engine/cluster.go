@@ -375,86 +375,72 @@ func deletionData(a *model.Action) (candidates []string, count int, destroy bool
 	return candidates, count, destroy, grace, true
 }
 
-// victims chooses count nodes to remove when no deletion policy decided:
-// nodes that are not ACTIVE first, then so that the nodes kept spread across
-// hosts (node data "host"), higher indexes first (§B.3).
-func (e *Engine) victims(nodes []*model.Node, count int) []string {
+// sizeOf is a cluster and its nodes as the size decisions see them.
+func (e *Engine) sizeOf(cl *model.Cluster, nodes []*model.Node) orchestrator.Size {
+	return orchestrator.Size{Desired: cl.DesiredCapacity, Min: cl.MinSize, Max: cl.MaxSize, Nodes: slotsOf(nodes), MaxNodes: e.cfg.MaxNodesPerCluster}
+}
+
+// slotsOf is nodes as victim picking sees them; a node's host is its data's
+// "host".
+func slotsOf(nodes []*model.Node) []orchestrator.Slot {
 	slots := make([]orchestrator.Slot, len(nodes))
 	for i, n := range nodes {
 		host, _ := n.Data["host"].(string)
 		slots[i] = orchestrator.Slot{ID: n.ID, Index: n.Index, Host: host, Running: n.Status == model.NodeActive}
 	}
-	return orchestrator.ScaleDownVictims(slots, len(nodes)-count)
+	return slots
+}
+
+// chosenOf reads what the policies decided into the action's data.
+func chosenOf(a *model.Action) orchestrator.Chosen {
+	var c orchestrator.Chosen
+	if creation, ok := a.Data["creation"].(map[string]any); ok {
+		if v, ok := creation["count"]; ok {
+			n, _ := scaling.Int(v)
+			c.CreateCount = &n
+		}
+	}
+	if cands, count, _, _, ok := deletionData(a); ok {
+		c.Deletion = &orchestrator.Deletion{Candidates: cands, Count: count}
+	}
+	return c
+}
+
+// inputCount is a scale action's count input, nil when absent.
+func inputCount(a *model.Action) *int {
+	v, ok := a.Inputs["count"]
+	if !ok {
+		return nil
+	}
+	n, _ := scaling.Int(v)
+	return &n
 }
 
 // planResize decides a resize, scale-in or scale-out against the current
-// nodes, honouring what the policies put in the action's data.
+// nodes, honouring what the policies put in the action's data; the
+// decision is core/orchestrator's.
 func (e *Engine) planResize(a *model.Action, cl *model.Cluster, nodes []*model.Node) (sizePlan, error) {
-	current := len(nodes)
-	bounds := scaling.Bounds{Desired: cl.DesiredCapacity, Min: cl.MinSize, Max: cl.MaxSize}
-	cands, delCount, destroy, grace, hasDeletion := deletionData(a)
-	creation, _ := a.Data["creation"].(map[string]any)
-	plan := sizePlan{Destroy: destroy, Grace: grace}
+	size, chosen := e.sizeOf(cl, nodes), chosenOf(a)
+	var d orchestrator.SizeDecision
+	var err error
 	switch a.Action {
 	case model.ClusterScaleOutAction:
-		count := 1
-		if c, ok := creation["count"]; ok {
-			count, _ = scaling.Int(c)
-		} else if c, ok := a.Inputs["count"]; ok {
-			count, _ = scaling.Int(c)
-		}
-		if count <= 0 {
-			return plan, fmt.Errorf("Invalid count (%d) for scaling out.", count)
-		}
-		desired := current + count
-		if msg := scaling.CheckSizeParams(&bounds, &desired, nil, nil, true, e.cfg.MaxNodesPerCluster); msg != "" {
-			return plan, errors.New(msg)
-		}
-		plan.Desired, plan.Create = desired, count
+		d, err = orchestrator.PlanScaleOut(size, inputCount(a), chosen)
 	case model.ClusterScaleInAction:
-		count := 1
-		switch {
-		case len(cands) > 0:
-			count = len(cands)
-		case hasDeletion && delCount > 0:
-			count = delCount
-		default:
-			if c, ok := a.Inputs["count"]; ok {
-				count, _ = scaling.Int(c)
-			}
-		}
-		if count <= 0 {
-			return plan, fmt.Errorf("Invalid count (%d) for scaling in.", count)
-		}
-		count = min(count, current)
-		desired := current - count
-		if msg := scaling.CheckSizeParams(&bounds, &desired, nil, nil, true, e.cfg.MaxNodesPerCluster); msg != "" {
-			return plan, errors.New(msg)
-		}
-		plan.Desired = desired
-		plan.Victims = pickVictims(cands, count, func(n int) []string { return e.victims(nodes, n) })
+		d, err = orchestrator.PlanScaleIn(size, inputCount(a), chosen)
 	default: // resize
-		r, err := scaling.ResizeFromInputs(a.Inputs)
-		if err != nil {
-			return plan, err
+		var r scaling.Resize
+		if r, err = scaling.ResizeFromInputs(a.Inputs); err != nil {
+			return sizePlan{}, err
 		}
-		res, err := scaling.ParseResize(bounds, current, r, e.cfg.MaxNodesPerCluster)
-		if err != nil {
-			return plan, err
-		}
-		plan.Desired, plan.Min, plan.Max, plan.Create = res.Desired, r.MinSize, r.MaxSize, res.Create
-		if res.Delete > 0 {
-			plan.Victims = pickVictims(cands, res.Delete, func(n int) []string { return e.victims(nodes, n) })
-		}
+		d, err = orchestrator.PlanResize(size, orchestrator.ResizeRequest{AdjustmentType: r.AdjustmentType, Number: r.Number,
+			MinSize: r.MinSize, MaxSize: r.MaxSize, MinStep: r.MinStep, Strict: r.Strict}, chosen)
 	}
-	return plan, nil
-}
-
-func pickVictims(policyChoice []string, count int, fallback func(int) []string) []string {
-	if len(policyChoice) >= count {
-		return policyChoice[:count]
+	if err != nil {
+		return sizePlan{}, err
 	}
-	return fallback(count)
+	_, _, destroy, grace, _ := deletionData(a)
+	return sizePlan{Desired: d.Desired, Min: d.Min, Max: d.Max, Create: d.Create, Victims: d.Victims, Destroy: destroy, Grace: grace}, nil
 }
 
 func (e *Engine) doResize(ctx context.Context, a *model.Action) error {
@@ -801,7 +787,7 @@ func (e *Engine) restoreCapacity(ctx context.Context, a *model.Action, clusterID
 		if diff > 0 {
 			return e.forkCreate(ctx, tx, a, clusterID, diff)
 		}
-		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, e.victims(nodes, -diff), nil)
+		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, orchestrator.Victims(slotsOf(nodes), nil, -diff), nil)
 	})
 	if err != nil {
 		return err
@@ -871,29 +857,15 @@ func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
 			if err != nil {
 				return err
 			}
-			plan := sizePlan{Destroy: true}
-			if v, ok := size["min_size"]; ok {
-				n, _ := scaling.Int(v)
-				plan.Min = &n
+			var u orchestrator.SizeUpdate
+			for key, dst := range map[string]**int{"min_size": &u.Min, "max_size": &u.Max, "desired_capacity": &u.Desired} {
+				if v, ok := size[key]; ok {
+					n, _ := scaling.Int(v)
+					*dst = &n
+				}
 			}
-			if v, ok := size["max_size"]; ok {
-				n, _ := scaling.Int(v)
-				plan.Max = &n
-			}
-			desired := cur.DesiredCapacity
-			if v, ok := size["desired_capacity"]; ok {
-				desired, _ = scaling.Int(v)
-			} else {
-				b := scaling.Bounds{Desired: cur.DesiredCapacity, Min: cur.MinSize, Max: cur.MaxSize}
-				desired = scaling.TruncateDesired(&b, desired, plan.Min, plan.Max)
-			}
-			plan.Desired = desired
-			if diff := desired - len(nodes); diff > 0 {
-				plan.Create = diff
-			} else if diff < 0 {
-				plan.Victims = e.victims(nodes, -diff)
-			}
-			a.Data["plan"] = plan.toMap()
+			d := orchestrator.PlanSizeUpdate(e.sizeOf(cur, nodes), u)
+			a.Data["plan"] = sizePlan{Desired: d.Desired, Min: d.Min, Max: d.Max, Create: d.Create, Victims: d.Victims, Destroy: true}.toMap()
 		}
 		if err := e.applySize(ctx, a, cl, planFromMap(a.Data["plan"].(map[string]any)), "Cluster resize started."); err != nil {
 			return err

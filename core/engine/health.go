@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -186,23 +185,20 @@ func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead 
 		completed, _ := n.Data[dataFailedComplete].(bool)
 		f := orchestrator.Failure{Completed: completed, At: failedAt, Profile: n.ProfileID}
 		hist := restartHistory(n)
-		if !orchestrator.ShouldRestart(pol, f, hist) {
-			reason := fmt.Sprintf("Not restarted: the cluster's restart condition is %s.", pol.Condition)
-			if pol.Condition != "none" && !(pol.Condition == "on-failure" && completed) {
-				reason = fmt.Sprintf("Not restarted: the restart limit is reached (%s).", pol.Describe())
-			}
-			n.Data[dataNoRestart] = reason
-			n.StatusReason = reason
+		d := orchestrator.DecideRestart(pol, f, hist)
+		if !d.Restart {
+			n.Data[dataNoRestart] = d.Reason
+			n.StatusReason = d.Reason
 			if err := e.store.UpdateNodes(ctx, []*model.Node{n}); err != nil {
 				return err
 			}
-			e.log.Warn("node not restarted", "cluster", cl.Name, "node", n.Name, "reason", reason)
+			e.log.Warn("node not restarted", "cluster", cl.Name, "node", n.Name, "refusal", d.Refusal, "reason", d.Reason)
 			_ = e.store.CreateEvents(ctx, []*model.Event{{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
-				User: cl.User, Project: cl.Project, Action: "RESTART", Status: "refused", StatusReason: reason, Level: model.LevelError}})
+				User: cl.User, Project: cl.Project, Action: "RESTART", Status: "refused", StatusReason: d.Reason, Level: model.LevelError}})
 			continue
 		}
-		if now.Before(orchestrator.RestartAt(pol, f)) {
-			e.wakeHealthAt(orchestrator.RestartAt(pol, f))
+		if now.Before(d.At) {
+			e.wakeHealthAt(d.At)
 			continue
 		}
 		op := "RECREATE"

@@ -1,8 +1,10 @@
 // Package orchestrator keeps clusters as declared: it watches nodes, restarts
 // the dead ones as the cluster's restart settings say, rolls profile changes
-// out in batches, and reaps old actions and events. The decisions are pure
+// out in batches, reaps old actions and events, and decides the sizes of
+// resizes and scaling and which nodes leave. The decisions are pure
 // functions of a snapshot and a clock, table-tested against SwarmKit's rules
-// (../shared/reference/semantics.md §B); only the loops do I/O.
+// (../shared/reference/semantics.md §B) and Senlin's resize rules
+// (../shared/reference/senlin.md §e); only the engine and its loops do I/O.
 package orchestrator
 
 import (
@@ -75,33 +77,68 @@ type Failure struct {
 	Profile string
 }
 
-// ShouldRestart applies SwarmKit's restart rules (§B.2) to a dead node.
-func ShouldRestart(p RestartPolicy, f Failure, h History) bool {
+// Refusal says why the restart supervisor leaves a dead node down.
+type Refusal string
+
+// Refusals, one per rule of §B.2 that says no.
+const (
+	// RefusedByCondition: the restart condition is none (rule 1).
+	RefusedByCondition Refusal = "condition"
+	// RefusedCompleted: the condition is on-failure and the node's work
+	// ended successfully (rule 2).
+	RefusedCompleted Refusal = "completed"
+	// RefusedLimit: max_attempts restarts already happened under the node's
+	// profile, within the window when there is one (rules 6 and 7).
+	RefusedLimit Refusal = "limit"
+)
+
+// RestartDecision is what the supervisor does with a dead node.
+type RestartDecision struct {
+	// Restart is true when the node is restarted.
+	Restart bool
+	// At is when a restart may start: the failure time plus the delay.
+	At time.Time
+	// Refusal is why the node is not restarted ("" when it is), and Reason
+	// the sentence the engine records on the node and in its event.
+	Refusal Refusal
+	Reason  string
+}
+
+// DecideRestart applies SwarmKit's restart rules (§B.2) to a dead node.
+func DecideRestart(p RestartPolicy, f Failure, h History) RestartDecision {
 	switch p.Condition {
 	case "none":
-		return false
+		return refuse(RefusedByCondition, fmt.Sprintf("Not restarted: the cluster's restart condition is %s.", p.Condition))
 	case "on-failure":
 		if f.Completed {
-			return false
+			return refuse(RefusedCompleted, fmt.Sprintf("Not restarted: the cluster's restart condition is %s.", p.Condition))
 		}
 	}
-	if p.MaxAttempts == 0 {
-		return true
+	yes := RestartDecision{Restart: true, At: f.At.Add(p.Delay)}
+	// Rules 4 and 5: no limit, no history under this profile.
+	if p.MaxAttempts == 0 || h.Profile != f.Profile || len(h.Restarts) == 0 {
+		return yes
 	}
-	if h.Profile != f.Profile || len(h.Restarts) == 0 {
-		return true
-	}
-	if p.Window == 0 {
-		return len(h.Restarts) < p.MaxAttempts
-	}
-	from := f.At.Add(-p.Window)
-	n := 0
-	for _, t := range h.Restarts {
-		if t.After(from) && t.Before(f.At) {
-			n++
+	n := len(h.Restarts) // rule 6: without a window every restart counts
+	if p.Window != 0 {
+		// Rule 7: only restarts after failure−window and strictly before
+		// the failure count.
+		from := f.At.Add(-p.Window)
+		n = 0
+		for _, t := range h.Restarts {
+			if t.After(from) && t.Before(f.At) {
+				n++
+			}
 		}
 	}
-	return n < p.MaxAttempts
+	if n < p.MaxAttempts {
+		return yes
+	}
+	return refuse(RefusedLimit, fmt.Sprintf("Not restarted: the restart limit is reached (%s).", p.Describe()))
+}
+
+func refuse(r Refusal, reason string) RestartDecision {
+	return RestartDecision{Refusal: r, Reason: reason}
 }
 
 // Record adds a restart to a history, resetting it on a profile change and
@@ -125,9 +162,6 @@ func Record(p RestartPolicy, h History, profile string, at time.Time) History {
 	return h
 }
 
-// RestartAt is when a restart decided at failure time may start.
-func RestartAt(p RestartPolicy, f Failure) time.Time { return f.At.Add(p.Delay) }
-
 // Slot is a node as scale-down sees it.
 type Slot struct {
 	ID      string
@@ -140,10 +174,12 @@ type Slot struct {
 // replicas, so that the kept ones spread across hosts (§B.3): running nodes
 // and lower indexes are preferred, then each node gets its rank among the
 // kept nodes of its host, and the lowest ranks are kept. Sorting is stable.
+// A negative replicas keeps nothing.
 func ScaleDownVictims(slots []Slot, replicas int) []string {
 	if replicas >= len(slots) {
 		return nil
 	}
+	replicas = max(replicas, 0)
 	s := append([]Slot(nil), slots...)
 	sort.SliceStable(s, func(i, j int) bool {
 		if s[i].Running != s[j].Running {

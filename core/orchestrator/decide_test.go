@@ -12,36 +12,55 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 
-func TestShouldRestart(t *testing.T) {
+func TestDecideRestart(t *testing.T) {
+	const (
+		byCondition = "Not restarted: the cluster's restart condition is none."
+		completed   = "Not restarted: the cluster's restart condition is on-failure."
+	)
 	cases := []struct {
-		name string
-		p    RestartPolicy
-		f    Failure
-		h    History
-		want bool
+		name    string
+		p       RestartPolicy
+		f       Failure
+		h       History
+		want    bool
+		refusal Refusal
+		reason  string
 	}{
-		{"none never", RestartPolicy{Condition: "none"}, Failure{At: at(10)}, History{}, false},
-		{"on-failure skips a clean exit", RestartPolicy{Condition: "on-failure"}, Failure{Completed: true, At: at(10)}, History{}, false},
-		{"on-failure restarts a failure", RestartPolicy{Condition: "on-failure"}, Failure{At: at(10)}, History{}, true},
-		{"any restarts a clean exit", RestartPolicy{Condition: "any"}, Failure{Completed: true, At: at(10)}, History{}, true},
-		{"unlimited", RestartPolicy{Condition: "any"}, Failure{At: at(10), Profile: "p"}, History{Profile: "p", Restarts: []time.Time{at(1), at(2), at(3)}}, true},
-		{"no history", RestartPolicy{Condition: "any", MaxAttempts: 1}, Failure{At: at(10), Profile: "p"}, History{}, true},
-		{"budget used, no window", RestartPolicy{Condition: "any", MaxAttempts: 2}, Failure{At: at(10), Profile: "p"}, History{Profile: "p", Restarts: []time.Time{at(1), at(2)}}, false},
-		{"budget left, no window", RestartPolicy{Condition: "any", MaxAttempts: 3}, Failure{At: at(10), Profile: "p"}, History{Profile: "p", Restarts: []time.Time{at(1), at(2)}}, true},
-		{"profile change resets", RestartPolicy{Condition: "any", MaxAttempts: 1}, Failure{At: at(10), Profile: "q"}, History{Profile: "p", Restarts: []time.Time{at(9)}}, true},
-		{"window counts recent only", RestartPolicy{Condition: "any", MaxAttempts: 2, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
-			History{Profile: "p", Restarts: []time.Time{at(1), at(2), at(3), at(8)}}, true},
-		{"window full", RestartPolicy{Condition: "any", MaxAttempts: 2, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
-			History{Profile: "p", Restarts: []time.Time{at(6), at(8)}}, false},
-		{"window excludes the failure instant", RestartPolicy{Condition: "any", MaxAttempts: 1, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
-			History{Profile: "p", Restarts: []time.Time{at(10)}}, true},
-		{"window excludes its start", RestartPolicy{Condition: "any", MaxAttempts: 1, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
-			History{Profile: "p", Restarts: []time.Time{at(5)}}, true},
+		{"§B.2 rule 1: none never", RestartPolicy{Condition: "none"}, Failure{At: at(10)}, History{}, false, RefusedByCondition, byCondition},
+		{"§B.2 rule 2: on-failure skips a clean exit", RestartPolicy{Condition: "on-failure"}, Failure{Completed: true, At: at(10)}, History{}, false, RefusedCompleted, completed},
+		{"§B.2 rule 2: on-failure restarts a failure", RestartPolicy{Condition: "on-failure"}, Failure{At: at(10)}, History{}, true, "", ""},
+		{"§B.2 rule 3: any restarts a clean exit", RestartPolicy{Condition: "any"}, Failure{Completed: true, At: at(10)}, History{}, true, "", ""},
+		{"§B.2 rule 4: unlimited", RestartPolicy{Condition: "any"}, Failure{At: at(10), Profile: "p"}, History{Profile: "p", Restarts: []time.Time{at(1), at(2), at(3)}}, true, "", ""},
+		{"§B.2 rule 5: no history", RestartPolicy{Condition: "any", MaxAttempts: 1}, Failure{At: at(10), Profile: "p"}, History{}, true, "", ""},
+		{"§B.2 rule 6: budget used, no window", RestartPolicy{Condition: "any", MaxAttempts: 2}, Failure{At: at(10), Profile: "p"}, History{Profile: "p", Restarts: []time.Time{at(1), at(2)}},
+			false, RefusedLimit, "Not restarted: the restart limit is reached (at most 2 restarts)."},
+		{"§B.2 rule 6: budget left, no window", RestartPolicy{Condition: "any", MaxAttempts: 3}, Failure{At: at(10), Profile: "p"}, History{Profile: "p", Restarts: []time.Time{at(1), at(2)}}, true, "", ""},
+		{"§B.2 rule 5: profile change resets", RestartPolicy{Condition: "any", MaxAttempts: 1}, Failure{At: at(10), Profile: "q"}, History{Profile: "p", Restarts: []time.Time{at(9)}}, true, "", ""},
+		{"§B.2 rule 7: window counts recent only", RestartPolicy{Condition: "any", MaxAttempts: 2, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
+			History{Profile: "p", Restarts: []time.Time{at(1), at(2), at(3), at(8)}}, true, "", ""},
+		{"§B.2 rule 7: window full", RestartPolicy{Condition: "any", MaxAttempts: 2, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
+			History{Profile: "p", Restarts: []time.Time{at(6), at(8)}}, false, RefusedLimit, "Not restarted: the restart limit is reached (at most 2 restarts within 5s)."},
+		{"§B.2 rule 7: window excludes the failure instant", RestartPolicy{Condition: "any", MaxAttempts: 1, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
+			History{Profile: "p", Restarts: []time.Time{at(10)}}, true, "", ""},
+		{"§B.2 rule 7: window excludes its start", RestartPolicy{Condition: "any", MaxAttempts: 1, Window: 5 * time.Second}, Failure{At: at(10), Profile: "p"},
+			History{Profile: "p", Restarts: []time.Time{at(5)}}, true, "", ""},
+		{"§B.2 rule 6: the limit is checked on a clean exit under any", RestartPolicy{Condition: "any", MaxAttempts: 1}, Failure{Completed: true, At: at(10), Profile: "p"},
+			History{Profile: "p", Restarts: []time.Time{at(1)}}, false, RefusedLimit, "Not restarted: the restart limit is reached (at most 1 restarts)."},
 	}
 	for _, c := range cases {
-		if got := ShouldRestart(c.p, c.f, c.h); got != c.want {
-			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			d := DecideRestart(c.p, c.f, c.h)
+			if d.Restart != c.want || d.Refusal != c.refusal || d.Reason != c.reason {
+				t.Errorf("got restart %v, refusal %q, reason %q; want %v, %q, %q", d.Restart, d.Refusal, d.Reason, c.want, c.refusal, c.reason)
+			}
+			if c.want && !d.At.Equal(c.f.At.Add(c.p.Delay)) {
+				t.Errorf("a restart may start at %v, want the failure time plus the delay %v", d.At, c.f.At.Add(c.p.Delay))
+			}
+		})
+	}
+	d := DecideRestart(RestartPolicy{Condition: "any", Delay: 3 * time.Second}, Failure{At: at(10)}, History{})
+	if !d.Restart || !d.At.Equal(at(13)) {
+		t.Errorf("§B.2 mechanics: a restart waits for the delay: %+v", d)
 	}
 }
 
@@ -104,6 +123,13 @@ func TestScaleDownVictims(t *testing.T) {
 	for _, c := range cases {
 		if got := ScaleDownVictims(slots, c.replicas); !slices.Equal(got, c.want) {
 			t.Errorf("replicas %d: %v, want %v", c.replicas, got, c.want)
+		}
+	}
+	for _, replicas := range []int{-1, -3} {
+		// A caller asking to remove more nodes than there are removes them
+		// all (it panicked on a negative slice bound before).
+		if got := ScaleDownVictims(slots[:2], replicas); !slices.Equal(got, []string{"a1", "a2"}) {
+			t.Errorf("replicas %d: %v, want every node", replicas, got)
 		}
 	}
 	noHosts := []Slot{{ID: "x1", Index: 1, Running: true}, {ID: "x2", Index: 2, Running: true}, {ID: "x3", Index: 3, Running: true}}
