@@ -21,6 +21,7 @@ import (
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/server"
 	"github.com/grovehq/grove/core/store/sqlite"
+	"github.com/grovehq/grove/internal/proctest"
 	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/plugins/host"
 )
@@ -239,22 +240,5 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 // stopped: kill returns before they all have.
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()
-	waitFor(t, 10*time.Second, fmt.Sprintf("process %d has stopped", pid), func() bool {
-		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
-		if err != nil || len(tasks) == 0 {
-			return false
-		}
-		for _, f := range tasks {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				return false
-			}
-			s := string(b)
-			i := strings.LastIndexByte(s, ')')
-			if i < 0 || i+2 >= len(s) || s[i+2] != 'T' {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, 10*time.Second, fmt.Sprintf("process %d has stopped", pid), func() bool { return proctest.AllThreadsStopped(pid) })
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/grovehq/grove/internal/proctest"
 	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/plugins/host"
 	"github.com/grovehq/grove/plugins/sdk"
@@ -418,27 +419,9 @@ func TestPluginDirConfinedToDataDir(t *testing.T) {
 	}
 }
 
-// waitStopped waits until every thread of a process that was sent SIGSTOP
-// has stopped: kill returns before they all have, and a thread still
-// running could answer one more call.
+// waitStopped waits until every thread of a process sent SIGSTOP has
+// stopped: kill returns before they all have.
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()
-	waitFor(t, 10*time.Second, fmt.Sprintf("process %d has stopped", pid), func() bool {
-		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
-		if err != nil || len(tasks) == 0 {
-			return false
-		}
-		for _, f := range tasks {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				return false
-			}
-			s := string(b)
-			i := strings.LastIndexByte(s, ')')
-			if i < 0 || i+2 >= len(s) || s[i+2] != 'T' {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, 10*time.Second, fmt.Sprintf("process %d has stopped", pid), func() bool { return proctest.AllThreadsStopped(pid) })
 }
