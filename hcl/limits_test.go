@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 )
@@ -55,11 +54,7 @@ func TestHostileDefinitions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			start := time.Now()
 			def, diags := load(t, c.src, Options{Env: []string{}})
-			if took := time.Since(start); took > 10*time.Second {
-				t.Errorf("took %v", took)
-			}
 			d := limitDiag(diags, c.want)
 			if d == nil {
 				t.Fatalf("no diagnostic mentions %q; got %v", c.want, diags)
