@@ -337,7 +337,8 @@ type harness struct {
 	t       *testing.T
 	eng     *engine.Engine
 	store   *store.SQL
-	es      store.Store // the store as the engine sees it
+	wrap    func(store.Store) store.Store
+	crashes *crashStore // what the running engine's store calls go through
 	plugins *inProcess
 	clock   *clock
 	gate    *gate
@@ -370,32 +371,48 @@ func newIdleHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 	t.Cleanup(func() { s.Close() })
 	g := newGate()
 	t.Cleanup(func() { close(g.release) })
-	h := &harness{t: t, store: s, es: s, gate: g, clock: &clock{now: epoch},
+	h := &harness{t: t, store: s, wrap: wrap, gate: g, clock: &clock{now: epoch},
 		plugins: serve(t, builtin.Plugin("test"), testPlugin(g))}
-	if wrap != nil {
-		h.es = wrap(s)
-	}
 	h.eng = h.newEngine("", nil)
 	return h
 }
 
-// newEngine returns an engine on the harness's store, plugins and clock.
+// newEngine returns an engine on the harness's store, plugins and clock,
+// with a store of its own to kill.
 func (h *harness) newEngine(id string, tune func(*engine.Config)) *engine.Engine {
 	cfg := engine.Config{EngineID: id, CheckInterval: -1, Poll: 50 * time.Millisecond, Now: h.clock.Now}
 	if tune != nil {
 		tune(&cfg)
 	}
-	return engine.New(h.es, h.plugins, hclog.NewNullLogger(), cfg)
+	h.crashes = newCrashStore(h.store)
+	var es store.Store = h.crashes
+	if h.wrap != nil {
+		es = h.wrap(es)
+	}
+	return engine.New(es, h.plugins, hclog.NewNullLogger(), cfg)
 }
 
-// crash stops the engine as an agent that dies does, as far as the store
-// can tell: the actions it was running stay RUNNING under its lease.
+// crash kills the engine where it stands: its store dies (if it has not
+// already died where a test armed it to), then the engine is stopped, which
+// ends its goroutines without a word reaching the store. The actions it was
+// running stay RUNNING under its lease, with whatever they had committed.
 func (h *harness) crash() {
+	h.crashes.kill()
 	h.eng.Stop()
 }
 
+// died waits until the engine's store died where a test armed it to.
+func (h *harness) died() {
+	h.t.Helper()
+	select {
+	case <-h.crashes.c.died:
+	case <-time.After(20 * time.Second):
+		h.t.Fatalf("the store was not called where it was armed to die within 20s")
+	}
+}
+
 // restart starts a new engine with the given id on the same store, plugins
-// and clock, after the running one was stopped.
+// and clock, after the running one crashed.
 func (h *harness) restart(id string, tune func(*engine.Config)) {
 	h.t.Helper()
 	h.eng = h.newEngine(id, tune)
