@@ -18,6 +18,7 @@ import (
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/core/store/sqlite"
 	"github.com/grovehq/grove/plugins/builtin"
+	"github.com/grovehq/grove/plugins/builtin/process"
 	"github.com/grovehq/grove/plugins/host"
 	pb "github.com/grovehq/grove/plugins/proto"
 	"github.com/grovehq/grove/plugins/sdk"
@@ -344,6 +345,21 @@ type harness struct {
 	gate    *gate
 }
 
+// builtinPlugin is the built-in plugin as `grove plugin serve` builds it,
+// except that local.process keeps its nodes' runtime directories in the
+// test's temporary directory instead of the machine's. Its event stream
+// is dropped with the driver it belonged to: the harness runs no health
+// checks, which are what follow it.
+func builtinPlugin(t *testing.T) *sdk.Plugin {
+	p := builtin.Plugin("test")
+	for i := range p.Profiles {
+		if p.Profiles[i].Type == process.TypeName {
+			p.Profiles[i].Driver, p.Profiles[i].Watch = &process.Driver{Dir: t.TempDir()}, nil
+		}
+	}
+	return p
+}
+
 // epoch is where the harness's clock starts.
 var epoch = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 
@@ -372,7 +388,7 @@ func newIdleHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 	g := newGate()
 	t.Cleanup(func() { close(g.release) })
 	h := &harness{t: t, store: s, wrap: wrap, gate: g, clock: &clock{now: epoch},
-		plugins: serve(t, builtin.Plugin("test"), testPlugin(g))}
+		plugins: serve(t, builtinPlugin(t), testPlugin(g))}
 	h.eng = h.newEngine("", nil)
 	return h
 }
@@ -399,16 +415,6 @@ func (h *harness) newEngine(id string, tune func(*engine.Config)) *engine.Engine
 func (h *harness) crash() {
 	h.crashes.kill()
 	h.eng.Stop()
-}
-
-// died waits until the engine's store died where a test armed it to.
-func (h *harness) died() {
-	h.t.Helper()
-	select {
-	case <-h.crashes.c.died:
-	case <-time.After(20 * time.Second):
-		h.t.Fatalf("the store was not called where it was armed to die within 20s")
-	}
 }
 
 // restart starts a new engine with the given id on the same store, plugins
@@ -561,18 +567,6 @@ func (h *harness) entered(call string) {
 		}
 	case <-time.After(20 * time.Second):
 		h.t.Fatalf("no %s call reached its closed gate within 20s", call)
-	}
-}
-
-// eventually waits until cond holds, failing with what after a deadline.
-func (h *harness) eventually(what string, cond func() bool) {
-	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("not within 20s: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
