@@ -2,8 +2,10 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,43 +17,88 @@ import (
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/core/store/sqlite"
+	"github.com/grovehq/grove/plugins/builtin"
+	"github.com/grovehq/grove/plugins/builtin/process"
 	"github.com/grovehq/grove/plugins/host"
 	pb "github.com/grovehq/grove/plugins/proto"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
-// The harness runs an engine in the test process on a real SQLite store, with
-// a plugin served in process over go-plugin's gRPC test connection: the same
-// client, server and wire as a plugin process, without starting one. Its
-// plugin's profile type test.gate and policy type test.hold do nothing unless
-// a test closes a gate on a call; then the call waits until its context ends,
-// which is how a test holds an action in the middle of its work.
+// The harness runs an engine in the test process on a real SQLite store,
+// with plugins served in process over go-plugin's gRPC test connection: the
+// same client, server and wire as a plugin process, without starting one.
+// Two plugins are served: the built-in one, built as `grove plugin serve`
+// builds it (grove.noop, senlin.policy.deletion, senlin.policy.scaling...),
+// and a test plugin. The test plugin's profile type test.gate and policy
+// type test.hold do nothing unless a test closes a gate on a call; then the
+// call waits until its context ends, which is how a test holds an action in
+// the middle of its work. Its policy type test.refuse refuses every action
+// it checks with the reason in its spec.
+//
+// The engine's clock is the harness's: it stands still unless a test
+// advances it, so leases expire and cooldowns end when the test says.
 
 var caller = engine.Caller{User: "tester", Project: "test"}
 
-// gate holds the plugin calls a test closed until their context ends.
+// clock is a clock that moves only when told.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// gate holds the plugin calls a test closed until their context ends, and
+// records what the test plugin's driver did.
 type gate struct {
 	mu      sync.Mutex
 	closed  map[string]bool
-	entered chan string   // a call that reached a closed gate
-	release chan struct{} // closed at the end of the test
+	passes  map[string]int // calls let through before the gate closes
+	entered chan string    // a call that reached a closed gate
+	release chan struct{}  // closed at the end of the test
+
+	done map[string]map[string]int // successful driver calls per node: call -> node id -> count
+	live map[string]bool           // nodes the driver created and has not deleted
 }
 
 func newGate() *gate {
-	return &gate{closed: map[string]bool{}, entered: make(chan string, 64), release: make(chan struct{})}
+	return &gate{closed: map[string]bool{}, passes: map[string]int{}, entered: make(chan string, 64), release: make(chan struct{}),
+		done: map[string]map[string]int{}, live: map[string]bool{}}
 }
 
-func (g *gate) close(call string) {
+func (g *gate) close(call string) { g.closeAfter(call, 0) }
+
+// closeAfter lets n calls through, then holds the next ones.
+func (g *gate) closeAfter(call string, n int) {
 	g.mu.Lock()
-	g.closed[call] = true
+	g.closed[call], g.passes[call] = true, n
+	g.mu.Unlock()
+}
+
+func (g *gate) open(call string) {
+	g.mu.Lock()
+	delete(g.closed, call)
 	g.mu.Unlock()
 }
 
 // pass returns ctx's error if the call's gate is closed, once ctx ends.
 func (g *gate) pass(ctx context.Context, call string) error {
 	g.mu.Lock()
-	closed := g.closed[call]
+	closed := g.closed[call] && g.passes[call] == 0
+	if g.closed[call] && !closed {
+		g.passes[call]--
+	}
 	g.mu.Unlock()
 	if !closed {
 		return nil
@@ -68,13 +115,58 @@ func (g *gate) pass(ctx context.Context, call string) error {
 	}
 }
 
+func (g *gate) record(call string, ids []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done[call] == nil {
+		g.done[call] = map[string]int{}
+	}
+	for _, id := range ids {
+		g.done[call][id]++
+		switch call {
+		case "create":
+			g.live[id] = true
+		case "delete":
+			delete(g.live, id)
+		}
+	}
+}
+
+// calls returns how often each node had a successful call.
+func (g *gate) calls(call string) map[string]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[string]int{}
+	for id, n := range g.done[call] {
+		out[id] = n
+	}
+	return out
+}
+
+// liveNodes returns the nodes the driver holds, sorted.
+func (g *gate) liveNodes() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []string
+	for id := range g.live {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
 type gateDriver struct{ g *gate }
 
 func (d gateDriver) each(ctx context.Context, call string, nodes []sdk.Node) []sdk.Result {
 	err := d.g.pass(ctx, call)
 	out := make([]sdk.Result, len(nodes))
+	ids := make([]string, len(nodes))
 	for i, n := range nodes {
 		out[i] = sdk.Result{ID: n.ID, PhysicalID: "gate-" + n.ID, Healthy: true, Err: err}
+		ids[i] = n.ID
+	}
+	if err == nil {
+		d.g.record(call, ids)
 	}
 	return out
 }
@@ -111,48 +203,86 @@ func (p holdPolicy) Check(ctx context.Context, _ sdk.CheckRequest) (sdk.CheckRes
 	return sdk.CheckResult{}, p.g.pass(ctx, "policy")
 }
 
+// refusePolicy refuses every action it checks.
+type refusePolicy struct{}
+
+func (refusePolicy) Attach(context.Context, sdk.Spec, sdk.Cluster) (map[string]any, error) {
+	return map[string]any{}, nil
+}
+
+func (refusePolicy) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) error { return nil }
+
+func (refusePolicy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, error) {
+	reason, _ := req.Policy.Properties["reason"].(string)
+	return sdk.CheckResult{Refuse: reason}, nil
+}
+
+// refusedActions are the cluster actions test.refuse checks before they run.
+var refusedActions = []string{model.ClusterResizeAction, model.ClusterScaleInAction, model.ClusterScaleOutAction, model.ClusterAddNodesAction,
+	model.ClusterDelNodesAction, model.ClusterReplaceNodesAction, model.ClusterUpdateAction, model.ClusterRecoverAction}
+
 func testPlugin(g *gate) *sdk.Plugin {
-	var targets []sdk.Target
+	var hold, refuse []sdk.Target
 	for _, a := range []string{model.ClusterAddNodesAction, model.ClusterReplaceNodesAction} {
-		targets = append(targets, sdk.Target{Phase: engine.PhaseBefore, Action: a})
+		hold = append(hold, sdk.Target{Phase: engine.PhaseBefore, Action: a})
+	}
+	for _, a := range refusedActions {
+		refuse = append(refuse, sdk.Target{Phase: engine.PhaseBefore, Action: a})
 	}
 	return &sdk.Plugin{
 		Name: "test", Version: "1.0",
 		Profiles: []sdk.ProfileType{{Type: "test.gate", Versions: []string{"1.0"}, Description: "Nodes whose calls a test can hold.",
 			Schema: schema.Schema{"label": {Type: schema.String, Updatable: true, Default: ""}}, Operations: []string{"RECREATE"}, Driver: gateDriver{g}}},
-		Policies: []sdk.PolicyType{{Type: "test.hold", Versions: []string{"1.0"}, Description: "A policy whose checks a test can hold.",
-			Schema: schema.Schema{}, Targets: targets, Policy: holdPolicy{g}}},
+		Policies: []sdk.PolicyType{
+			{Type: "test.hold", Versions: []string{"1.0"}, Description: "A policy whose checks a test can hold.",
+				Schema: schema.Schema{}, Targets: hold, Policy: holdPolicy{g}},
+			{Type: "test.refuse", Versions: []string{"1.0"}, Description: "A policy that refuses every action it checks.",
+				Schema: schema.Schema{"reason": {Type: schema.String, Required: true}}, Targets: refuse, Policy: refusePolicy{}},
+		},
 	}
 }
 
-// inProcess serves one plugin to the engine.
-type inProcess struct {
+// servedPlugin is one plugin served in process: its client and what it
+// described.
+type servedPlugin struct {
 	client *sdk.Client
 	comps  []*host.Component
 }
 
+// inProcess serves plugins to the engine, as the plugin host does.
+type inProcess struct{ plugins []servedPlugin }
+
+func (p *inProcess) find(kind, typ string) (*sdk.Client, *host.Component, bool) {
+	for _, sp := range p.plugins {
+		for _, c := range sp.comps {
+			if c.Kind == kind && c.Type == typ {
+				return sp.client, c, true
+			}
+		}
+	}
+	return nil, nil, false
+}
+
 func (p *inProcess) Client(_ context.Context, kind, typ string) (*sdk.Client, *host.Component, error) {
-	c, ok := p.Component(kind, typ)
+	client, c, ok := p.find(kind, typ)
 	if !ok {
 		return nil, nil, fmt.Errorf("no plugin provides the %s type %q", kind, typ)
 	}
-	return p.client, c, nil
+	return client, c, nil
 }
 
 func (p *inProcess) Component(kind, typ string) (*host.Component, bool) {
-	for _, c := range p.comps {
-		if c.Kind == kind && c.Type == typ {
-			return c, true
-		}
-	}
-	return nil, false
+	_, c, ok := p.find(kind, typ)
+	return c, ok
 }
 
 func (p *inProcess) Components(kind string) []*host.Component {
 	var out []*host.Component
-	for _, c := range p.comps {
-		if c.Kind == kind {
-			out = append(out, c)
+	for _, sp := range p.plugins {
+		for _, c := range sp.comps {
+			if c.Kind == kind {
+				out = append(out, c)
+			}
 		}
 	}
 	return out
@@ -161,43 +291,77 @@ func (p *inProcess) Components(kind string) []*host.Component {
 func (p *inProcess) Health(string, string) error { return nil }
 
 func (p *inProcess) Call(ctx context.Context, kind, typ string, fn func(ctx context.Context, c *sdk.Client) error) error {
-	if _, ok := p.Component(kind, typ); !ok {
+	client, _, ok := p.find(kind, typ)
+	if !ok {
 		return fmt.Errorf("no plugin provides the %s type %q", kind, typ)
 	}
-	return fn(ctx, p.client)
+	return fn(ctx, client)
 }
 
-func serve(t *testing.T, plugin *sdk.Plugin) *inProcess {
+// serve serves plugins in process, each handshaken as the plugin host does
+// it: described and configured over the wire.
+func serve(t *testing.T, plugins ...*sdk.Plugin) *inProcess {
 	t.Helper()
-	gc, _ := goplugin.TestPluginGRPCConn(t, false, map[string]goplugin.Plugin{sdk.PluginName: &sdk.GRPCPlugin{Impl: plugin}})
-	t.Cleanup(func() { gc.Close() })
-	raw, err := gc.Dispense(sdk.PluginName)
-	if err != nil {
-		t.Fatalf("dispense the test plugin: %v", err)
+	out := &inProcess{}
+	for _, plugin := range plugins {
+		gc, _ := goplugin.TestPluginGRPCConn(t, false, map[string]goplugin.Plugin{sdk.PluginName: &sdk.GRPCPlugin{Impl: plugin}})
+		t.Cleanup(func() { gc.Close() })
+		raw, err := gc.Dispense(sdk.PluginName)
+		if err != nil {
+			t.Fatalf("dispense the plugin %s: %v", plugin.Name, err)
+		}
+		client := raw.(*sdk.Client)
+		desc, err := client.Info.Describe(context.Background(), &pb.DescribeRequest{})
+		if err != nil {
+			t.Fatalf("describe the plugin %s: %v", plugin.Name, err)
+		}
+		if _, err := client.Info.Configure(context.Background(), &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions(),
+			PolicyApiVersions: sdk.PolicyAPIVersions(), DataDir: t.TempDir()}); err != nil {
+			t.Fatalf("configure the plugin %s: %v", plugin.Name, err)
+		}
+		dj, err := sdk.DescriptionToJSON(desc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := servedPlugin{client: client}
+		for _, c := range dj.Components {
+			sp.comps = append(sp.comps, &host.Component{Kind: c.Kind, Type: c.Type, Versions: c.Versions, Description: c.Description, Schema: c.Schema,
+				Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, Operations: c.Operations, NeedsPort: c.NeedsPort,
+				Plugin: plugin.Name})
+		}
+		out.plugins = append(out.plugins, sp)
 	}
-	client := raw.(*sdk.Client)
-	if _, err := client.Info.Configure(context.Background(), &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions(),
-		PolicyApiVersions: sdk.PolicyAPIVersions(), DataDir: t.TempDir()}); err != nil {
-		t.Fatalf("configure the test plugin: %v", err)
-	}
-	dj, err := sdk.DescriptionToJSON(plugin.Describe())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &inProcess{client: client}
-	for _, c := range dj.Components {
-		p.comps = append(p.comps, &host.Component{Kind: c.Kind, Type: c.Type, Versions: c.Versions, Description: c.Description, Schema: c.Schema,
-			Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, Operations: c.Operations, Plugin: plugin.Name})
+	return out
+}
+
+type harness struct {
+	t       *testing.T
+	eng     *engine.Engine
+	store   *store.SQL
+	wrap    func(store.Store) store.Store
+	crashes *crashStore // what the running engine's store calls go through
+	plugins *inProcess
+	clock   *clock
+	gate    *gate
+}
+
+// builtinPlugin is the built-in plugin as `grove plugin serve` builds it,
+// except that local.process keeps its nodes' runtime directories in the
+// test's temporary directory instead of the machine's. Its event stream
+// is dropped with the driver it belonged to: the harness runs no health
+// checks, which are what follow it.
+func builtinPlugin(t *testing.T) *sdk.Plugin {
+	p := builtin.Plugin("test")
+	for i := range p.Profiles {
+		if p.Profiles[i].Type == process.TypeName {
+			p.Profiles[i].Driver, p.Profiles[i].Watch = &process.Driver{Dir: t.TempDir()}, nil
+		}
 	}
 	return p
 }
 
-type harness struct {
-	t     *testing.T
-	eng   *engine.Engine
-	store *store.SQL
-	gate  *gate
-}
+// epoch is where the harness's clock starts.
+var epoch = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 
 // newHarness starts an engine on a fresh SQLite store. wrap, when set,
 // stands between the engine and the store.
@@ -207,7 +371,8 @@ func newHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 	if err := h.eng.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(h.eng.Stop)
+	// The engine running at the end, which a test may have replaced.
+	t.Cleanup(func() { h.eng.Stop() })
 	return h
 }
 
@@ -222,13 +387,52 @@ func newIdleHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 	t.Cleanup(func() { s.Close() })
 	g := newGate()
 	t.Cleanup(func() { close(g.release) })
-	plugins := serve(t, testPlugin(g))
-	var es store.Store = s
-	if wrap != nil {
-		es = wrap(s)
+	h := &harness{t: t, store: s, wrap: wrap, gate: g, clock: &clock{now: epoch},
+		plugins: serve(t, builtinPlugin(t), testPlugin(g))}
+	h.eng = h.newEngine("", nil)
+	return h
+}
+
+// newEngine returns an engine on the harness's store, plugins and clock,
+// with a store of its own to kill.
+func (h *harness) newEngine(id string, tune func(*engine.Config)) *engine.Engine {
+	cfg := engine.Config{EngineID: id, CheckInterval: -1, Poll: 50 * time.Millisecond, Now: h.clock.Now}
+	if tune != nil {
+		tune(&cfg)
 	}
-	eng := engine.New(es, plugins, hclog.NewNullLogger(), engine.Config{CheckInterval: -1, Poll: 50 * time.Millisecond})
-	return &harness{t: t, eng: eng, store: s, gate: g}
+	h.crashes = newCrashStore(h.store)
+	var es store.Store = h.crashes
+	if h.wrap != nil {
+		es = h.wrap(es)
+	}
+	return engine.New(es, h.plugins, hclog.NewNullLogger(), cfg)
+}
+
+// crash kills the engine where it stands: its store dies (if it has not
+// already died where a test armed it to), then the engine is stopped, which
+// ends its goroutines without a word reaching the store. The actions it was
+// running stay RUNNING under its lease, with whatever they had committed.
+func (h *harness) crash() {
+	h.crashes.kill()
+	h.eng.Stop()
+}
+
+// restart starts a new engine with the given id on the same store, plugins
+// and clock, after the running one crashed.
+func (h *harness) restart(id string, tune func(*engine.Config)) {
+	h.t.Helper()
+	h.eng = h.newEngine(id, tune)
+	if err := h.eng.Start(context.Background()); err != nil {
+		h.t.Fatalf("start the new engine: %v", err)
+	}
+}
+
+// sub is the harness seen from a subtest, so that its failures are the
+// subtest's.
+func (h *harness) sub(t *testing.T) *harness {
+	c := *h
+	c.t = t
+	return &c
 }
 
 func (h *harness) ctx() context.Context {
@@ -237,12 +441,51 @@ func (h *harness) ctx() context.Context {
 	return ctx
 }
 
+// profile creates a test.gate profile.
 func (h *harness) profile(name string) {
 	h.t.Helper()
-	spec := map[string]any{"type": "test.gate", "version": "1.0", "properties": map[string]any{"label": name}}
+	h.profileOf(name, "test.gate", map[string]any{"label": name})
+}
+
+func (h *harness) profileOf(name, typ string, props map[string]any) {
+	h.t.Helper()
+	spec := map[string]any{"type": typ, "version": "1.0", "properties": props}
 	if _, err := h.eng.CreateProfile(h.ctx(), caller, name, spec, nil); err != nil {
 		h.t.Fatalf("create profile %s: %v", name, err)
 	}
+}
+
+// policy creates a policy; props are its spec's properties as JSON.
+func (h *harness) policy(name, typ, version, props string) *model.Policy {
+	h.t.Helper()
+	spec := map[string]any{"type": typ, "version": version, "properties": decodeJSON(h.t, props)}
+	p, err := h.eng.CreatePolicy(h.ctx(), caller, name, spec)
+	if err != nil {
+		h.t.Fatalf("create policy %s: %v", name, err)
+	}
+	return p
+}
+
+// attach attaches a policy to a cluster.
+func (h *harness) attach(cl *model.Cluster, policy string) {
+	h.t.Helper()
+	h.ok(h.act(cl, `{"policy_attach": {"policy_id": "`+policy+`"}}`))
+}
+
+// act sends a cluster action with a JSON body, decoded as the API decodes
+// it (numbers are float64).
+func (h *harness) act(cl *model.Cluster, body string) (*model.Action, error) {
+	h.t.Helper()
+	return h.eng.ClusterAction(h.ctx(), caller, cl.ID, decodeJSON(h.t, body))
+}
+
+func decodeJSON(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatalf("bad JSON in the test: %v: %s", err, s)
+	}
+	return m
 }
 
 // wait waits for an action to end and returns it.
@@ -266,9 +509,16 @@ func (h *harness) ok(a *model.Action, err error) {
 	}
 }
 
+// cluster creates a cluster of test.gate nodes on profile "p".
 func (h *harness) cluster(name string, desired, timeout int) *model.Cluster {
 	h.t.Helper()
-	cl, a, err := h.eng.CreateCluster(h.ctx(), caller, engine.ClusterCreate{Name: name, Profile: "p", DesiredCapacity: &desired, Timeout: &timeout})
+	return h.create(engine.ClusterCreate{Name: name, Profile: "p", DesiredCapacity: &desired, Timeout: &timeout})
+}
+
+// create creates a cluster and waits until it is created.
+func (h *harness) create(req engine.ClusterCreate) *model.Cluster {
+	h.t.Helper()
+	cl, a, err := h.eng.CreateCluster(h.ctx(), caller, req)
 	h.ok(a, err)
 	return cl
 }
@@ -298,6 +548,15 @@ func (h *harness) getCluster(id string) *model.Cluster {
 	return cl
 }
 
+func (h *harness) getAction(id string) *model.Action {
+	h.t.Helper()
+	a, err := h.store.GetAction(h.ctx(), id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return a
+}
+
 // entered waits until a call reached a closed gate.
 func (h *harness) entered(call string) {
 	h.t.Helper()
@@ -309,4 +568,55 @@ func (h *harness) entered(call string) {
 	case <-time.After(20 * time.Second):
 		h.t.Fatalf("no %s call reached its closed gate within 20s", call)
 	}
+}
+
+// size is a cluster's size as a test expects it.
+type size struct {
+	nodes, desired, min, max int
+}
+
+// assertSize checks that a cluster is ACTIVE with the given size, and that
+// its nodes are ACTIVE with distinct indexes.
+func (h *harness) assertSize(clusterID string, want size) {
+	h.t.Helper()
+	cl := h.getCluster(clusterID)
+	nodes := h.nodes(clusterID)
+	got := size{len(nodes), cl.DesiredCapacity, cl.MinSize, cl.MaxSize}
+	if got != want {
+		h.t.Errorf("cluster %s: %d nodes, desired %d, min %d, max %d; want %d nodes, desired %d, min %d, max %d",
+			cl.Name, got.nodes, got.desired, got.min, got.max, want.nodes, want.desired, want.min, want.max)
+	}
+	if cl.Status != model.ClusterActive {
+		h.t.Errorf("cluster %s is %s (%s), want ACTIVE", cl.Name, cl.Status, cl.StatusReason)
+	}
+	seen := map[int]string{}
+	for _, n := range nodes {
+		if n.Status != model.NodeActive {
+			h.t.Errorf("node %s (index %d) is %s (%s), want ACTIVE", n.Name, n.Index, n.Status, n.StatusReason)
+		}
+		if other, dup := seen[n.Index]; dup {
+			h.t.Errorf("nodes %s and %s share the index %d", other, n.Name, n.Index)
+		}
+		seen[n.Index] = n.Name
+	}
+}
+
+// indexes returns the sorted indexes of a cluster's nodes.
+func (h *harness) indexes(clusterID string) []int {
+	h.t.Helper()
+	var out []int
+	for _, n := range h.nodes(clusterID) {
+		out = append(out, n.Index)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func ids(nodes []*model.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.ID
+	}
+	slices.Sort(out)
+	return out
 }

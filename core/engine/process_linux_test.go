@@ -1,0 +1,120 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"os"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/core/engine"
+	"github.com/grovehq/grove/plugins/builtin/process"
+)
+
+// TestMain lets the test binary stand in for grove as local.process's
+// process wrapper, which the driver starts as its own executable.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == process.WrapCommand {
+		os.Exit(process.RunWrapper(os.Args[2:]))
+	}
+	os.Exit(m.Run())
+}
+
+// pids returns the process of each node of a local.process cluster, by node id.
+func (h *harness) pids(clusterID string) map[string]int {
+	h.t.Helper()
+	out := map[string]int{}
+	for _, n := range h.nodes(clusterID) {
+		var st struct {
+			PID int `json:"pid"`
+		}
+		if err := json.Unmarshal(n.State, &st); err != nil || st.PID <= 0 {
+			h.t.Fatalf("node %d has no process in its state %q: %v", n.Index, n.State, err)
+		}
+		out[n.ID] = st.PID
+	}
+	return out
+}
+
+func alive(pid int) bool {
+	return syscall.Kill(pid, 0) == nil
+}
+
+// gone waits until a process has exited.
+func (h *harness) gone(pid int) {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("the process %d still runs 10s after its node was deleted", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLocalProcessNodes runs a cluster of built-in local.process nodes
+// through the engine: each node is a running process, a scale-out starts
+// one more, a scale-in stops the one it removes, and deleting the cluster
+// stops them all.
+func TestLocalProcessNodes(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profileOf("proc", process.TypeName, map[string]any{"command": []any{"sleep", "60"}, "stop_timeout": 0})
+	started := map[int]bool{}
+	// Whatever happens, stop the processes this test started.
+	t.Cleanup(func() {
+		for pid := range started {
+			if alive(pid) {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+	})
+	seen := func(pids map[string]int) {
+		for _, pid := range pids {
+			started[pid] = true
+		}
+	}
+	desired := 2
+	cl := h.create(engine.ClusterCreate{Name: "procs", Profile: "proc", DesiredCapacity: &desired})
+	h.assertSize(cl.ID, size{2, 2, 0, -1})
+	first := h.pids(cl.ID)
+	seen(first)
+	for _, pid := range first {
+		if !alive(pid) {
+			t.Errorf("the process %d of a created node is not running", pid)
+		}
+	}
+
+	h.ok(h.act(cl, `{"scale_out": {"count": 1}}`))
+	h.assertSize(cl.ID, size{3, 3, 0, -1})
+	all := h.pids(cl.ID)
+	seen(all)
+	h.ok(h.act(cl, `{"check": {}}`))
+	h.assertSize(cl.ID, size{3, 3, 0, -1})
+
+	h.ok(h.act(cl, `{"scale_in": {"count": 1}}`))
+	h.assertSize(cl.ID, size{2, 2, 0, -1})
+	kept := h.pids(cl.ID)
+	for id, pid := range all {
+		if _, ok := kept[id]; ok {
+			if !alive(pid) {
+				t.Errorf("the process %d of a node the scale-in kept is not running", pid)
+			}
+			continue
+		}
+		h.gone(pid)
+	}
+
+	h.ok(h.eng.DeleteCluster(h.ctx(), caller, cl.ID, false))
+	if _, err := h.store.GetCluster(h.ctx(), cl.ID); err == nil {
+		t.Errorf("the cluster still exists after its deletion")
+	}
+	pids := make([]int, 0, len(kept))
+	for _, pid := range kept {
+		pids = append(pids, pid)
+	}
+	slices.Sort(pids)
+	for _, pid := range pids {
+		h.gone(pid)
+	}
+}
