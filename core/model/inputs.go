@@ -209,7 +209,9 @@ func (d DeletionData) Destroy() bool { return d.DestroyAfterDeletion == nil || *
 
 // Reduce reports whether desired_capacity follows the removal (true unless
 // the policy said otherwise).
-func (d DeletionData) Reduce() bool { return d.ReduceDesiredCapacity == nil || *d.ReduceDesiredCapacity }
+func (d DeletionData) Reduce() bool {
+	return d.ReduceDesiredCapacity == nil || *d.ReduceDesiredCapacity
+}
 
 // CreationData is what a policy decided about a scale-out (data.creation).
 type CreationData struct {
