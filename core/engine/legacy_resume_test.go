@@ -161,3 +161,30 @@ func TestLegacyActionsResume(t *testing.T) {
 		}
 	})
 }
+
+// TestRecoverParametersAreTyped: recover parameters that have no typed
+// value are refused at submit, naming the field, instead of being stored as
+// sent and ignored.
+func TestRecoverParametersAreTyped(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	n := h.orphan("lone")
+	for _, c := range []struct {
+		params map[string]any
+		want   string
+	}{
+		{map[string]any{"operation_params": "fast"}, "recover.operation_params must be an object."},
+		{map[string]any{"delete_timeout": "soon"}, "recover.delete_timeout must be a non-negative integer"},
+		{map[string]any{"check": "maybe"}, "recover.check must be a boolean."},
+	} {
+		_, err := h.eng.NodeAction(h.ctx(), caller, n.ID, map[string]any{"recover": c.params})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("recover %v: %v, want %q", c.params, err, c.want)
+		}
+	}
+	a, err := h.eng.NodeAction(h.ctx(), caller, n.ID, map[string]any{"recover": map[string]any{"delete_timeout": "30", "check": "true"}})
+	end := h.wait(a, err)
+	if end.Inputs["delete_timeout"] != 30.0 || end.Inputs["check"] != true {
+		t.Fatalf("stored inputs %v: numbers and booleans sent as strings are stored as values", end.Inputs)
+	}
+}
