@@ -677,7 +677,7 @@ func clusterStatus(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 	if u, ok := cl.Data["update"].(map[string]any); ok {
 		fmt.Fprintf(env.Stdout, "\nUpdate: %v (%v), batch %v of %v, %v of %v nodes updated, %v failed\n", u["status"], u["order"], u["batch"], u["batches"],
 			u["updated"], u["total"], u["failures"])
-		if u["status"] == "paused" {
+		if u["status"] == api.UpdatePaused {
 			fmt.Fprintf(env.Stdout, "  Resume with `grove cluster update-resume %s`, or roll back with `grove cluster update-rollback %s`.\n", cl.Name, cl.Name)
 		}
 	}

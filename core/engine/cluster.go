@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/grovehq/grove/core/model"
@@ -79,11 +80,14 @@ func (e *Engine) setClusterStatus(ctx context.Context, tx store.Store, clusterID
 	return tx.UpdateCluster(ctx, cl)
 }
 
-// child builds a derived node action.
-func (e *Engine) child(parent *model.Action, action, nodeID string, inputs map[string]any) *model.Action {
-	c := e.newAction(Caller{User: parent.User, Project: parent.Project}, action, nodeID, parent.ClusterID, inputs, parent.Timeout)
+// child builds a derived node action with its typed inputs.
+func (e *Engine) child(parent *model.Action, action, nodeID string, inputs any) (*model.Action, error) {
+	c, err := e.newAction(Caller{User: parent.User, Project: parent.Project}, action, nodeID, parent.ClusterID, inputs, parent.Timeout)
+	if err != nil {
+		return nil, err
+	}
 	c.Cause, c.ParentID = model.CauseDerived, parent.ID
-	return c
+	return c, nil
 }
 
 // forkCreate creates count nodes in INIT with their NODE_CREATE children.
@@ -113,10 +117,11 @@ func (e *Engine) forkCreateWith(ctx context.Context, tx store.Store, a *model.Ac
 	format := configString(cl.Config, "node.name.format")
 	nodes := make([]*model.Node, count)
 	kids := make([]*model.Action, count)
-	var placements []any
-	if p, ok := a.Data["placement"].(map[string]any); ok {
-		placements, _ = p["placements"].([]any)
+	placement, _, err := dataOf[model.PlacementData](a, model.DataPlacement)
+	if err != nil {
+		return nil, err
 	}
+	placements := placement.Placements
 	for i := range nodes {
 		idx := cl.NextIndex + i
 		n := &model.Node{ID: e.newID(), Name: e.randName(format, idx), ClusterID: cl.ID, ProfileID: profileID, User: a.User, Project: a.Project,
@@ -125,7 +130,9 @@ func (e *Engine) forkCreateWith(ctx context.Context, tx store.Store, a *model.Ac
 			n.Data["placement"] = placements[i]
 		}
 		nodes[i] = n
-		kids[i] = e.child(a, model.NodeCreateAction, n.ID, nil)
+		if kids[i], err = e.child(a, model.NodeCreateAction, n.ID, model.NodeCreateInputs{}); err != nil {
+			return nil, err
+		}
 	}
 	if err := e.preparePorts(ctx, prof, nodes); err != nil {
 		return nil, err
@@ -141,18 +148,33 @@ func (e *Engine) forkCreateWith(ctx context.Context, tx store.Store, a *model.Ac
 	for i, n := range nodes {
 		ids[i] = n.ID
 	}
-	a.Outputs["nodes_added"] = append(toAnySlice(a.Outputs["nodes_added"]), toAny(ids)...)
+	if err := addOutput(a, "nodes_added", ids); err != nil {
+		return nil, err
+	}
 	return ids, tx.CreateActions(ctx, kids)
 }
 
-// forkEach forks one node action per node.
-func (e *Engine) forkEach(ctx context.Context, tx store.Store, a *model.Action, action string, nodeIDs []string, inputs map[string]any) error {
+// addOutput appends node ids to a list in the action's outputs.
+func addOutput(a *model.Action, key string, ids []string) error {
+	var had []string
+	if err := decodeDoc(a.Outputs[key], &had); err != nil {
+		return fmt.Errorf("The %s action %s has outputs Grove cannot read: %s.", a.Action, a.ID, docError("outputs."+key, err))
+	}
+	a.Outputs[key] = append(had, ids...)
+	return nil
+}
+
+// forkEach forks one node action per node, each with the typed inputs given.
+func (e *Engine) forkEach(ctx context.Context, tx store.Store, a *model.Action, action string, nodeIDs []string, inputs any) error {
 	if len(nodeIDs) == 0 {
 		return nil
 	}
 	kids := make([]*model.Action, len(nodeIDs))
 	for i, id := range nodeIDs {
-		kids[i] = e.child(a, action, id, maps.Clone(inputs))
+		var err error
+		if kids[i], err = e.child(a, action, id, inputs); err != nil {
+			return err
+		}
 	}
 	return tx.CreateActions(ctx, kids)
 }
@@ -255,7 +277,7 @@ func (e *Engine) doClusterDelete(ctx context.Context, a *model.Action) error {
 		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterDeleting, "Deletion in progress", nil); err != nil {
 			return err
 		}
-		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, nodeIDs(nodes), nil)
+		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, nodeIDs(nodes), model.NodeDeleteInputs{})
 	})
 	if err != nil {
 		return err
@@ -299,80 +321,67 @@ func nodeIDs(nodes []*model.Node) []string {
 	return out
 }
 
-func toAnySlice(v any) []any {
-	s, _ := v.([]any)
-	return s
-}
-
-func toStrings(v any) []string {
-	var out []string
-	switch x := v.(type) {
-	case []any:
-		for _, it := range x {
-			if s, ok := it.(string); ok {
-				out = append(out, s)
-			}
-		}
-	case []string:
-		out = x
-	}
-	return out
-}
+// dataPlan is the key of the size plan in an action's data.
+const dataPlan = "plan"
 
 // sizePlan is what a resize, scale or update decided, stored in the action's
-// data so a resumed action keeps its decision.
+// data (data.plan) so a resumed action keeps its decision.
 type sizePlan struct {
-	Desired int
-	Min     *int
-	Max     *int
-	Create  int
-	Victims []string
-	Destroy bool
-	Grace   int
+	Desired int      `json:"desired"`
+	Min     *int     `json:"min,omitzero"`
+	Max     *int     `json:"max,omitzero"`
+	Create  int      `json:"create"`
+	Victims []string `json:"victims"`
+	Destroy bool     `json:"destroy"`
+	Grace   int      `json:"grace"`
 }
 
-func (p sizePlan) toMap() map[string]any {
-	m := map[string]any{"desired": p.Desired, "create": p.Create, "victims": p.Victims, "destroy": p.Destroy, "grace": p.Grace}
-	if p.Min != nil {
-		m["min"] = *p.Min
-	}
-	if p.Max != nil {
-		m["max"] = *p.Max
-	}
-	return m
+// sizeRequest is what planResize decides from: the action's kind, its
+// typed inputs, and what the policies put in its data.
+type sizeRequest struct {
+	Action string
+	// Count is a scale-out's or scale-in's count, when given.
+	Count       *int
+	Resize      scaling.Resize
+	Deletion    model.DeletionData
+	HasDeletion bool
+	Creation    model.CreationData
 }
 
-func planFromMap(m map[string]any) sizePlan {
-	p := sizePlan{Victims: toStrings(m["victims"])}
-	p.Desired, _ = scaling.Int(m["desired"])
-	p.Create, _ = scaling.Int(m["create"])
-	p.Grace, _ = scaling.Int(m["grace"])
-	p.Destroy, _ = m["destroy"].(bool)
-	if v, ok := m["min"]; ok {
-		n, _ := scaling.Int(v)
-		p.Min = &n
+// sizeRequestOf decodes the inputs and policy data of a resize, scale-out
+// or scale-in.
+func sizeRequestOf(a *model.Action) (sizeRequest, error) {
+	req := sizeRequest{Action: a.Action}
+	var err error
+	if req.Deletion, req.HasDeletion, err = dataOf[model.DeletionData](a, model.DataDeletion); err != nil {
+		return req, err
 	}
-	if v, ok := m["max"]; ok {
-		n, _ := scaling.Int(v)
-		p.Max = &n
+	if req.Creation, _, err = dataOf[model.CreationData](a, model.DataCreation); err != nil {
+		return req, err
 	}
-	return p
+	if a.Action == model.ClusterResizeAction {
+		in, err := inputsOf[model.ClusterResizeInputs](a)
+		if err != nil {
+			return req, err
+		}
+		req.Resize = resizeOf(in)
+		return req, nil
+	}
+	in, err := inputsOf[model.ClusterScaleInputs](a)
+	req.Count = in.Count
+	return req, err
 }
 
-// deletionData reads what a deletion policy decided.
-func deletionData(a *model.Action) (candidates []string, count int, destroy bool, grace int, ok bool) {
-	d, ok := a.Data["deletion"].(map[string]any)
-	if !ok {
-		return nil, 0, true, 0, false
+// resizeOf is the resize request of CLUSTER_RESIZE's inputs.
+func resizeOf(in model.ClusterResizeInputs) scaling.Resize {
+	r := scaling.Resize{Number: in.Number, MinSize: in.MinSize, MaxSize: in.MaxSize, Strict: in.Strict}
+	if in.AdjustmentType != nil {
+		r.AdjustmentType = *in.AdjustmentType
 	}
-	candidates = toStrings(d["candidates"])
-	count, _ = scaling.Int(d["count"])
-	destroy = true
-	if v, present := d["destroy_after_deletion"]; present {
-		destroy, _ = scaling.Bool(v)
+	if in.MinStep != nil {
+		r.MinStep = *in.MinStep
 	}
-	grace, _ = scaling.Int(d["grace_period"])
-	return candidates, count, destroy, grace, true
+	return r
 }
 
 // sizeOf is a cluster and its nodes as the size decisions see them.
@@ -391,56 +400,37 @@ func slotsOf(nodes []*model.Node) []orchestrator.Slot {
 	return slots
 }
 
-// chosenOf reads what the policies decided into the action's data.
-func chosenOf(a *model.Action) orchestrator.Chosen {
-	var c orchestrator.Chosen
-	if creation, ok := a.Data["creation"].(map[string]any); ok {
-		if v, ok := creation["count"]; ok {
-			n, _ := scaling.Int(v)
-			c.CreateCount = &n
-		}
-	}
-	if cands, count, _, _, ok := deletionData(a); ok {
-		c.Deletion = &orchestrator.Deletion{Candidates: cands, Count: count}
+// chosen is what the policies decided, as the size decisions take it.
+func (r sizeRequest) chosen() orchestrator.Chosen {
+	c := orchestrator.Chosen{CreateCount: r.Creation.Count}
+	if r.HasDeletion {
+		c.Deletion = &orchestrator.Deletion{Candidates: r.Deletion.Candidates, Count: r.Deletion.Count}
 	}
 	return c
-}
-
-// inputCount is a scale action's count input, nil when absent.
-func inputCount(a *model.Action) *int {
-	v, ok := a.Inputs["count"]
-	if !ok {
-		return nil
-	}
-	n, _ := scaling.Int(v)
-	return &n
 }
 
 // planResize decides a resize, scale-in or scale-out against the current
 // nodes, honouring what the policies put in the action's data; the
 // decision is core/orchestrator's.
-func (e *Engine) planResize(a *model.Action, cl *model.Cluster, nodes []*model.Node) (sizePlan, error) {
-	size, chosen := e.sizeOf(cl, nodes), chosenOf(a)
+func (e *Engine) planResize(req sizeRequest, cl *model.Cluster, nodes []*model.Node) (sizePlan, error) {
+	size, chosen := e.sizeOf(cl, nodes), req.chosen()
 	var d orchestrator.SizeDecision
 	var err error
-	switch a.Action {
+	switch req.Action {
 	case model.ClusterScaleOutAction:
-		d, err = orchestrator.PlanScaleOut(size, inputCount(a), chosen)
+		d, err = orchestrator.PlanScaleOut(size, req.Count, chosen)
 	case model.ClusterScaleInAction:
-		d, err = orchestrator.PlanScaleIn(size, inputCount(a), chosen)
+		d, err = orchestrator.PlanScaleIn(size, req.Count, chosen)
 	default: // resize
-		var r scaling.Resize
-		if r, err = scaling.ResizeFromInputs(a.Inputs); err != nil {
-			return sizePlan{}, err
-		}
+		r := req.Resize
 		d, err = orchestrator.PlanResize(size, orchestrator.ResizeRequest{AdjustmentType: r.AdjustmentType, Number: r.Number,
 			MinSize: r.MinSize, MaxSize: r.MaxSize, MinStep: r.MinStep, Strict: r.Strict}, chosen)
 	}
 	if err != nil {
 		return sizePlan{}, err
 	}
-	_, _, destroy, grace, _ := deletionData(a)
-	return sizePlan{Desired: d.Desired, Min: d.Min, Max: d.Max, Create: d.Create, Victims: d.Victims, Destroy: destroy, Grace: grace}, nil
+	return sizePlan{Desired: d.Desired, Min: d.Min, Max: d.Max, Create: d.Create, Victims: d.Victims,
+		Destroy: req.Deletion.Destroy(), Grace: req.Deletion.GracePeriod}, nil
 }
 
 func (e *Engine) doResize(ctx context.Context, a *model.Action) error {
@@ -448,18 +438,26 @@ func (e *Engine) doResize(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := a.Data["plan"]; !ok {
+	plan, planned, err := dataOf[sizePlan](a, dataPlan)
+	if err != nil {
+		return err
+	}
+	if !planned {
+		req, err := sizeRequestOf(a)
+		if err != nil {
+			return err
+		}
 		nodes, err := e.store.ClusterNodes(ctx, cl.ID)
 		if err != nil {
 			return err
 		}
-		plan, err := e.planResize(a, cl, nodes)
-		if err != nil {
+		if plan, err = e.planResize(req, cl, nodes); err != nil {
 			return err
 		}
-		a.Data["plan"] = plan.toMap()
+		if err := setData(a, dataPlan, plan); err != nil {
+			return err
+		}
 	}
-	plan := planFromMap(a.Data["plan"].(map[string]any))
 	reason := map[string]string{model.ClusterResizeAction: "Cluster resize started.", model.ClusterScaleOutAction: "Cluster scale out started.",
 		model.ClusterScaleInAction: "Cluster scale in started."}[a.Action]
 	if err := e.applySize(ctx, a, cl, plan, reason); err != nil {
@@ -513,21 +511,13 @@ func (e *Engine) removeNodes(ctx context.Context, a *model.Action, victims []str
 	if len(victims) == 0 {
 		return nil
 	}
-	a.Outputs["nodes_removed"] = toAny(victims)
+	a.Outputs["nodes_removed"] = victims
 	return e.runStage(ctx, a, "remove", func(tx store.Store) error {
 		if destroy {
-			return e.forkEach(ctx, tx, a, model.NodeDeleteAction, victims, nil)
+			return e.forkEach(ctx, tx, a, model.NodeDeleteAction, victims, model.NodeDeleteInputs{})
 		}
 		return e.leave(ctx, tx, a, victims)
 	})
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // leave makes nodes orphans: no cluster, index -1.
@@ -584,7 +574,11 @@ func (e *Engine) doAddNodes(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return err
 	}
-	ids := toStrings(a.Inputs["nodes"])
+	in, err := inputsOf[model.ClusterAddNodesInputs](a)
+	if err != nil {
+		return err
+	}
+	ids := in.Nodes
 	err = e.runStage(ctx, a, "join", func(tx store.Store) error {
 		nodes, err := tx.GetNodes(ctx, ids)
 		if err != nil {
@@ -601,7 +595,7 @@ func (e *Engine) doAddNodes(ctx context.Context, a *model.Action) error {
 				return fmt.Errorf("The node '%s' is %s; only ACTIVE nodes can be added.", n.Name, n.Status)
 			}
 		}
-		a.Outputs["nodes_added"] = toAny(ids)
+		a.Outputs["nodes_added"] = ids
 		return e.join(ctx, tx, a, cl.ID, ids)
 	})
 	if err != nil {
@@ -618,14 +612,17 @@ func (e *Engine) doDelNodes(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return err
 	}
-	ids := toStrings(a.Inputs["candidates"])
-	destroy, _ := a.Inputs["destroy_after_deletion"].(bool)
-	grace, reduce := 0, true
-	if d, ok := a.Data["deletion"].(map[string]any); ok {
-		_, _, destroy, grace, _ = deletionData(a)
-		if v, ok := d["reduce_desired_capacity"]; ok {
-			reduce, _ = scaling.Bool(v)
-		}
+	in, err := inputsOf[model.ClusterDelNodesInputs](a)
+	if err != nil {
+		return err
+	}
+	ids, destroy, grace, reduce := in.Candidates, in.DestroyAfterDeletion, 0, true
+	del, decided, err := dataOf[model.DeletionData](a, model.DataDeletion)
+	if err != nil {
+		return err
+	}
+	if decided {
+		destroy, grace, reduce = del.Destroy(), del.GracePeriod, del.Reduce()
 	}
 	members, err := e.store.ClusterNodes(ctx, cl.ID)
 	if err != nil {
@@ -671,11 +668,14 @@ func (e *Engine) doReplaceNodes(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return err
 	}
-	pairs, _ := a.Inputs["candidates"].(map[string]any)
-	var olds, news []string
-	for o, n := range pairs {
-		olds = append(olds, o)
-		news = append(news, fmt.Sprint(n))
+	in, err := inputsOf[model.ClusterReplaceNodesInputs](a)
+	if err != nil {
+		return err
+	}
+	olds := slices.Sorted(maps.Keys(in.Candidates))
+	news := make([]string, len(olds))
+	for i, o := range olds {
+		news[i] = in.Candidates[o]
 	}
 	err = e.runStage(ctx, a, "replace", func(tx store.Store) error {
 		fresh, err := tx.GetNodes(ctx, news)
@@ -702,6 +702,10 @@ func (e *Engine) doReplaceNodes(ctx context.Context, a *model.Action) error {
 }
 
 func (e *Engine) doClusterCheck(ctx context.Context, a *model.Action) error {
+	in, err := inputsOf[model.CheckInputs](a)
+	if err != nil {
+		return err
+	}
 	cl, err := e.lockCluster(ctx, a)
 	if err != nil {
 		return err
@@ -714,7 +718,7 @@ func (e *Engine) doClusterCheck(ctx context.Context, a *model.Action) error {
 		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterChecking, "Check in progress", nil); err != nil {
 			return err
 		}
-		return e.forkEach(ctx, tx, a, model.NodeCheckAction, nodeIDs(nodes), a.Inputs)
+		return e.forkEach(ctx, tx, a, model.NodeCheckAction, nodeIDs(nodes), in)
 	})
 	if err != nil {
 		return err
@@ -731,6 +735,10 @@ func (e *Engine) doClusterCheck(ctx context.Context, a *model.Action) error {
 }
 
 func (e *Engine) doClusterRecover(ctx context.Context, a *model.Action) error {
+	in, err := inputsOf[model.RecoverInputs](a)
+	if err != nil {
+		return err
+	}
 	cl, err := e.begin(ctx, a)
 	if err != nil {
 		return err
@@ -739,14 +747,14 @@ func (e *Engine) doClusterRecover(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return err
 	}
-	check, _ := scaling.Bool(a.Inputs["check"])
+	check := in.Check != nil && *in.Check
 	var ids []string
 	for _, n := range nodes {
 		if check || n.Status != model.NodeActive {
 			ids = append(ids, n.ID)
 		}
 	}
-	inputs := map[string]any{"operation": a.Inputs["operation"], "operation_params": a.Inputs["operation_params"], "check": check}
+	inputs := model.RecoverInputs{Operation: in.Operation, OperationParams: in.OperationParams, Check: &check}
 	err = e.runStage(ctx, a, "recover", func(tx store.Store) error {
 		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterRecovering, "Recovery in progress", nil); err != nil {
 			return err
@@ -758,7 +766,7 @@ func (e *Engine) doClusterRecover(ctx context.Context, a *model.Action) error {
 	}
 	werr := e.waitChildren(ctx, a)
 	if werr == nil {
-		if cc, _ := scaling.Bool(a.Inputs["check_capacity"]); cc {
+		if in.CheckCapacity != nil && *in.CheckCapacity {
 			werr = e.restoreCapacity(ctx, a, cl.ID)
 		}
 	}
@@ -787,7 +795,7 @@ func (e *Engine) restoreCapacity(ctx context.Context, a *model.Action, clusterID
 		if diff > 0 {
 			return e.forkCreate(ctx, tx, a, clusterID, diff)
 		}
-		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, orchestrator.Victims(slotsOf(nodes), nil, -diff), nil)
+		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, orchestrator.Victims(slotsOf(nodes), nil, -diff), model.NodeDeleteInputs{})
 	})
 	if err != nil {
 		return err
@@ -796,42 +804,36 @@ func (e *Engine) restoreCapacity(ctx context.Context, a *model.Action, clusterID
 }
 
 func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
+	in, err := inputsOf[model.ClusterUpdateInputs](a)
+	if err != nil {
+		return err
+	}
 	cl, err := e.begin(ctx, a)
 	if err != nil {
 		return err
 	}
 	err = e.runStage(ctx, a, "fields", func(tx store.Store) error {
 		return e.setClusterStatus(ctx, tx, cl.ID, model.ClusterUpdating, "Updating cluster.", func(c *model.Cluster) {
-			if v, ok := a.Inputs["name"].(string); ok {
-				c.Name = v
+			if in.Name != nil {
+				c.Name = *in.Name
 			}
-			if v, ok := a.Inputs["metadata"].(map[string]any); ok {
-				for k, val := range v {
-					c.Metadata[k] = val
-				}
-			}
-			if v, ok := a.Inputs["config"].(map[string]any); ok {
-				for k, val := range v {
-					c.Config[k] = val
-				}
-			}
-			if v, ok := a.Inputs["timeout"]; ok {
-				c.Timeout, _ = scaling.Int(v)
+			maps.Copy(c.Metadata, in.Metadata)
+			maps.Copy(c.Config, in.Config)
+			if in.Timeout != nil {
+				c.Timeout = *in.Timeout
 			}
 		})
 	})
 	if err != nil {
 		return err
 	}
-	if np, ok := a.Inputs["new_profile_id"].(string); ok {
-		profileOnly, _ := a.Inputs["profile_only"].(bool)
-		if !profileOnly {
-			rollingBack, _ := a.Inputs["rolling_back"].(bool)
-			previous, _ := a.Inputs["previous_profile_id"].(string)
+	if np := in.NewProfileID; np != "" {
+		if in.ProfileOnly == nil || !*in.ProfileOnly {
+			previous := in.PreviousProfileID
 			if previous == "" {
 				previous = cl.ProfileID
 			}
-			if err := e.rollingUpdate(ctx, a, cl.ID, np, previous, rollingBack); err != nil {
+			if err := e.rollingUpdate(ctx, a, cl.ID, np, previous, in.IsRollback(), in.IsRollback()); err != nil {
 				_ = e.settle(ctx, cl.ID, a.Action, nil, err)
 				return err
 			}
@@ -847,8 +849,12 @@ func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
 			return err
 		}
 	}
-	if size, ok := a.Inputs["size"].(map[string]any); ok {
-		if _, planned := a.Data["plan"]; !planned {
+	if size := in.Size; size != nil {
+		plan, planned, err := dataOf[sizePlan](a, dataPlan)
+		if err != nil {
+			return err
+		}
+		if !planned {
 			cur, err := e.store.GetCluster(ctx, cl.ID)
 			if err != nil {
 				return err
@@ -857,17 +863,13 @@ func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
 			if err != nil {
 				return err
 			}
-			var u orchestrator.SizeUpdate
-			for key, dst := range map[string]**int{"min_size": &u.Min, "max_size": &u.Max, "desired_capacity": &u.Desired} {
-				if v, ok := size[key]; ok {
-					n, _ := scaling.Int(v)
-					*dst = &n
-				}
+			d := orchestrator.PlanSizeUpdate(e.sizeOf(cur, nodes), orchestrator.SizeUpdate{Desired: size.DesiredCapacity, Min: size.MinSize, Max: size.MaxSize})
+			plan = sizePlan{Desired: d.Desired, Min: d.Min, Max: d.Max, Create: d.Create, Victims: d.Victims, Destroy: true}
+			if err := setData(a, dataPlan, plan); err != nil {
+				return err
 			}
-			d := orchestrator.PlanSizeUpdate(e.sizeOf(cur, nodes), u)
-			a.Data["plan"] = sizePlan{Desired: d.Desired, Min: d.Min, Max: d.Max, Create: d.Create, Victims: d.Victims, Destroy: true}.toMap()
 		}
-		if err := e.applySize(ctx, a, cl, planFromMap(a.Data["plan"].(map[string]any)), "Cluster resize started."); err != nil {
+		if err := e.applySize(ctx, a, cl, plan, "Cluster resize started."); err != nil {
 			return err
 		}
 	} else if err := e.settle(ctx, cl.ID, a.Action, nil, nil); err != nil {
@@ -877,11 +879,15 @@ func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
 }
 
 func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
+	in, err := inputsOf[model.ClusterAttachPolicyInputs](a)
+	if err != nil {
+		return err
+	}
 	cl, err := e.lockCluster(ctx, a)
 	if err != nil {
 		return err
 	}
-	policyID, _ := a.Inputs["policy_id"].(string)
+	policyID := in.PolicyID
 	if _, err := e.store.GetBinding(ctx, cl.ID, policyID); err == nil {
 		a.StatusReason = "Policy already attached."
 		return nil
@@ -911,13 +917,12 @@ func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return fmt.Errorf("Failed in attaching policy '%s': %w", pol.Name, err)
 	}
-	enabled := true
-	if v, ok := a.Inputs["enabled"].(bool); ok {
-		enabled = v
+	enabled, priority := true, comp.DefaultPriority
+	if in.Enabled != nil {
+		enabled = *in.Enabled
 	}
-	priority := comp.DefaultPriority
-	if v, ok := a.Inputs["priority"]; ok {
-		priority, _ = scaling.Int(v)
+	if in.Priority != nil {
+		priority = *in.Priority
 	}
 	if err := e.store.CreateBinding(ctx, &model.Binding{ID: e.newID(), ClusterID: cl.ID, PolicyID: pol.ID, Enabled: enabled, Priority: priority, Data: data}); err != nil {
 		return err
@@ -927,12 +932,11 @@ func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
 }
 
 // boundPolicy locks the cluster and finds the binding the action is about.
-func (e *Engine) boundPolicy(ctx context.Context, a *model.Action) (*model.Cluster, *model.Binding, error) {
+func (e *Engine) boundPolicy(ctx context.Context, a *model.Action, policyID string) (*model.Cluster, *model.Binding, error) {
 	cl, err := e.lockCluster(ctx, a)
 	if err != nil {
 		return nil, nil, err
 	}
-	policyID, _ := a.Inputs["policy_id"].(string)
 	b, err := e.store.GetBinding(ctx, cl.ID, policyID)
 	if err != nil {
 		return nil, nil, errors.New("The policy is not attached to the cluster.")
@@ -941,7 +945,11 @@ func (e *Engine) boundPolicy(ctx context.Context, a *model.Action) (*model.Clust
 }
 
 func (e *Engine) doDetachPolicy(ctx context.Context, a *model.Action) error {
-	cl, b, err := e.boundPolicy(ctx, a)
+	in, err := inputsOf[model.ClusterDetachPolicyInputs](a)
+	if err != nil {
+		return err
+	}
+	cl, b, err := e.boundPolicy(ctx, a, in.PolicyID)
 	if err != nil {
 		return err
 	}
@@ -953,15 +961,19 @@ func (e *Engine) doDetachPolicy(ctx context.Context, a *model.Action) error {
 }
 
 func (e *Engine) doUpdatePolicy(ctx context.Context, a *model.Action) error {
-	_, b, err := e.boundPolicy(ctx, a)
+	in, err := inputsOf[model.ClusterUpdatePolicyInputs](a)
 	if err != nil {
 		return err
 	}
-	if v, ok := a.Inputs["enabled"].(bool); ok {
-		b.Enabled = v
+	_, b, err := e.boundPolicy(ctx, a, in.PolicyID)
+	if err != nil {
+		return err
 	}
-	if v, ok := a.Inputs["priority"]; ok {
-		b.Priority, _ = scaling.Int(v)
+	if in.Enabled != nil {
+		b.Enabled = *in.Enabled
+	}
+	if in.Priority != nil {
+		b.Priority = *in.Priority
 	}
 	if err := e.store.UpdateBinding(ctx, b); err != nil {
 		return err

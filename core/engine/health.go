@@ -207,7 +207,10 @@ func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead 
 				op = comp.Operations[0]
 			}
 		}
-		a := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.NodeRecoverAction, n.ID, cl.ID, map[string]any{"operation": op, "restart": true}, 0)
+		a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.NodeRecoverAction, n.ID, cl.ID, model.RecoverInputs{Operation: op, Restart: true}, 0)
+		if err != nil {
+			return err
+		}
 		a.Cause = "Restart Supervisor"
 		if err := e.submit(ctx, a, false, n.ProfileID, nil); err != nil {
 			continue // busy or unhealthy plugin: the next round tries again

@@ -11,7 +11,6 @@ import (
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/host"
 	"github.com/grovehq/grove/plugins/sdk"
-	"github.com/grovehq/grove/plugins/sdk/scaling"
 )
 
 // runNodeBatch runs derived node actions of one parent and one kind with
@@ -120,15 +119,33 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 			}
 		}
 	}
+	// Each action's inputs are read once; an action whose inputs cannot be
+	// read fails alone.
+	updates := map[string]model.NodeUpdateInputs{}
+	recovers := map[string]model.RecoverInputs{}
+	var readable []*model.Node
+	for _, n := range nodes {
+		var err error
+		switch a := byNode[n.ID]; a.Action {
+		case model.NodeUpdateAction:
+			updates[n.ID], err = inputsOf[model.NodeUpdateInputs](a)
+		case model.NodeRecoverAction:
+			recovers[n.ID], err = inputsOf[model.RecoverInputs](a)
+		}
+		if err != nil {
+			out[n.ID] = err
+			continue
+		}
+		readable = append(readable, n)
+	}
 	// Nodes of one batch share a parent but may differ in profile (update,
 	// recover after a profile_only change): one driver call per profile.
 	groups := map[string][]*model.Node{}
 	var order []string
-	for _, n := range nodes {
+	for _, n := range readable {
 		key := n.ProfileID
-		if a := byNode[n.ID]; a.Action == model.NodeUpdateAction {
-			np, _ := a.Inputs["new_profile_id"].(string)
-			key += "->" + np
+		if in, ok := updates[n.ID]; ok {
+			key += "->" + in.NewProfileID
 		}
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
@@ -144,11 +161,11 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 		case model.NodeDeleteAction:
 			res = e.deleteNodes(ctx, group)
 		case model.NodeUpdateAction:
-			res = e.updateNodes(ctx, group, byNode)
+			res = e.updateNodes(ctx, group, updates)
 		case model.NodeCheckAction:
 			res = e.checkNodes(ctx, group, true)
 		case model.NodeRecoverAction:
-			res = e.recoverNodes(ctx, group, byNode[group[0].ID].Inputs)
+			res = e.recoverNodes(ctx, group, recovers[group[0].ID])
 		default:
 			err := fmt.Errorf("unknown node action %s", actions[0].Action)
 			res = map[string]error{}
@@ -357,23 +374,24 @@ func (e *Engine) deleteNodes(ctx context.Context, nodes []*model.Node) map[strin
 	return out
 }
 
-func (e *Engine) updateNodes(ctx context.Context, nodes []*model.Node, byNode map[string]*model.Action) map[string]error {
-	inputs := byNode[nodes[0].ID].Inputs
-	newProfile, _ := inputs["new_profile_id"].(string)
+// updateNodes updates nodes that share a profile and a new profile; updates
+// holds each node's inputs.
+func (e *Engine) updateNodes(ctx context.Context, nodes []*model.Node, updates map[string]model.NodeUpdateInputs) map[string]error {
+	newProfile := updates[nodes[0].ID].NewProfileID
 	now := e.cfg.Now()
 	apply := func(n *model.Node) {
-		in := byNode[n.ID].Inputs
-		if v, ok := in["name"].(string); ok {
-			n.Name = v
+		in := updates[n.ID]
+		if in.Name != nil {
+			n.Name = *in.Name
 		}
-		if v, ok := in["role"].(string); ok {
-			n.Role = v
+		if in.Role != nil {
+			n.Role = *in.Role
 		}
-		if v, ok := in["metadata"].(map[string]any); ok {
-			n.Metadata = v
+		if in.Metadata != nil {
+			n.Metadata = in.Metadata
 		}
-		if v, ok := in["tainted"].(bool); ok {
-			n.Tainted = v
+		if in.Tainted != nil {
+			n.Tainted = *in.Tainted
 		}
 		n.UpdatedAt = &now
 	}
@@ -464,10 +482,10 @@ func (e *Engine) checkNodes(ctx context.Context, nodes []*model.Node, failUnheal
 	return out
 }
 
-func (e *Engine) recoverNodes(ctx context.Context, nodes []*model.Node, inputs map[string]any) map[string]error {
+func (e *Engine) recoverNodes(ctx context.Context, nodes []*model.Node, in model.RecoverInputs) map[string]error {
 	out := map[string]error{}
 	todo := nodes
-	if check, _ := scaling.Bool(inputs["check"]); check {
+	if in.Check != nil && *in.Check {
 		res := e.checkNodes(ctx, nodes, false)
 		todo = nil
 		for _, n := range nodes {
@@ -485,11 +503,10 @@ func (e *Engine) recoverNodes(ctx context.Context, nodes []*model.Node, inputs m
 	if err != nil {
 		return failAll(todo, err)
 	}
-	op, _ := inputs["operation"].(string)
+	op, params := in.Operation, in.OperationParams
 	if op == "" {
 		op = "RECREATE"
 	}
-	params, _ := inputs["operation_params"].(map[string]any)
 	if err := e.setStatus(ctx, todo, model.NodeRecovering, "Recovery in progress"); err != nil {
 		return failAll(todo, err)
 	}
@@ -546,13 +563,14 @@ func (e *Engine) doNodeRPC(ctx context.Context, a *model.Action) error {
 	if err := e.lock(ctx, func() (bool, error) { return e.store.AcquireNodeLock(ctx, n.ID, a.ID) }); err != nil {
 		return err
 	}
-	if a.Action == model.NodeDeleteAction && n.ClusterID != "" {
-		if d, ok := a.Data["deletion"].(map[string]any); ok {
-			if g, _ := scaling.Int(d["grace_period"]); g > 0 {
-				if err := sleepCtx(ctx, time.Duration(g)*time.Second); err != nil {
-					return err
-				}
-			}
+	// A deletion policy decides a member's deletion (data.deletion).
+	del, _, err := dataOf[model.DeletionData](a, model.DataDeletion)
+	if err != nil {
+		return err
+	}
+	if a.Action == model.NodeDeleteAction && n.ClusterID != "" && del.GracePeriod > 0 {
+		if err := sleepCtx(ctx, time.Duration(del.GracePeriod)*time.Second); err != nil {
+			return err
 		}
 	}
 	res := e.execNodes(ctx, []*model.Action{a})
@@ -569,14 +587,8 @@ func (e *Engine) doNodeRPC(ctx context.Context, a *model.Action) error {
 	case model.NodeCreateAction:
 		return e.settle(ctx, n.ClusterID, a.Action, func(cl *model.Cluster, count int) { cl.DesiredCapacity = count }, nil)
 	case model.NodeDeleteAction:
-		reduce := true
-		if d, ok := a.Data["deletion"].(map[string]any); ok {
-			if b, err := scaling.Bool(d["reduce_desired_capacity"]); err == nil {
-				reduce = b
-			}
-		}
 		return e.settle(ctx, n.ClusterID, a.Action, func(cl *model.Cluster, count int) {
-			if reduce {
+			if del.Reduce() {
 				cl.DesiredCapacity = count
 			}
 		}, nil)

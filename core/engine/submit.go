@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -297,17 +298,20 @@ func (e *Engine) DeletePolicy(ctx context.Context, c Caller, ident string) error
 
 // --- actions
 
-func (e *Engine) newAction(c Caller, name, target, clusterID string, inputs map[string]any, timeout int) *model.Action {
+// newAction builds an action of a kind with its typed inputs (the
+// model.*Inputs of the kind), stored as their JSON document.
+func (e *Engine) newAction(c Caller, name, target, clusterID string, inputs any, timeout int) (*model.Action, error) {
 	id := e.newID()
-	if inputs == nil {
-		inputs = map[string]any{}
+	doc, err := document(inputs)
+	if err != nil {
+		return nil, fmt.Errorf("encode the inputs of %s: %w", name, err)
 	}
 	if timeout <= 0 {
 		timeout = e.cfg.DefaultTimeout
 	}
 	return &model.Action{ID: id, Name: actionName(name, target) + "_" + id[:8], ClusterID: clusterID, Target: target, Action: name,
-		Cause: model.CauseRPC, Status: model.ActionReady, StatusReason: "The action is ready to run.", Timeout: timeout, Inputs: inputs,
-		Outputs: map[string]any{}, Data: map[string]any{}, User: c.User, Project: c.Project, CreatedAt: e.cfg.Now()}
+		Cause: model.CauseRPC, Status: model.ActionReady, StatusReason: "The action is ready to run.", Timeout: timeout, Inputs: doc,
+		Outputs: map[string]any{}, Data: map[string]any{}, User: c.User, Project: c.Project, CreatedAt: e.cfg.Now()}, nil
 }
 
 func actionName(action, target string) string {
@@ -416,7 +420,10 @@ func (e *Engine) CreateCluster(ctx context.Context, c Caller, req ClusterCreate)
 		MinSize: deref(req.MinSize, 0), MaxSize: deref(req.MaxSize, -1), DesiredCapacity: desired, NextIndex: 1,
 		Timeout: deref(req.Timeout, e.cfg.DefaultTimeout), Status: model.ClusterInit, StatusReason: "Initializing",
 		Metadata: orEmpty(req.Metadata), Data: map[string]any{}, Config: orEmpty(req.Config), Dependents: map[string]any{}}
-	a := e.newAction(c, model.ClusterCreateAction, cl.ID, cl.ID, nil, cl.Timeout)
+	a, err := e.newAction(c, model.ClusterCreateAction, cl.ID, cl.ID, model.ClusterCreateInputs{}, cl.Timeout)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := e.submit(ctx, a, true, profile.ID, func(tx store.Store) error { return tx.CreateCluster(ctx, cl) }); err != nil {
 		return nil, nil, err
 	}
@@ -445,16 +452,16 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 	if cl.Status == model.ClusterError && req.Profile != nil {
 		return nil, nil, Conflict("FeatureNotSupported", "The cluster '%s' is in ERROR status; a profile update is not supported until it is recovered.", cl.Name)
 	}
-	inputs := map[string]any{}
+	var in model.ClusterUpdateInputs
 	renamed, err := e.checkRename(ctx, "cluster", cl.Name, req.Name, c.Project)
 	if err != nil {
 		return nil, nil, err
 	}
 	if renamed {
-		inputs["name"] = *req.Name
+		in.Name = req.Name
 	}
 	if req.Metadata != nil {
-		inputs["metadata"] = req.Metadata
+		in.Metadata = req.Metadata
 	}
 	if req.Config != nil {
 		merged := maps.Clone(cl.Config)
@@ -465,14 +472,14 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 		if err := validateSettings(merged); err != nil {
 			return nil, nil, err
 		}
-		inputs["config"] = req.Config
+		in.Config = req.Config
 	}
 	if req.Timeout != nil {
 		if err := inRange("timeout", req.Timeout, 0, MaxTimeout); err != nil {
 			return nil, nil, err
 		}
 		if *req.Timeout != cl.Timeout {
-			inputs["timeout"] = *req.Timeout
+			in.Timeout = req.Timeout
 		}
 	}
 	if req.Profile != nil {
@@ -488,8 +495,7 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 			if old.Type != np.Type {
 				return nil, nil, BadRequest("profile_id: the new profile has type %s but the cluster's nodes are %s; a cluster keeps its profile type.", np.Type, old.Type)
 			}
-			inputs["new_profile_id"] = np.ID
-			inputs["profile_only"] = req.ProfileOnly
+			in.NewProfileID, in.ProfileOnly = np.ID, &req.ProfileOnly
 		}
 	}
 	if req.DesiredCapacity != nil || req.MinSize != nil || req.MaxSize != nil {
@@ -506,22 +512,15 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 		if msg := scaling.CheckSizeParams(&b, req.DesiredCapacity, req.MinSize, req.MaxSize, true, e.cfg.MaxNodesPerCluster); msg != "" {
 			return nil, nil, BadRequest("%s", msg)
 		}
-		size := map[string]any{}
-		if req.DesiredCapacity != nil {
-			size["desired_capacity"] = *req.DesiredCapacity
-		}
-		if req.MinSize != nil {
-			size["min_size"] = *req.MinSize
-		}
-		if req.MaxSize != nil {
-			size["max_size"] = *req.MaxSize
-		}
-		inputs["size"] = size
+		in.Size = &model.SizeInputs{DesiredCapacity: req.DesiredCapacity, MinSize: req.MinSize, MaxSize: req.MaxSize}
 	}
-	if len(inputs) == 0 {
+	if reflect.ValueOf(in).IsZero() {
 		return nil, nil, BadRequest("No property needs an update.")
 	}
-	a := e.newAction(c, model.ClusterUpdateAction, cl.ID, cl.ID, inputs, cl.Timeout)
+	a, err := e.newAction(c, model.ClusterUpdateAction, cl.ID, cl.ID, in, cl.Timeout)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := e.submit(ctx, a, false, cl.ProfileID, nil); err != nil {
 		return nil, nil, err
 	}
@@ -540,7 +539,10 @@ func (e *Engine) DeleteCluster(ctx context.Context, c Caller, ident string, forc
 	if deps, _ := cl.Dependents["profiles"].([]any); len(deps) > 0 {
 		return nil, Conflict("ResourceInUse", "The cluster '%s' hosts other profiles' nodes and cannot be deleted.", cl.Name)
 	}
-	a := e.newAction(c, model.ClusterDeleteAction, cl.ID, cl.ID, map[string]any{"force": force}, cl.Timeout)
+	a, err := e.newAction(c, model.ClusterDeleteAction, cl.ID, cl.ID, model.ClusterDeleteInputs{Force: force}, cl.Timeout)
+	if err != nil {
+		return nil, err
+	}
 	return a, e.submit(ctx, a, true, cl.ProfileID, nil)
 }
 

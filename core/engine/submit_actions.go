@@ -3,10 +3,12 @@ package engine
 import (
 	"context"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/sdk/scaling"
@@ -54,7 +56,7 @@ func (e *Engine) ClusterAction(ctx context.Context, c Caller, ident string, body
 		return nil, err
 	}
 	var action string
-	var inputs map[string]any
+	var inputs any
 	switch name {
 	case "add_nodes":
 		action = model.ClusterAddNodesAction
@@ -77,7 +79,7 @@ func (e *Engine) ClusterAction(ctx context.Context, c Caller, ident string, body
 	case "policy_attach", "policy_detach", "policy_update":
 		action, inputs, err = e.policyInputs(ctx, c, cl, name, params)
 	case "check":
-		action, inputs = model.ClusterCheckAction, params
+		action, inputs = model.ClusterCheckAction, model.CheckInputs(params)
 	case "update_resume", "update_rollback":
 		action = model.ClusterUpdateAction
 		inputs, err = pausedUpdateInputs(cl, name)
@@ -88,7 +90,10 @@ func (e *Engine) ClusterAction(ctx context.Context, c Caller, ident string, body
 	if err != nil {
 		return nil, err
 	}
-	a := e.newAction(c, action, cl.ID, cl.ID, inputs, cl.Timeout)
+	a, err := e.newAction(c, action, cl.ID, cl.ID, inputs, cl.Timeout)
+	if err != nil {
+		return nil, err
+	}
 	return a, e.submit(ctx, a, false, cl.ProfileID, nil)
 }
 
@@ -128,7 +133,7 @@ func stringList(field string, v any) ([]string, error) {
 	return out, nil
 }
 
-func (e *Engine) addNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (map[string]any, error) {
+func (e *Engine) addNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (*model.ClusterAddNodesInputs, error) {
 	idents, err := stringList("add_nodes.nodes", p["nodes"])
 	if err != nil {
 		return nil, err
@@ -141,7 +146,7 @@ func (e *Engine) addNodesInputs(ctx context.Context, c Caller, cl *model.Cluster
 	if err != nil {
 		return nil, err
 	}
-	var ids []any
+	var ids []string
 	for _, n := range nodes {
 		if n.Status != model.NodeActive {
 			return nil, BadRequest("add_nodes.nodes: the node '%s' is %s; only ACTIVE nodes can be added.", n.Name, n.Status)
@@ -167,10 +172,10 @@ func (e *Engine) addNodesInputs(ctx context.Context, c Caller, cl *model.Cluster
 	if msg := scaling.CheckSizeParams(&b, &desired, nil, nil, true, e.cfg.MaxNodesPerCluster); msg != "" {
 		return nil, BadRequest("%s", msg)
 	}
-	return map[string]any{"nodes": ids}, nil
+	return &model.ClusterAddNodesInputs{Nodes: ids}, nil
 }
 
-func (e *Engine) delNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (map[string]any, error) {
+func (e *Engine) delNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (*model.ClusterDelNodesInputs, error) {
 	for k := range p {
 		if k != "nodes" && k != "destroy_after_deletion" {
 			return nil, BadRequest("del_nodes.%s is not a parameter of del_nodes; use nodes and destroy_after_deletion.", k)
@@ -184,7 +189,7 @@ func (e *Engine) delNodesInputs(ctx context.Context, c Caller, cl *model.Cluster
 	if err != nil {
 		return nil, err
 	}
-	var ids []any
+	var ids []string
 	for _, n := range nodes {
 		if n.ClusterID != cl.ID {
 			return nil, BadRequest("del_nodes.nodes: the node '%s' is not a member of cluster '%s'.", n.Name, cl.Name)
@@ -211,10 +216,10 @@ func (e *Engine) delNodesInputs(ctx context.Context, c Caller, cl *model.Cluster
 	if msg := scaling.CheckSizeParams(&b, &desired, nil, nil, true, e.cfg.MaxNodesPerCluster); msg != "" {
 		return nil, BadRequest("%s", msg)
 	}
-	return map[string]any{"candidates": ids, "count": len(ids), "destroy_after_deletion": destroy}, nil
+	return &model.ClusterDelNodesInputs{Candidates: ids, Count: len(ids), DestroyAfterDeletion: destroy}, nil
 }
 
-func (e *Engine) replaceNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (map[string]any, error) {
+func (e *Engine) replaceNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (*model.ClusterReplaceNodesInputs, error) {
 	pairs, ok := p["nodes"].(map[string]any)
 	if !ok {
 		return nil, BadRequest("replace_nodes.nodes must be a map of old node to new node.")
@@ -226,7 +231,7 @@ func (e *Engine) replaceNodesInputs(ctx context.Context, c Caller, cl *model.Clu
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{}
+	out := map[string]string{}
 	used := map[string]bool{}
 	keys := make([]string, 0, len(pairs))
 	for k := range pairs {
@@ -268,11 +273,11 @@ func (e *Engine) replaceNodesInputs(ctx context.Context, c Caller, cl *model.Clu
 		used[nw.ID] = true
 		out[old.ID] = nw.ID
 	}
-	return map[string]any{"candidates": out}, nil
+	return &model.ClusterReplaceNodesInputs{Candidates: out}, nil
 }
 
 // resizeInputs applies the API-layer resize checks in Senlin's order.
-func (e *Engine) resizeInputs(ctx context.Context, cl *model.Cluster, p map[string]any) (map[string]any, error) {
+func (e *Engine) resizeInputs(ctx context.Context, cl *model.Cluster, p map[string]any) (*model.ClusterResizeInputs, error) {
 	allowed := []string{"adjustment_type", "number", "min_size", "max_size", "min_step", "strict"}
 	for k := range p {
 		if !slices.Contains(allowed, k) {
@@ -357,17 +362,19 @@ func (e *Engine) resizeInputs(ctx context.Context, cl *model.Cluster, p map[stri
 			return nil, BadRequest("%s", msg)
 		}
 	}
-	inputs := map[string]any{"adjustment_type": nil, "number": nil, "min_size": nil, "max_size": nil, "min_step": nil, "strict": r.Strict}
-	for k, v := range p {
-		inputs[k] = v
+	// The values are stored as read: a numeric string the client sent is
+	// stored as its number.
+	in := &model.ClusterResizeInputs{Number: r.Number, MinSize: r.MinSize, MaxSize: r.MaxSize, Strict: r.Strict}
+	if hasType {
+		in.AdjustmentType = &r.AdjustmentType
 	}
-	if r.AdjustmentType != scaling.ChangeInPercentage {
-		inputs["min_step"] = nil
+	if _, ok := p["min_step"]; ok && r.AdjustmentType == scaling.ChangeInPercentage && p["min_step"] != nil {
+		in.MinStep = &r.MinStep
 	}
-	return inputs, nil
+	return in, nil
 }
 
-func (e *Engine) scaleInputs(ctx context.Context, cl *model.Cluster, name string, p map[string]any) (map[string]any, error) {
+func (e *Engine) scaleInputs(ctx context.Context, cl *model.Cluster, name string, p map[string]any) (*model.ClusterScaleInputs, error) {
 	for k := range p {
 		if k != "count" {
 			return nil, BadRequest("%s.%s is not a parameter of %s; use count.", name, k, name)
@@ -375,7 +382,7 @@ func (e *Engine) scaleInputs(ctx context.Context, cl *model.Cluster, name string
 	}
 	v, ok := p["count"]
 	if !ok || v == nil {
-		return map[string]any{}, nil
+		return &model.ClusterScaleInputs{}, nil
 	}
 	n, err := intParam(name+".count", v, 1, MaxCount)
 	if err != nil {
@@ -393,10 +400,10 @@ func (e *Engine) scaleInputs(ctx context.Context, cl *model.Cluster, name string
 	if msg := scaling.CheckSizeParams(&b, &desired, nil, nil, false, e.cfg.MaxNodesPerCluster); msg != "" {
 		return nil, BadRequest("%s", msg)
 	}
-	return map[string]any{"count": n}, nil
+	return &model.ClusterScaleInputs{Count: &n}, nil
 }
 
-func (e *Engine) policyInputs(ctx context.Context, c Caller, cl *model.Cluster, name string, p map[string]any) (string, map[string]any, error) {
+func (e *Engine) policyInputs(ctx context.Context, c Caller, cl *model.Cluster, name string, p map[string]any) (string, any, error) {
 	ident, _ := p["policy_id"].(string)
 	if ident == "" {
 		return "", nil, BadRequest("%s.policy_id is required.", name)
@@ -405,24 +412,21 @@ func (e *Engine) policyInputs(ctx context.Context, c Caller, cl *model.Cluster, 
 	if err != nil {
 		return "", nil, bodyRef(name+".policy_id", err)
 	}
-	inputs := map[string]any{"policy_id": pol.ID}
-	for _, k := range []string{"enabled", "priority"} {
-		if v, ok := p[k]; ok && name != "policy_detach" {
-			switch k {
-			case "enabled":
-				b, err := scaling.Bool(v)
-				if err != nil {
-					return "", nil, BadRequest("%s.enabled must be a boolean.", name)
-				}
-				inputs[k] = b
-			case "priority":
-				n, err := intParam(name+".priority", v, 0, MaxCount)
-				if err != nil {
-					return "", nil, err
-				}
-				inputs[k] = n
-			}
+	var enabled *bool
+	var priority *int
+	if v, ok := p["enabled"]; ok && name != "policy_detach" {
+		b, err := scaling.Bool(v)
+		if err != nil {
+			return "", nil, BadRequest("%s.enabled must be a boolean.", name)
 		}
+		enabled = &b
+	}
+	if v, ok := p["priority"]; ok && name != "policy_detach" {
+		n, err := intParam(name+".priority", v, 0, MaxCount)
+		if err != nil {
+			return "", nil, err
+		}
+		priority = &n
 	}
 	_, bindErr := e.store.GetBinding(ctx, cl.ID, pol.ID)
 	attached := bindErr == nil
@@ -443,48 +447,63 @@ func (e *Engine) policyInputs(ctx context.Context, c Caller, cl *model.Cluster, 
 				}
 			}
 		}
-		return model.ClusterAttachPolicyAction, inputs, nil
+		return model.ClusterAttachPolicyAction, model.ClusterAttachPolicyInputs{PolicyID: pol.ID, Enabled: enabled, Priority: priority}, nil
 	case "policy_detach":
 		if !attached {
 			return "", nil, BadRequest("The policy '%s' is not attached to the specified cluster '%s'.", pol.Name, cl.Name)
 		}
-		return model.ClusterDetachPolicyAction, inputs, nil
+		return model.ClusterDetachPolicyAction, model.ClusterDetachPolicyInputs{PolicyID: pol.ID}, nil
 	}
 	if !attached {
 		return "", nil, BadRequest("The policy '%s' is not attached to the specified cluster '%s'.", pol.Name, cl.Name)
 	}
-	if len(inputs) == 1 {
+	if enabled == nil && priority == nil {
 		return "", nil, BadRequest("policy_update needs enabled or priority.")
 	}
-	return model.ClusterUpdatePolicyAction, inputs, nil
+	return model.ClusterUpdatePolicyAction, model.ClusterUpdatePolicyInputs{PolicyID: pol.ID, Enabled: enabled, Priority: priority}, nil
 }
 
-func recoverInputs(p map[string]any, allowed []string) (map[string]any, error) {
+// recoverInputs reads the parameters of a cluster's or a node's recover,
+// of which allowed are the ones its kind takes.
+func recoverInputs(p map[string]any, allowed []string) (*model.RecoverInputs, error) {
 	for k := range p {
 		if !slices.Contains(allowed, k) {
 			return nil, BadRequest("recover.%s is not a recover parameter; use %s.", k, strings.Join(allowed, ", "))
 		}
 	}
-	out := map[string]any{}
-	for k, v := range p {
-		out[k] = v
-	}
+	in := &model.RecoverInputs{}
 	if op, ok := p["operation"]; ok {
 		s, _ := op.(string)
 		s = strings.ToUpper(s)
 		if !slices.Contains([]string{"REBOOT", "REBUILD", "RECREATE"}, s) {
 			return nil, BadRequest("recover.operation: %v is not one of REBOOT, REBUILD, RECREATE.", op)
 		}
-		out["operation"] = s
+		in.Operation = s
 	}
-	for _, k := range []string{"check", "check_capacity", "force_recreate"} {
+	if v, ok := p["operation_params"]; ok && v != nil {
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return nil, BadRequest("recover.operation_params must be an object.")
+		}
+		in.OperationParams = m
+	}
+	for k, dst := range map[string]**bool{"check": &in.Check, "check_capacity": &in.CheckCapacity, "force_recreate": &in.ForceRecreate} {
 		if v, ok := p[k]; ok {
-			if _, err := scaling.Bool(v); err != nil {
+			b, err := scaling.Bool(v)
+			if err != nil {
 				return nil, BadRequest("recover.%s must be a boolean.", k)
 			}
+			*dst = &b
 		}
 	}
-	return out, nil
+	if v, ok := p["delete_timeout"]; ok && v != nil {
+		n, err := intParam("recover.delete_timeout", v, 0, MaxTimeout)
+		if err != nil {
+			return nil, err
+		}
+		in.DeleteTimeout = &n
+	}
+	return in, nil
 }
 
 // NodeCreate is a node create request.
@@ -534,7 +553,10 @@ func (e *Engine) CreateNode(ctx context.Context, c Caller, req NodeCreate) (*mod
 	if err := e.preparePorts(ctx, prof, []*model.Node{n}); err != nil {
 		return nil, nil, err
 	}
-	a := e.newAction(c, model.NodeCreateAction, n.ID, n.ClusterID, nil, 0)
+	a, err := e.newAction(c, model.NodeCreateAction, n.ID, n.ClusterID, model.NodeCreateInputs{}, 0)
+	if err != nil {
+		return nil, nil, err
+	}
 	err = e.submit(ctx, a, true, prof.ID, func(tx store.Store) error {
 		if cl != nil {
 			cur, err := tx.GetCluster(ctx, cl.ID)
@@ -571,21 +593,19 @@ func (e *Engine) UpdateNode(ctx context.Context, c Caller, ident string, req Nod
 	if err != nil {
 		return nil, nil, err
 	}
-	inputs := map[string]any{}
+	var in model.NodeUpdateInputs
 	if req.Name != nil && *req.Name != n.Name {
 		if err := model.ValidateName("name", *req.Name); err != nil {
 			return nil, nil, BadRequest("%s", err)
 		}
-		inputs["name"] = *req.Name
+		in.Name = req.Name
 	}
 	if req.Role != nil && *req.Role != n.Role {
-		inputs["role"] = *req.Role
+		in.Role = req.Role
 	}
-	if req.Metadata != nil {
-		inputs["metadata"] = req.Metadata
-	}
+	in.Metadata = req.Metadata
 	if req.Tainted != nil && *req.Tainted != n.Tainted {
-		inputs["tainted"] = *req.Tainted
+		in.Tainted = req.Tainted
 	}
 	if req.Profile != nil {
 		np, err := e.store.FindProfile(ctx, c.Project, *req.Profile)
@@ -600,13 +620,16 @@ func (e *Engine) UpdateNode(ctx context.Context, c Caller, ident string, req Nod
 			if old.Type != np.Type {
 				return nil, nil, BadRequest("profile_id: the new profile has type %s but the node is %s.", np.Type, old.Type)
 			}
-			inputs["new_profile_id"] = np.ID
+			in.NewProfileID = np.ID
 		}
 	}
-	if len(inputs) == 0 {
+	if reflect.ValueOf(in).IsZero() {
 		return nil, nil, BadRequest("No property needs an update.")
 	}
-	a := e.newAction(c, model.NodeUpdateAction, n.ID, n.ClusterID, inputs, 0)
+	a, err := e.newAction(c, model.NodeUpdateAction, n.ID, n.ClusterID, in, 0)
+	if err != nil {
+		return nil, nil, err
+	}
 	return n, a, e.submit(ctx, a, false, n.ProfileID, nil)
 }
 
@@ -622,7 +645,10 @@ func (e *Engine) DeleteNode(ctx context.Context, c Caller, ident string, force b
 	if deps, _ := n.Dependents["nodes"].([]any); len(deps) > 0 {
 		return nil, Conflict("ResourceInUse", "The node '%s' has dependent nodes and cannot be deleted.", n.Name)
 	}
-	a := e.newAction(c, model.NodeDeleteAction, n.ID, n.ClusterID, nil, 0)
+	a, err := e.newAction(c, model.NodeDeleteAction, n.ID, n.ClusterID, model.NodeDeleteInputs{}, 0)
+	if err != nil {
+		return nil, err
+	}
 	return a, e.submit(ctx, a, true, n.ProfileID, nil)
 }
 
@@ -636,7 +662,7 @@ func (e *Engine) NodeAction(ctx context.Context, c Caller, ident string, body ma
 		return nil, err
 	}
 	var action string
-	var inputs map[string]any
+	var inputs any
 	for k, v := range body {
 		params, _ := v.(map[string]any)
 		if v != nil && params == nil {
@@ -644,7 +670,7 @@ func (e *Engine) NodeAction(ctx context.Context, c Caller, ident string, body ma
 		}
 		switch k {
 		case "check":
-			action, inputs = model.NodeCheckAction, params
+			action, inputs = model.NodeCheckAction, model.CheckInputs(params)
 		case "recover":
 			action = model.NodeRecoverAction
 			inputs, err = recoverInputs(params, []string{"operation", "operation_params", "check", "delete_timeout", "force_recreate"})
@@ -655,7 +681,10 @@ func (e *Engine) NodeAction(ctx context.Context, c Caller, ident string, body ma
 			return nil, BadRequest("Unrecognized action '%s' specified; node actions are check and recover.", k)
 		}
 	}
-	a := e.newAction(c, action, n.ID, n.ClusterID, inputs, 0)
+	a, err := e.newAction(c, action, n.ID, n.ClusterID, inputs, 0)
+	if err != nil {
+		return nil, err
+	}
 	return a, e.submit(ctx, a, false, n.ProfileID, nil)
 }
 
@@ -667,20 +696,21 @@ func configString(cfg map[string]any, key string) string {
 // pausedUpdateInputs turns a paused rolling update into the inputs of the
 // CLUSTER_UPDATE that resumes it or rolls it back (Grove's extension of the
 // cluster actions).
-func pausedUpdateInputs(cl *model.Cluster, name string) (map[string]any, error) {
-	u, _ := cl.Data["update"].(map[string]any)
-	if u == nil || u["status"] != "paused" {
+func pausedUpdateInputs(cl *model.Cluster, name string) (*model.ClusterUpdateInputs, error) {
+	u, ok, err := updateProgressOf(cl)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || u.Status != api.UpdatePaused {
 		return nil, BadRequest("%s: the cluster '%s' has no paused update.", name, cl.Name)
 	}
-	target, _ := u["target_profile"].(string)
-	previous, _ := u["previous_profile"].(string)
-	rollingBack, _ := u["rolling_back"].(bool)
-	if name == "update_resume" {
-		return map[string]any{"new_profile_id": target, "previous_profile_id": previous, "rolling_back": rollingBack}, nil
-	}
-	if rollingBack {
+	yes := true
+	switch {
+	case name == "update_resume":
+		return &model.ClusterUpdateInputs{NewProfileID: u.Target, PreviousProfileID: u.Previous, RollingBack: &u.RollingBack}, nil
+	case u.RollingBack:
 		// Rolling back a paused rollback means finishing it.
-		return map[string]any{"new_profile_id": target, "previous_profile_id": previous, "rolling_back": true}, nil
+		return &model.ClusterUpdateInputs{NewProfileID: u.Target, PreviousProfileID: u.Previous, RollingBack: &yes}, nil
 	}
-	return map[string]any{"new_profile_id": previous, "previous_profile_id": target, "rolling_back": true}, nil
+	return &model.ClusterUpdateInputs{NewProfileID: u.Previous, PreviousProfileID: u.Target, RollingBack: &yes}, nil
 }

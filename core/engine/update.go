@@ -6,79 +6,52 @@ import (
 	"slices"
 	"time"
 
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/orchestrator"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
-// updateState is a rolling update's progress. It lives in the action's data
-// (so a reclaimed action resumes) and is mirrored in the cluster's data under
-// "update" (so `grove cluster status` shows it).
-type updateState struct {
-	Status      string   `json:"status"` // updating, rolling back, paused, stopped, completed, rolled back
-	Target      string   `json:"target_profile"`
-	Previous    string   `json:"previous_profile"`
-	RollingBack bool     `json:"rolling_back"`
-	Order       string   `json:"order"`
-	Batch       int      `json:"batch"`
-	Batches     int      `json:"batches"`
-	Total       int      `json:"total"`
-	Updated     int      `json:"updated"`
-	Failures    int      `json:"failures"`
-	FailedNodes []string `json:"failed_nodes"`
-	ActionID    string   `json:"action"`
-	UpdatedAt   string   `json:"updated_at"`
-}
+// A rolling update's progress (api.UpdateProgress) lives in the action's
+// data (so a reclaimed action resumes) and is mirrored in the cluster's data
+// under "update" (so `grove cluster status` shows it).
 
-func (u *updateState) toMap() map[string]any {
-	return map[string]any{"status": u.Status, "target_profile": u.Target, "previous_profile": u.Previous, "rolling_back": u.RollingBack,
-		"order": u.Order, "batch": u.Batch, "batches": u.Batches, "total": u.Total, "updated": u.Updated, "failures": u.Failures,
-		"failed_nodes": toAny(u.FailedNodes), "action": u.ActionID, "updated_at": u.UpdatedAt}
-}
-
-func updateFromMap(m map[string]any) *updateState {
-	u := &updateState{}
-	u.Status, _ = m["status"].(string)
-	u.Target, _ = m["target_profile"].(string)
-	u.Previous, _ = m["previous_profile"].(string)
-	u.RollingBack, _ = m["rolling_back"].(bool)
-	u.Order, _ = m["order"].(string)
-	u.Batch = intOf(m["batch"])
-	u.Batches = intOf(m["batches"])
-	u.Total = intOf(m["total"])
-	u.Updated = intOf(m["updated"])
-	u.Failures = intOf(m["failures"])
-	u.FailedNodes = toStrings(m["failed_nodes"])
-	u.ActionID, _ = m["action"].(string)
-	return u
-}
-
-func intOf(v any) int {
-	switch x := v.(type) {
-	case float64:
-		return int(x)
-	case int:
-		return x
+// updateProgressOf reads the progress of a cluster's last rolling update.
+func updateProgressOf(cl *model.Cluster) (api.UpdateProgress, bool, error) {
+	var u api.UpdateProgress
+	raw, ok := cl.Data["update"]
+	if !ok || raw == nil {
+		return u, false, nil
 	}
-	return 0
+	if err := decodeDoc(raw, &u); err != nil {
+		return u, true, fmt.Errorf("The cluster '%s' has update progress Grove cannot read: %s.", cl.Name, docError("data.update", err))
+	}
+	return u, true, nil
 }
 
 // publish writes the update's progress to the action, the cluster and an
 // event.
-func (e *Engine) publish(ctx context.Context, a *model.Action, clusterID, key string, u *updateState, note string) error {
+func (e *Engine) publish(ctx context.Context, a *model.Action, clusterID, key string, u *api.UpdateProgress, note string) error {
 	u.UpdatedAt = e.cfg.Now().UTC().Format(time.RFC3339)
-	a.Data[key] = u.toMap()
-	a.Outputs["update"] = u.toMap()
+	if u.FailedNodes == nil {
+		u.FailedNodes = []string{}
+	}
+	doc, err := document(u)
+	if err != nil {
+		return err
+	}
+	a.Data[key] = doc
+	a.Outputs["update"] = doc
 	if err := e.saveData(ctx, a); err != nil {
 		return err
 	}
-	err := e.store.InTx(ctx, func(tx store.Store) error {
+	err = e.store.InTx(ctx, func(tx store.Store) error {
 		cl, err := tx.GetCluster(ctx, clusterID)
 		if err != nil {
 			return err
 		}
-		cl.Data["update"] = u.toMap()
+		cl.Data["update"] = doc
 		return tx.UpdateCluster(ctx, cl)
 	})
 	if err != nil {
@@ -96,32 +69,37 @@ func (e *Engine) publish(ctx context.Context, a *model.Action, clusterID, key st
 // batch, and the failure action once failures over the nodes to update
 // exceed max_failure_ratio. A rollback runs through the same updater towards
 // the previous profile and never rolls back itself: it pauses.
-func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, target, previous string, rollingBack bool) (err error) {
+//
+// asked says whether the action's inputs asked for a rollback (a paused
+// update rolled back by the user), as opposed to one this action started.
+func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, target, previous string, rollingBack, asked bool) (err error) {
 	cl, err := e.store.GetCluster(ctx, clusterID)
 	if err != nil {
 		return err
 	}
 	pol := orchestrator.ParseUpdate(cl.Config)
 	key := "update"
-	if rollingBack && a.Inputs["rolling_back"] != true {
+	if rollingBack && !asked {
 		key = "rollback" // an automatic rollback inside this action
 	}
-	var u *updateState
-	if m, ok := a.Data[key].(map[string]any); ok {
-		u = updateFromMap(m)
-	} else {
-		u = &updateState{Status: "updating", Target: target, Previous: previous, RollingBack: rollingBack, Order: pol.Order, ActionID: a.ID}
+	saved, resumed, err := dataOf[api.UpdateProgress](a, key)
+	if err != nil {
+		return err
+	}
+	u := &saved
+	if !resumed {
+		u = &api.UpdateProgress{Status: api.UpdateUpdating, Target: target, Previous: previous, RollingBack: rollingBack, Order: pol.Order, ActionID: a.ID}
 		if rollingBack {
-			u.Status = "rolling back"
+			u.Status = api.UpdateRollingBack
 		}
 	}
 	defer func() {
-		if err == nil || ctx.Err() == nil || u.Status == "paused" {
+		if err == nil || ctx.Err() == nil || u.Status == api.UpdatePaused {
 			return
 		}
 		// Cancelled or out of time: the progress shown with the cluster
 		// must not read "updating" forever.
-		u.Status = "stopped"
+		u.Status = api.UpdateStopped
 		dctx, cancel := detached(ctx)
 		defer cancel()
 		if perr := e.publish(dctx, a, clusterID, key, u, fmt.Sprintf("The update stopped after %d of %d nodes: %v", u.Updated, u.Total, context.Cause(ctx))); perr != nil {
@@ -160,7 +138,7 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 		note := fmt.Sprintf("Batch %d of %d done: %d updated, %d failed so far.", u.Batch, u.Batches, u.Updated, u.Failures)
 		switch orchestrator.AfterBatch(pol, u.Failures, u.Total, rollingBack) {
 		case orchestrator.Pause:
-			u.Status = "paused"
+			u.Status = api.UpdatePaused
 			if err := e.publish(ctx, a, clusterID, key, u, note+" The update is paused."); err != nil {
 				return err
 			}
@@ -171,14 +149,14 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 			return fmt.Errorf("%s paused: %d of %d nodes failed (max_failure_ratio %v). Resume it with the cluster action update_resume, or roll back with update_rollback.",
 				verb, u.Failures, u.Total, pol.MaxFailureRatio)
 		case orchestrator.Rollback:
-			u.Status = "rolling back"
+			u.Status = api.UpdateRollingBack
 			if err := e.publish(ctx, a, clusterID, key, u, note+" Rolling back."); err != nil {
 				return err
 			}
-			if err := e.rollingUpdate(ctx, a, clusterID, previous, target, true); err != nil {
+			if err := e.rollingUpdate(ctx, a, clusterID, previous, target, true, false); err != nil {
 				return err
 			}
-			u.Status = "rolled back"
+			u.Status = api.UpdateRolledBack
 			if err := e.publish(ctx, a, clusterID, key, u, "The update was rolled back."); err != nil {
 				return err
 			}
@@ -194,9 +172,9 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 			}
 		}
 	}
-	u.Status = "completed"
+	u.Status = api.UpdateCompleted
 	if rollingBack {
-		u.Status = "rolled back"
+		u.Status = api.UpdateRolledBack
 	}
 	return e.publish(ctx, a, clusterID, key, u, fmt.Sprintf("Update %s: %d nodes on the new profile.", u.Status, u.Updated))
 }
@@ -209,7 +187,7 @@ func (e *Engine) updateBatch(ctx context.Context, a *model.Action, clusterID str
 		return e.startFirst(ctx, a, clusterID, batch, target, pol, stage)
 	}
 	err := e.runStage(ctx, a, stage, func(tx store.Store) error {
-		return e.forkEach(ctx, tx, a, model.NodeUpdateAction, batch, map[string]any{"new_profile_id": target})
+		return e.forkEach(ctx, tx, a, model.NodeUpdateAction, batch, model.NodeUpdateInputs{NewProfileID: target})
 	})
 	if err != nil {
 		return nil, err
@@ -232,15 +210,18 @@ func (e *Engine) updateBatch(ctx context.Context, a *model.Action, clusterID str
 // never drops below its size. A replacement that fails is removed and its
 // old node kept.
 func (e *Engine) startFirst(ctx context.Context, a *model.Action, clusterID string, batch []string, target string, pol orchestrator.UpdatePolicy, stage string) ([]string, error) {
-	var fresh []string
-	if ids := toStrings(a.Data[stage+".new"]); len(ids) > 0 {
-		fresh = ids
+	fresh, _, err := dataOf[[]string](a, stage+".new")
+	if err != nil {
+		return nil, err
 	}
-	err := e.runStage(ctx, a, stage, func(tx store.Store) error {
+	err = e.runStage(ctx, a, stage, func(tx store.Store) error {
 		ids, err := e.forkCreateWith(ctx, tx, a, clusterID, target, len(batch))
+		if err != nil {
+			return err
+		}
 		fresh = ids
-		a.Data[stage+".new"] = toAny(ids)
-		return err
+		a.Data[stage+".new"] = ids
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -263,7 +244,7 @@ func (e *Engine) startFirst(ctx context.Context, a *model.Action, clusterID stri
 	okCount := len(fresh) - len(failedNew)
 	remove := append(append([]string{}, batch[:okCount]...), failedNew...)
 	err = e.runStage(ctx, a, stage+".swap", func(tx store.Store) error {
-		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, remove, nil)
+		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, remove, model.NodeDeleteInputs{})
 	})
 	if err != nil {
 		return nil, err

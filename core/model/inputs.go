@@ -1,0 +1,225 @@
+package model
+
+// Typed action inputs and data. An action's inputs and data travel as JSON
+// documents (Action.Inputs and Action.Data: the store, the API and policy
+// plugins see them), and the engine reads and writes them only through the
+// types below, whose JSON keys are the documents' keys. A pointer field is a
+// key that is present only when set; a field without omitzero is a key that
+// is always present (null when unset), as the documents have always been.
+
+// ClusterCreateInputs are CLUSTER_CREATE's inputs: none, the new cluster's
+// row holds the request.
+type ClusterCreateInputs struct{}
+
+// ClusterDeleteInputs are CLUSTER_DELETE's inputs.
+type ClusterDeleteInputs struct {
+	Force bool `json:"force"`
+}
+
+// ClusterUpdateInputs are CLUSTER_UPDATE's inputs: the fields a user
+// changes, or the profiles of a paused rolling update that is resumed or
+// rolled back (update_resume, update_rollback).
+type ClusterUpdateInputs struct {
+	Name     *string        `json:"name,omitzero"`
+	Metadata map[string]any `json:"metadata,omitzero"`
+	// Config holds the settings that change, merged into the cluster's.
+	Config  map[string]any `json:"config,omitzero"`
+	Timeout *int           `json:"timeout,omitzero"`
+	// NewProfileID is the profile the nodes move to.
+	NewProfileID string `json:"new_profile_id,omitzero"`
+	// ProfileOnly changes the cluster's profile without updating its nodes;
+	// set only by a user's update.
+	ProfileOnly *bool `json:"profile_only,omitzero"`
+	// PreviousProfileID and RollingBack are set only when a paused update
+	// continues: the profile to roll back to, and whether the paused update
+	// was itself a rollback.
+	PreviousProfileID string      `json:"previous_profile_id,omitzero"`
+	RollingBack       *bool       `json:"rolling_back,omitzero"`
+	Size              *SizeInputs `json:"size,omitzero"`
+}
+
+// IsRollback reports whether the update rolls a paused update back.
+func (in ClusterUpdateInputs) IsRollback() bool { return in.RollingBack != nil && *in.RollingBack }
+
+// SizeInputs are the size settings a cluster update changes.
+type SizeInputs struct {
+	DesiredCapacity *int `json:"desired_capacity,omitzero"`
+	MinSize         *int `json:"min_size,omitzero"`
+	MaxSize         *int `json:"max_size,omitzero"`
+}
+
+// ClusterAddNodesInputs are CLUSTER_ADD_NODES's inputs: the ids of the
+// orphan nodes that join.
+type ClusterAddNodesInputs struct {
+	Nodes []string `json:"nodes"`
+}
+
+// ClusterDelNodesInputs are CLUSTER_DEL_NODES's inputs, in Senlin's keys.
+type ClusterDelNodesInputs struct {
+	Candidates           []string `json:"candidates"`
+	Count                int      `json:"count"`
+	DestroyAfterDeletion bool     `json:"destroy_after_deletion"`
+}
+
+// ClusterReplaceNodesInputs are CLUSTER_REPLACE_NODES's inputs: old node id
+// to the id of the orphan that replaces it.
+type ClusterReplaceNodesInputs struct {
+	Candidates map[string]string `json:"candidates"`
+}
+
+// ClusterResizeInputs are CLUSTER_RESIZE's inputs, Senlin's resize
+// parameters. Every key is present, null when not given; MinStep is kept
+// only for CHANGE_IN_PERCENTAGE.
+type ClusterResizeInputs struct {
+	AdjustmentType *string  `json:"adjustment_type"`
+	Number         *float64 `json:"number"`
+	MinSize        *int     `json:"min_size"`
+	MaxSize        *int     `json:"max_size"`
+	MinStep        *int     `json:"min_step"`
+	Strict         bool     `json:"strict"`
+}
+
+// ClusterScaleInputs are the inputs of CLUSTER_SCALE_OUT and
+// CLUSTER_SCALE_IN: the number of nodes, when the user gave it (otherwise
+// the policies decide, or one).
+type ClusterScaleInputs struct {
+	Count *int `json:"count,omitzero"`
+}
+
+// CheckInputs are the inputs of CLUSTER_CHECK and NODE_CHECK: Senlin passes
+// a check's parameters through to the node checks; Grove reads none.
+type CheckInputs map[string]any
+
+// RecoverInputs are the inputs of CLUSTER_RECOVER and NODE_RECOVER.
+// CheckCapacity is a cluster's, DeleteTimeout and ForceRecreate a node's.
+type RecoverInputs struct {
+	// Restart marks the recovery the restart supervisor starts.
+	Restart bool `json:"restart,omitzero"`
+	// Operation is REBOOT, REBUILD or RECREATE; empty means RECREATE.
+	Operation       string         `json:"operation,omitzero"`
+	OperationParams map[string]any `json:"operation_params,omitzero"`
+	Check           *bool          `json:"check,omitzero"`
+	CheckCapacity   *bool          `json:"check_capacity,omitzero"`
+	DeleteTimeout   *int           `json:"delete_timeout,omitzero"`
+	ForceRecreate   *bool          `json:"force_recreate,omitzero"`
+}
+
+// ClusterAttachPolicyInputs are CLUSTER_ATTACH_POLICY's inputs; enabled and
+// priority default to true and the policy type's priority.
+type ClusterAttachPolicyInputs struct {
+	PolicyID string `json:"policy_id"`
+	Enabled  *bool  `json:"enabled,omitzero"`
+	Priority *int   `json:"priority,omitzero"`
+}
+
+// ClusterUpdatePolicyInputs are CLUSTER_UPDATE_POLICY's inputs: what
+// changes in the binding.
+type ClusterUpdatePolicyInputs struct {
+	PolicyID string `json:"policy_id"`
+	Enabled  *bool  `json:"enabled,omitzero"`
+	Priority *int   `json:"priority,omitzero"`
+}
+
+// ClusterDetachPolicyInputs are CLUSTER_DETACH_POLICY's inputs.
+type ClusterDetachPolicyInputs struct {
+	PolicyID string `json:"policy_id"`
+}
+
+// NodeCreateInputs are NODE_CREATE's inputs: none, the node's row holds the
+// request.
+type NodeCreateInputs struct{}
+
+// NodeDeleteInputs are NODE_DELETE's inputs: none.
+type NodeDeleteInputs struct{}
+
+// NodeUpdateInputs are NODE_UPDATE's inputs: the fields that change. A
+// rolling update's children carry only NewProfileID.
+type NodeUpdateInputs struct {
+	Name *string `json:"name,omitzero"`
+	Role *string `json:"role,omitzero"`
+	// Metadata replaces the node's metadata; an empty map clears it.
+	Metadata     map[string]any `json:"metadata,omitzero"`
+	Tainted      *bool          `json:"tainted,omitzero"`
+	NewProfileID string         `json:"new_profile_id,omitzero"`
+}
+
+// InputsFor returns a pointer to the zero inputs of an action kind, or nil
+// for a kind Grove does not know.
+func InputsFor(action string) any {
+	switch action {
+	case ClusterCreateAction:
+		return &ClusterCreateInputs{}
+	case ClusterDeleteAction:
+		return &ClusterDeleteInputs{}
+	case ClusterUpdateAction:
+		return &ClusterUpdateInputs{}
+	case ClusterAddNodesAction:
+		return &ClusterAddNodesInputs{}
+	case ClusterDelNodesAction:
+		return &ClusterDelNodesInputs{}
+	case ClusterReplaceNodesAction:
+		return &ClusterReplaceNodesInputs{}
+	case ClusterResizeAction:
+		return &ClusterResizeInputs{}
+	case ClusterScaleOutAction, ClusterScaleInAction:
+		return &ClusterScaleInputs{}
+	case ClusterCheckAction, NodeCheckAction:
+		return &CheckInputs{}
+	case ClusterRecoverAction, NodeRecoverAction:
+		return &RecoverInputs{}
+	case ClusterAttachPolicyAction:
+		return &ClusterAttachPolicyInputs{}
+	case ClusterUpdatePolicyAction:
+		return &ClusterUpdatePolicyInputs{}
+	case ClusterDetachPolicyAction:
+		return &ClusterDetachPolicyInputs{}
+	case NodeCreateAction:
+		return &NodeCreateInputs{}
+	case NodeDeleteAction:
+		return &NodeDeleteInputs{}
+	case NodeUpdateAction:
+		return &NodeUpdateInputs{}
+	}
+	return nil
+}
+
+// Keys of Action.Data that policies fill for the handlers (Senlin's
+// action.data keys).
+const (
+	DataDeletion  = "deletion"
+	DataCreation  = "creation"
+	DataPlacement = "placement"
+)
+
+// DeletionData is what a deletion policy decided (data.deletion): which
+// nodes leave, how many, and how.
+type DeletionData struct {
+	Candidates []string `json:"candidates,omitzero"`
+	Count      int      `json:"count,omitzero"`
+	// DestroyAfterDeletion is true when unset: removed nodes are deleted.
+	DestroyAfterDeletion *bool `json:"destroy_after_deletion,omitzero"`
+	GracePeriod          int   `json:"grace_period,omitzero"`
+	// ReduceDesiredCapacity is true when unset.
+	ReduceDesiredCapacity *bool `json:"reduce_desired_capacity,omitzero"`
+}
+
+// Destroy reports whether removed nodes are deleted (true unless the policy
+// said otherwise).
+func (d DeletionData) Destroy() bool { return d.DestroyAfterDeletion == nil || *d.DestroyAfterDeletion }
+
+// Reduce reports whether desired_capacity follows the removal (true unless
+// the policy said otherwise).
+func (d DeletionData) Reduce() bool {
+	return d.ReduceDesiredCapacity == nil || *d.ReduceDesiredCapacity
+}
+
+// CreationData is what a policy decided about a scale-out (data.creation).
+type CreationData struct {
+	Count *int `json:"count,omitzero"`
+}
+
+// PlacementData is what a placement policy decided (data.placement): one
+// entry per node to create, in order, kept in the node's data.
+type PlacementData struct {
+	Placements []map[string]any `json:"placements"`
+}
