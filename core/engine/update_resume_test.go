@@ -107,11 +107,16 @@ func rolledOut(order string) func(h *harness, cl *model.Cluster, a *model.Action
 }
 
 // TestRollbackResumes: an update that failed over its max_failure_ratio
-// and is rolling back resumes the rollback after a crash; it neither goes
-// on with the update it was rolling back nor starts the rollback's batch
+// and is rolling back resumes the rollback after a crash, or after its
+// agent stopped (which records the update as stopped); it neither goes on
+// with the update it was rolling back nor starts the rollback's batch
 // again.
 func TestRollbackResumes(t *testing.T) {
-	for _, r := range resumes {
+	stopped := struct {
+		name   string
+		resume func(h *harness, a *model.Action)
+	}{"agent stopped", func(h *harness, _ *model.Action) { h.restart(h.eng.ID(), nil) }}
+	for _, r := range append(resumes[:len(resumes):len(resumes)], stopped) {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, nil)
@@ -138,7 +143,11 @@ func TestRollbackResumes(t *testing.T) {
 			// The rollback's update of the first node is held: the engine
 			// dies there.
 			h.entered("update")
-			h.crash()
+			if r.name == stopped.name {
+				h.eng.Stop()
+			} else {
+				h.crash()
+			}
 			h.gate.open("update")
 			r.resume(h, a)
 			end := h.wait(a, nil)
