@@ -52,9 +52,6 @@ type resumeCase struct {
 	run   func(h *harness, cl *model.Cluster) (*model.Cluster, *model.Action, error)
 	// check checks the result after the resumed action succeeded.
 	check func(h *harness, cl *model.Cluster, a *model.Action, before []*model.Node)
-	// defect, when set, is a known defect that makes the case fail; the
-	// case is skipped with it until the defect is fixed.
-	defect string
 }
 
 func atGate(call string, passes int) func(*harness) {
@@ -181,43 +178,21 @@ var resumeCases = []resumeCase{
 		run: action(`{"scale_in": {"count": 2}}`), check: shrunk(size{2, 2, 0, -1}, 3, 4)},
 
 	// One node per batch: the second batch is in flight.
-	{name: "update/second batch in flight", defect: "a resumed rolling update does not wait for the batch it had forked: it counts " +
-		"that batch as not started, forks its nodes' updates again as a new batch (progress ends at batch 4 of 3) and updates the " +
-		"in-flight node twice, once by the reclaimed child and once by the new one", setup: func(h *harness) *model.Cluster {
-		h.profile("p2")
-		three, timeout := 3, 60
-		return h.create(engine.ClusterCreate{Name: "c", Profile: "p", DesiredCapacity: &three, Timeout: &timeout,
-			Config: map[string]any{"grove.update": map[string]any{"parallelism": float64(1), "monitor": "0s"}}})
-	}, crash: atGate("update", 1), run: func(h *harness, cl *model.Cluster) (*model.Cluster, *model.Action, error) {
-		p2 := "p2"
-		_, a, err := h.eng.UpdateCluster(h.ctx(), caller, cl.ID, engine.ClusterUpdate{Profile: &p2})
-		return cl, a, err
-	}, check: func(h *harness, cl *model.Cluster, a *model.Action, before []*model.Node) {
-		h.assertSize(cl.ID, size{3, 3, 0, -1})
-		p2, err := h.store.FindProfile(h.ctx(), caller.Project, "p2")
-		if err != nil {
-			h.t.Fatal(err)
-		}
-		got := h.getCluster(cl.ID)
-		if got.ProfileID != p2.ID {
-			h.t.Errorf("the cluster's profile is %s, want p2 (%s)", got.ProfileID, p2.ID)
-		}
-		if u, _ := got.Data["update"].(map[string]any); u["status"] != "completed" {
-			h.t.Errorf("the update's progress reads %v, want completed", u["status"])
-		}
-		updated := h.gate.calls("update")
-		for _, n := range h.nodes(cl.ID) {
-			if n.ProfileID != p2.ID {
-				h.t.Errorf("node %d is on profile %s, want p2", n.Index, n.ProfileID)
-			}
-			if updated[n.ID] != 1 {
-				h.t.Errorf("node %d was updated %d times, want once", n.Index, updated[n.ID])
-			}
-		}
-		if !slices.Equal(ids(h.nodes(cl.ID)), ids(before)) {
-			h.t.Errorf("the update changed the nodes from %v to %v", ids(before), ids(h.nodes(cl.ID)))
-		}
-	}},
+	{name: "update/second batch in flight", setup: updatable("stop-first"), crash: atGate("update", 1), run: updateToP2, check: rolledOut("stop-first")},
+	// The engine died in the transaction that forks the second batch: the
+	// batch is recorded, its node update not forked.
+	{name: "update/second batch recorded, not forked", setup: updatable("stop-first"), crash: atStore("CreateActions", 3), run: updateToP2,
+		check: rolledOut("stop-first")},
+	// The second batch's node update finished; the engine died before it
+	// counted the batch in the update's progress.
+	{name: "update/second batch done, not counted", setup: updatable("stop-first"), crash: atStore("Children", 2), run: updateToP2,
+		check: rolledOut("stop-first")},
+	// start-first: the second batch's replacement is being created.
+	{name: "update/start-first replacement in flight", setup: updatable("start-first"), crash: atGate("create", 1), run: updateToP2,
+		check: rolledOut("start-first")},
+	// start-first: the first batch's old node is being deleted.
+	{name: "update/start-first swap in flight", setup: updatable("start-first"), crash: atGate("delete", 0), run: updateToP2,
+		check: rolledOut("start-first")},
 }
 
 // TestCrashedActionsResume kills the engine in the middle of each stage of
@@ -229,9 +204,6 @@ func TestCrashedActionsResume(t *testing.T) {
 	for _, c := range resumeCases {
 		for _, r := range resumes {
 			t.Run(c.name+"/"+r.name, func(t *testing.T) {
-				if c.defect != "" {
-					t.Skip("known defect: " + c.defect)
-				}
 				t.Parallel()
 				h := newHarness(t, nil)
 				h.profile("p")

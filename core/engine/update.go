@@ -63,6 +63,26 @@ func (e *Engine) publish(ctx context.Context, a *model.Action, clusterID, key st
 	return nil
 }
 
+// batchRecord is one batch of a rolling update, stored in the action's data
+// under the batch's stage name ("update.batch2") with the progress that
+// starts it, before anything is forked. A resumed update finishes the batch
+// it had started, on the same nodes and with the children it had forked,
+// and counts it once, instead of taking the nodes still on the old profile
+// (among them the batch's own) for a new batch.
+type batchRecord struct {
+	// Nodes are the nodes the batch moves to the target profile.
+	Nodes []string `json:"nodes"`
+	// Children are the node updates forked for the batch (stop-first),
+	// recorded with the fork.
+	Children []string `json:"children,omitzero"`
+	// Kept are the nodes a start-first batch kept on their old profile
+	// because their replacement failed, recorded with the swap.
+	Kept []string `json:"kept,omitzero"`
+	// Counted is set in the same write as the progress that counts the
+	// batch's result.
+	Counted bool `json:"counted"`
+}
+
 // rollingUpdate moves a cluster's nodes to the target profile in batches, as
 // the cluster's grove.update settings say (§B.5): parallelism, delay
 // between batches, stop-first or start-first, a monitor period after each
@@ -106,35 +126,63 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 			e.log.Error("record a stopped update", "cluster", clusterID, "error", perr)
 		}
 	}()
+	if resumed {
+		// A stopping agent recorded the update as stopped; it goes on.
+		if u.Status == api.UpdateStopped {
+			u.Status = api.UpdateUpdating
+			if rollingBack || a.Data["rollback"] != nil {
+				u.Status = api.UpdateRollingBack
+			}
+		}
+		// The verdict on the last batch counted stands.
+		switch {
+		case u.Status == api.UpdatePaused:
+			return pausedError(u, pol)
+		case !rollingBack && (u.Status == api.UpdateRollingBack || u.Status == api.UpdateRolledBack):
+			return e.rollBack(ctx, a, clusterID, key, u, pol, "")
+		}
+	}
 	for {
-		nodes, err := e.store.ClusterNodes(ctx, clusterID)
+		stage := batchStage(key, u.Batch)
+		rec, started, err := dataOf[batchRecord](a, stage)
 		if err != nil {
 			return err
 		}
-		members := make([]orchestrator.Member, len(nodes))
-		for i, n := range nodes {
-			members[i] = orchestrator.Member{ID: n.ID, Index: n.Index, Profile: n.ProfileID, Gone: n.Status == model.NodeDeleting}
+		if !started || rec.Counted {
+			if !started && stageDone(a, stage) {
+				// An engine before batch records forked this batch: its
+				// nodes are not moved to the next one while it runs.
+				if err := e.waitChildren(ctx, a); err != nil && ctx.Err() != nil {
+					return ctx.Err()
+				}
+			}
+			batch, err := e.nextBatch(ctx, clusterID, target, pol, u)
+			if err != nil {
+				return err
+			}
+			if len(batch) == 0 {
+				break
+			}
+			u.Batch++
+			stage, rec = batchStage(key, u.Batch), batchRecord{Nodes: batch}
+			if err := setData(a, stage, rec); err != nil {
+				return err
+			}
+			if err := e.publish(ctx, a, clusterID, key, u, fmt.Sprintf("Batch %d of %d: updating %d nodes (%s).", u.Batch, u.Batches, len(batch), pol.Order)); err != nil {
+				return err
+			}
 		}
-		dirty := orchestrator.Dirty(members, target, u.FailedNodes)
-		if u.Total == 0 {
-			u.Total = len(dirty)
-			u.Batches = len(orchestrator.Batches(dirty, pol.Parallelism))
-		}
-		if len(dirty) == 0 {
-			break
-		}
-		batch := orchestrator.Batches(dirty, pol.Parallelism)[0]
-		u.Batch++
-		if err := e.publish(ctx, a, clusterID, key, u, fmt.Sprintf("Batch %d of %d: updating %d nodes (%s).", u.Batch, u.Batches, len(batch), pol.Order)); err != nil {
-			return err
-		}
-		failed, err := e.updateBatch(ctx, a, clusterID, batch, target, pol, fmt.Sprintf("%s.batch%d", key, u.Batch))
+		failed, err := e.updateBatch(ctx, a, clusterID, &rec, target, pol, stage)
 		if err != nil {
 			return err
 		}
-		u.Updated += len(batch) - len(failed)
+		u.Updated += len(rec.Nodes) - len(failed)
 		u.Failures += len(failed)
 		u.FailedNodes = append(u.FailedNodes, failed...)
+		rec.Counted = true
+		if err := setData(a, stage, rec); err != nil {
+			return err
+		}
 		note := fmt.Sprintf("Batch %d of %d done: %d updated, %d failed so far.", u.Batch, u.Batches, u.Updated, u.Failures)
 		switch orchestrator.AfterBatch(pol, u.Failures, u.Total, rollingBack) {
 		case orchestrator.Pause:
@@ -142,26 +190,9 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 			if err := e.publish(ctx, a, clusterID, key, u, note+" The update is paused."); err != nil {
 				return err
 			}
-			verb := "Update"
-			if rollingBack {
-				verb = "Rollback"
-			}
-			return fmt.Errorf("%s paused: %d of %d nodes failed (max_failure_ratio %v). Resume it with the cluster action update_resume, or roll back with update_rollback.",
-				verb, u.Failures, u.Total, pol.MaxFailureRatio)
+			return pausedError(u, pol)
 		case orchestrator.Rollback:
-			u.Status = api.UpdateRollingBack
-			if err := e.publish(ctx, a, clusterID, key, u, note+" Rolling back."); err != nil {
-				return err
-			}
-			if err := e.rollingUpdate(ctx, a, clusterID, previous, target, true, false); err != nil {
-				return err
-			}
-			u.Status = api.UpdateRolledBack
-			if err := e.publish(ctx, a, clusterID, key, u, "The update was rolled back."); err != nil {
-				return err
-			}
-			return fmt.Errorf("Update rolled back: %d of %d nodes failed on the new profile (max_failure_ratio %v); the cluster is back on its previous profile.",
-				u.Failures, u.Total, pol.MaxFailureRatio)
+			return e.rollBack(ctx, a, clusterID, key, u, pol, note+" Rolling back.")
 		}
 		if err := e.publish(ctx, a, clusterID, key, u, note); err != nil {
 			return err
@@ -179,15 +210,77 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 	return e.publish(ctx, a, clusterID, key, u, fmt.Sprintf("Update %s: %d nodes on the new profile.", u.Status, u.Updated))
 }
 
+// batchStage names a batch's stage, and its record in the action's data.
+func batchStage(key string, batch int) string { return fmt.Sprintf("%s.batch%d", key, batch) }
+
+// nextBatch returns the nodes of the update's next batch, none when every
+// node is on the target profile or failed; the first call sizes the update.
+func (e *Engine) nextBatch(ctx context.Context, clusterID, target string, pol orchestrator.UpdatePolicy, u *api.UpdateProgress) ([]string, error) {
+	nodes, err := e.store.ClusterNodes(ctx, clusterID)
+	if err != nil {
+		return nil, err
+	}
+	members := make([]orchestrator.Member, len(nodes))
+	for i, n := range nodes {
+		members[i] = orchestrator.Member{ID: n.ID, Index: n.Index, Profile: n.ProfileID, Gone: n.Status == model.NodeDeleting}
+	}
+	dirty := orchestrator.Dirty(members, target, u.FailedNodes)
+	if u.Total == 0 {
+		u.Total = len(dirty)
+		u.Batches = len(orchestrator.Batches(dirty, pol.Parallelism))
+	}
+	if len(dirty) == 0 {
+		return nil, nil
+	}
+	return orchestrator.Batches(dirty, pol.Parallelism)[0], nil
+}
+
+// rollBack rolls the update u back to the previous profile within the same
+// action, after note (empty when a resumed action goes on with a rollback
+// it had started), and fails with how it ended.
+func (e *Engine) rollBack(ctx context.Context, a *model.Action, clusterID, key string, u *api.UpdateProgress, pol orchestrator.UpdatePolicy, note string) error {
+	if note != "" {
+		u.Status = api.UpdateRollingBack
+		if err := e.publish(ctx, a, clusterID, key, u, note); err != nil {
+			return err
+		}
+	}
+	if err := e.rollingUpdate(ctx, a, clusterID, u.Previous, u.Target, true, false); err != nil {
+		return err
+	}
+	u.Status = api.UpdateRolledBack
+	if err := e.publish(ctx, a, clusterID, key, u, "The update was rolled back."); err != nil {
+		return err
+	}
+	return fmt.Errorf("Update rolled back: %d of %d nodes failed on the new profile (max_failure_ratio %v); the cluster is back on its previous profile.",
+		u.Failures, u.Total, pol.MaxFailureRatio)
+}
+
+// pausedError is how an update that paused ends its action.
+func pausedError(u *api.UpdateProgress, pol orchestrator.UpdatePolicy) error {
+	verb := "Update"
+	if u.RollingBack {
+		verb = "Rollback"
+	}
+	return fmt.Errorf("%s paused: %d of %d nodes failed (max_failure_ratio %v). Resume it with the cluster action update_resume, or roll back with update_rollback.",
+		verb, u.Failures, u.Total, pol.MaxFailureRatio)
+}
+
 // updateBatch updates one batch and returns the nodes that failed: those
 // whose update failed, or that stopped being healthy within the monitor
-// period.
-func (e *Engine) updateBatch(ctx context.Context, a *model.Action, clusterID string, batch []string, target string, pol orchestrator.UpdatePolicy, stage string) ([]string, error) {
+// period. A batch resumed after a crash forks nothing it had forked: it
+// waits for the children it recorded.
+func (e *Engine) updateBatch(ctx context.Context, a *model.Action, clusterID string, rec *batchRecord, target string, pol orchestrator.UpdatePolicy, stage string) ([]string, error) {
 	if pol.Order == "start-first" {
-		return e.startFirst(ctx, a, clusterID, batch, target, pol, stage)
+		return e.startFirst(ctx, a, clusterID, rec, target, pol, stage)
 	}
 	err := e.runStage(ctx, a, stage, func(tx store.Store) error {
-		return e.forkEach(ctx, tx, a, model.NodeUpdateAction, batch, model.NodeUpdateInputs{NewProfileID: target})
+		kids, err := e.forkUpdates(ctx, tx, a, rec.Nodes, target)
+		if err != nil {
+			return err
+		}
+		rec.Children = kids
+		return setData(a, stage, *rec)
 	})
 	if err != nil {
 		return nil, err
@@ -196,26 +289,40 @@ func (e *Engine) updateBatch(ctx context.Context, a *model.Action, clusterID str
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	failed, err := e.failedChildren(ctx, a.ID, batch)
+	failed, err := e.failedChildren(ctx, a.ID, func(k *model.Action) bool { return slices.Contains(rec.Children, k.ID) })
 	if err != nil {
 		return nil, err
 	}
-	watch := withoutIDs(batch, failed)
+	watch := withoutIDs(rec.Nodes, failed)
 	bad, err := e.monitor(ctx, watch, pol.Monitor)
 	return append(failed, bad...), err
+}
+
+// forkUpdates forks one NODE_UPDATE per node and returns the children's ids.
+func (e *Engine) forkUpdates(ctx context.Context, tx store.Store, a *model.Action, nodes []string, target string) ([]string, error) {
+	kids := make([]*model.Action, len(nodes))
+	ids := make([]string, len(nodes))
+	for i, id := range nodes {
+		var err error
+		if kids[i], err = e.child(a, model.NodeUpdateAction, id, model.NodeUpdateInputs{NewProfileID: target}); err != nil {
+			return nil, err
+		}
+		ids[i] = kids[i].ID
+	}
+	return ids, tx.CreateActions(ctx, kids)
 }
 
 // startFirst creates the batch's replacements on the target profile first,
 // watches them, and only then removes the nodes they replace, so the cluster
 // never drops below its size. A replacement that fails is removed and its
 // old node kept.
-func (e *Engine) startFirst(ctx context.Context, a *model.Action, clusterID string, batch []string, target string, pol orchestrator.UpdatePolicy, stage string) ([]string, error) {
+func (e *Engine) startFirst(ctx context.Context, a *model.Action, clusterID string, rec *batchRecord, target string, pol orchestrator.UpdatePolicy, stage string) ([]string, error) {
 	fresh, _, err := dataOf[[]string](a, stage+".new")
 	if err != nil {
 		return nil, err
 	}
 	err = e.runStage(ctx, a, stage, func(tx store.Store) error {
-		ids, err := e.forkCreateWith(ctx, tx, a, clusterID, target, len(batch))
+		ids, err := e.forkCreateWith(ctx, tx, a, clusterID, target, len(rec.Nodes))
 		if err != nil {
 			return err
 		}
@@ -230,41 +337,48 @@ func (e *Engine) startFirst(ctx context.Context, a *model.Action, clusterID stri
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	failedNew, err := e.failedChildren(ctx, a.ID, fresh)
-	if err != nil {
-		return nil, err
-	}
-	bad, err := e.monitor(ctx, withoutIDs(fresh, failedNew), pol.Monitor)
-	if err != nil {
-		return nil, err
-	}
-	failedNew = append(failedNew, bad...)
-	// Replace as many old nodes as replacements came up; drop the failed
-	// replacements.
-	okCount := len(fresh) - len(failedNew)
-	remove := append(append([]string{}, batch[:okCount]...), failedNew...)
-	err = e.runStage(ctx, a, stage+".swap", func(tx store.Store) error {
-		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, remove, model.NodeDeleteInputs{})
-	})
-	if err != nil {
-		return nil, err
+	if !stageDone(a, stage+".swap") {
+		failedNew, err := e.failedChildren(ctx, a.ID, func(k *model.Action) bool { return slices.Contains(fresh, k.Target) })
+		if err != nil {
+			return nil, err
+		}
+		bad, err := e.monitor(ctx, withoutIDs(fresh, failedNew), pol.Monitor)
+		if err != nil {
+			return nil, err
+		}
+		failedNew = append(failedNew, bad...)
+		// Replace as many old nodes as replacements came up; drop the
+		// failed replacements. What the swap removes and keeps is decided
+		// once, with the fork.
+		okCount := len(fresh) - len(failedNew)
+		remove := append(append([]string{}, rec.Nodes[:okCount]...), failedNew...)
+		err = e.runStage(ctx, a, stage+".swap", func(tx store.Store) error {
+			rec.Kept = rec.Nodes[okCount:]
+			if err := setData(a, stage, *rec); err != nil {
+				return err
+			}
+			return e.forkEach(ctx, tx, a, model.NodeDeleteAction, remove, model.NodeDeleteInputs{})
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	if err := e.waitChildren(ctx, a); err != nil && ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	return batch[okCount:], nil
+	return rec.Kept, nil
 }
 
-// failedChildren lists which of the given nodes had a failed or cancelled
-// child action of a.
-func (e *Engine) failedChildren(ctx context.Context, parentID string, nodes []string) ([]string, error) {
+// failedChildren lists the targets of a's children that the filter keeps
+// and that failed or were cancelled.
+func (e *Engine) failedChildren(ctx context.Context, parentID string, keep func(*model.Action) bool) ([]string, error) {
 	kids, err := e.store.Children(ctx, parentID)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, k := range kids {
-		if (k.Status == model.ActionFailed || k.Status == model.ActionCancelled) && slices.Contains(nodes, k.Target) && !slices.Contains(out, k.Target) {
+		if (k.Status == model.ActionFailed || k.Status == model.ActionCancelled) && keep(k) && !slices.Contains(out, k.Target) {
 			out = append(out, k.Target)
 		}
 	}
