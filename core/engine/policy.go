@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -120,4 +121,127 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 		}
 	}
 	return e.saveData(ctx, a)
+}
+
+func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
+	in, err := inputsOf[model.ClusterAttachPolicyInputs](a)
+	if err != nil {
+		return err
+	}
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	policyID := in.PolicyID
+	if _, err := e.store.GetBinding(ctx, cl.ID, policyID); err == nil {
+		a.StatusReason = "Policy already attached."
+		return nil
+	}
+	pol, err := e.store.GetPolicy(ctx, policyID)
+	if err != nil {
+		return err
+	}
+	bindings, err := e.store.ListBindings(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	for _, b := range bindings {
+		if other, err := e.store.GetPolicy(ctx, b.PolicyID); err == nil && other.Type == pol.Type {
+			return fmt.Errorf("The cluster already has a %s policy ('%s'); a cluster takes at most one policy of a type.", pol.Type, other.Name)
+		}
+	}
+	client, comp, err := e.plugins.Client(ctx, "policy", pol.Type)
+	if err != nil {
+		return err
+	}
+	snap, err := e.snapshot(ctx, cl)
+	if err != nil {
+		return err
+	}
+	data, err := client.Attach(ctx, sdk.Spec{ID: pol.ID, Name: pol.Name, Type: pol.Type, Version: pol.Version, Properties: pol.Properties}, snap)
+	if err != nil {
+		return fmt.Errorf("Failed in attaching policy '%s': %w", pol.Name, err)
+	}
+	enabled, priority := true, comp.DefaultPriority
+	if in.Enabled != nil {
+		enabled = *in.Enabled
+	}
+	if in.Priority != nil {
+		priority = *in.Priority
+	}
+	if err := e.store.CreateBinding(ctx, &model.Binding{ID: e.newID(), ClusterID: cl.ID, PolicyID: pol.ID, Enabled: enabled, Priority: priority, Data: data}); err != nil {
+		return err
+	}
+	a.StatusReason = "Policy attached."
+	return nil
+}
+
+func (e *Engine) doDetachPolicy(ctx context.Context, a *model.Action) error {
+	in, err := inputsOf[model.ClusterDetachPolicyInputs](a)
+	if err != nil {
+		return err
+	}
+	cl, b, err := e.boundPolicy(ctx, a, in.PolicyID)
+	if err != nil {
+		return err
+	}
+	if err := e.detach(ctx, cl, b); err != nil {
+		return err
+	}
+	a.StatusReason = "Policy detached."
+	return nil
+}
+
+func (e *Engine) doUpdatePolicy(ctx context.Context, a *model.Action) error {
+	in, err := inputsOf[model.ClusterUpdatePolicyInputs](a)
+	if err != nil {
+		return err
+	}
+	_, b, err := e.boundPolicy(ctx, a, in.PolicyID)
+	if err != nil {
+		return err
+	}
+	if in.Enabled != nil {
+		b.Enabled = *in.Enabled
+	}
+	if in.Priority != nil {
+		b.Priority = *in.Priority
+	}
+	if err := e.store.UpdateBinding(ctx, b); err != nil {
+		return err
+	}
+	a.StatusReason = "Policy updated."
+	return nil
+}
+
+// boundPolicy locks the cluster and finds the binding the action is about.
+func (e *Engine) boundPolicy(ctx context.Context, a *model.Action, policyID string) (*model.Cluster, *model.Binding, error) {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := e.store.GetBinding(ctx, cl.ID, policyID)
+	if err != nil {
+		return nil, nil, errors.New("The policy is not attached to the cluster.")
+	}
+	return cl, b, nil
+}
+
+func (e *Engine) detach(ctx context.Context, cl *model.Cluster, b *model.Binding) error {
+	pol, err := e.store.GetPolicy(ctx, b.PolicyID)
+	if err != nil {
+		return err
+	}
+	client, _, err := e.plugins.Client(ctx, "policy", pol.Type)
+	if err != nil {
+		return fmt.Errorf("detach policy '%s': %w", pol.Name, err)
+	}
+	snap, err := e.snapshot(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if err := client.Detach(ctx, sdk.Spec{ID: pol.ID, Name: pol.Name, Type: pol.Type, Version: pol.Version, Properties: pol.Properties}, snap, b.Data); err != nil {
+		return fmt.Errorf("detach policy '%s': %w", pol.Name, err)
+	}
+	return e.store.DeleteBinding(ctx, cl.ID, pol.ID)
 }

@@ -1,0 +1,42 @@
+// Package engine runs Grove's actions: it persists requests as actions,
+// claims them with leases, runs the bound policies around them, forks node
+// actions and executes them in batches through the profile drivers. The
+// decisions it applies (sizes, victims, restarts, update verdicts, what to
+// reap) are core/orchestrator's pure functions; the engine reads the store,
+// asks, and writes the answer. Files by concept, in the order a request
+// meets them:
+//
+//   - The request side, called by core/server, checks input and queues an
+//     action: submit.go (what every request shares: the caller, building
+//     and storing an action, cancel, numeric bounds), submit_specs.go
+//     (profiles and policies, validated by their plugin), submit_clusters.go
+//     (create, update, delete a cluster), submit_cluster_actions.go (POST
+//     /v1/clusters/{id}/actions: each action's typed inputs),
+//     submit_nodes.go (create, update, delete a node and its actions),
+//     sets.go (ownership by definition sets), errors.go (the API's error
+//     kinds).
+//   - Running: engine.go (the Engine, its Config, Start and Stop),
+//     workers.go (workers claiming actions, lease renewal), run.go (one
+//     action from claim to its recorded end: dispatch to its handler, the
+//     verdict for cancel and timeout, finish, unsticking its cluster),
+//     wait.go (waiting for children, locks and time), inputs.go (decoding
+//     an action's typed inputs and data).
+//   - Cluster handlers: stages.go (the plumbing every handler uses: the
+//     cluster lock, policy BEFORE/AFTER checks, stages recorded in the
+//     action's data so a resumed action redoes nothing, forking node
+//     actions, settling the cluster's status), lifecycle.go (create,
+//     update, delete), sizing.go (resize, scale-out and scale-in: the plan
+//     the orchestrator decides, applying it, restoring capacity),
+//     membership.go (add, delete and replace nodes; joining and leaving),
+//     check_recover.go (cluster check and recover), update.go (the rolling
+//     update of a profile change), policy.go (the policy pipeline and
+//     attach, detach, update of bindings).
+//   - Node work: node_actions.go (batches of derived node actions, and a
+//     node action a user asked for), drivers.go (the batch calls to a
+//     profile's driver and the node rows they update), ports.go (ports for
+//     process nodes).
+//   - In the background: health.go (periodic checks, driver events,
+//     restart supervision), reconcile.go (nodes left mid-operation at
+//     start-up), reaper.go (retention of finished actions and events).
+//   - Pure helpers: decide.go (Senlin's eval_status and node names).
+package engine

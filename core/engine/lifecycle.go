@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/orchestrator"
+	"github.com/grovehq/grove/core/store"
+)
+
+func (e *Engine) doClusterCreate(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "create", func(tx store.Store) error {
+		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterCreating, "Creation in progress", nil); err != nil {
+			return err
+		}
+		return e.forkCreate(ctx, tx, a, cl.ID, cl.DesiredCapacity)
+	})
+	if err != nil {
+		return err
+	}
+	werr := e.waitChildren(ctx, a)
+	if werr != nil && (errors.Is(werr, errCancelled) || ctx.Err() != nil) {
+		_ = e.settle(ctx, cl.ID, model.ClusterCreateAction, nil, fmt.Errorf("Cluster creation stopped: %w.", werr))
+		return werr
+	}
+	if werr != nil {
+		werr = fmt.Errorf("Failed in creating nodes: %w", werr)
+	}
+	if err := e.settle(ctx, cl.ID, model.ClusterCreateAction, nil, werr); err != nil {
+		return err
+	}
+	if werr == nil {
+		a.StatusReason = "Cluster creation succeeded."
+	}
+	return werr
+}
+
+func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
+	in, err := inputsOf[model.ClusterUpdateInputs](a)
+	if err != nil {
+		return err
+	}
+	cl, err := e.begin(ctx, a)
+	if err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "fields", func(tx store.Store) error {
+		return e.setClusterStatus(ctx, tx, cl.ID, model.ClusterUpdating, "Updating cluster.", func(c *model.Cluster) {
+			if in.Name != nil {
+				c.Name = *in.Name
+			}
+			maps.Copy(c.Metadata, in.Metadata)
+			maps.Copy(c.Config, in.Config)
+			if in.Timeout != nil {
+				c.Timeout = *in.Timeout
+			}
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if np := in.NewProfileID; np != "" {
+		if in.ProfileOnly == nil || !*in.ProfileOnly {
+			previous := in.PreviousProfileID
+			if previous == "" {
+				previous = cl.ProfileID
+			}
+			if err := e.rollingUpdate(ctx, a, cl.ID, np, previous, in.IsRollback(), in.IsRollback()); err != nil {
+				_ = e.settle(ctx, cl.ID, a.Action, nil, err)
+				return err
+			}
+		}
+		if err := e.store.InTx(ctx, func(tx store.Store) error {
+			c, err := tx.GetCluster(ctx, cl.ID)
+			if err != nil {
+				return err
+			}
+			c.ProfileID = np
+			return tx.UpdateCluster(ctx, c)
+		}); err != nil {
+			return err
+		}
+	}
+	if size := in.Size; size != nil {
+		plan, planned, err := dataOf[sizePlan](a, dataPlan)
+		if err != nil {
+			return err
+		}
+		if !planned {
+			cur, err := e.store.GetCluster(ctx, cl.ID)
+			if err != nil {
+				return err
+			}
+			nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+			if err != nil {
+				return err
+			}
+			d := orchestrator.PlanSizeUpdate(e.sizeOf(cur, nodes), orchestrator.SizeUpdate{Desired: size.DesiredCapacity, Min: size.MinSize, Max: size.MaxSize})
+			plan = sizePlan{Desired: d.Desired, Min: d.Min, Max: d.Max, Create: d.Create, Victims: d.Victims, Destroy: true}
+			if err := setData(a, dataPlan, plan); err != nil {
+				return err
+			}
+		}
+		if err := e.applySize(ctx, a, cl, plan, "Cluster resize started."); err != nil {
+			return err
+		}
+	} else if err := e.settle(ctx, cl.ID, a.Action, nil, nil); err != nil {
+		return err
+	}
+	return e.end(ctx, a, cl.ID, "Cluster update completed.")
+}
+
+func (e *Engine) doClusterDelete(ctx context.Context, a *model.Action) error {
+	cl, err := e.lockCluster(ctx, a)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !stageDone(a, "detach") {
+		bindings, err := e.store.ListBindings(ctx, cl.ID)
+		if err != nil {
+			return err
+		}
+		for _, b := range bindings {
+			if err := e.detach(ctx, cl, b); err != nil {
+				return err
+			}
+		}
+	}
+	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "delete", func(tx store.Store) error {
+		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterDeleting, "Deletion in progress", nil); err != nil {
+			return err
+		}
+		return e.forkEach(ctx, tx, a, model.NodeDeleteAction, nodeIDs(nodes), model.NodeDeleteInputs{})
+	})
+	if err != nil {
+		return err
+	}
+	if err := e.waitChildren(ctx, a); err != nil {
+		// finish moves the cluster out of DELETING (unstick), with the
+		// action's reason: a timeout reads as one.
+		return fmt.Errorf("Failed in deleting nodes: %w", err)
+	}
+	if err := e.store.DeleteCluster(ctx, cl.ID); err != nil {
+		return err
+	}
+	a.StatusReason = "Cluster deletion succeeded."
+	return nil
+}

@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+)
+
+// Cluster handlers run under the cluster's exclusive lock. Each step that
+// writes is recorded in the action's data ("stage.<name>") in the same
+// transaction, so an action reclaimed after a crash resumes without redoing
+// what is done: nodes are created once, children forked once.
+
+// begin takes the cluster's exclusive lock and runs the bound policies'
+// BEFORE checks: the prologue of every cluster action that policies see.
+func (e *Engine) begin(ctx context.Context, a *model.Action) (*model.Cluster, error) {
+	cl, err := e.lockCluster(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.checkPolicies(ctx, a, cl.ID, PhaseBefore); err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// end runs the AFTER checks and records the action's success reason.
+func (e *Engine) end(ctx context.Context, a *model.Action, clusterID, reason string) error {
+	if err := e.checkPolicies(ctx, a, clusterID, PhaseAfter); err != nil {
+		return err
+	}
+	a.StatusReason = reason
+	return nil
+}
+
+func (e *Engine) lockCluster(ctx context.Context, a *model.Action) (*model.Cluster, error) {
+	if err := e.lock(ctx, func() (bool, error) { return e.store.AcquireClusterLock(ctx, a.ClusterID, a.ID, store.LockCluster) }); err != nil {
+		return nil, err
+	}
+	return e.store.GetCluster(ctx, a.ClusterID)
+}
+
+func stageDone(a *model.Action, stage string) bool {
+	done, _ := a.Data["stage."+stage].(bool)
+	return done
+}
+
+// runStage runs fn once: its writes and the stage marker commit together.
+func (e *Engine) runStage(ctx context.Context, a *model.Action, stage string, fn func(tx store.Store) error) error {
+	if stageDone(a, stage) {
+		return nil
+	}
+	return e.store.InTx(ctx, func(tx store.Store) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		a.Data["stage."+stage] = true
+		return tx.UpdateActions(ctx, []*model.Action{a})
+	})
+}
+
+func (e *Engine) setClusterStatus(ctx context.Context, tx store.Store, clusterID, status, reason string, mutate func(*model.Cluster)) error {
+	cl, err := tx.GetCluster(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	cl.Status, cl.StatusReason = status, reason
+	if mutate != nil {
+		mutate(cl)
+	}
+	return tx.UpdateCluster(ctx, cl)
+}
+
+// child builds a derived node action with its typed inputs.
+func (e *Engine) child(parent *model.Action, action, nodeID string, inputs any) (*model.Action, error) {
+	c, err := e.newAction(Caller{User: parent.User, Project: parent.Project}, action, nodeID, parent.ClusterID, inputs, parent.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	c.Cause, c.ParentID = model.CauseDerived, parent.ID
+	return c, nil
+}
+
+// forkCreate creates count nodes in INIT with their NODE_CREATE children.
+func (e *Engine) forkCreate(ctx context.Context, tx store.Store, a *model.Action, clusterID string, count int) error {
+	_, err := e.forkCreateWith(ctx, tx, a, clusterID, "", count)
+	return err
+}
+
+// forkCreateWith is forkCreate with the nodes' profile chosen (empty: the
+// cluster's); it returns the new nodes' ids.
+func (e *Engine) forkCreateWith(ctx context.Context, tx store.Store, a *model.Action, clusterID, profileID string, count int) ([]string, error) {
+	if count <= 0 {
+		return nil, nil
+	}
+	cl, err := tx.GetCluster(ctx, clusterID)
+	if err != nil {
+		return nil, err
+	}
+	if profileID == "" {
+		profileID = cl.ProfileID
+	}
+	prof, err := tx.GetProfile(ctx, profileID)
+	if err != nil {
+		return nil, err
+	}
+	now := e.cfg.Now()
+	format := configString(cl.Config, "node.name.format")
+	nodes := make([]*model.Node, count)
+	kids := make([]*model.Action, count)
+	placement, _, err := dataOf[model.PlacementData](a, model.DataPlacement)
+	if err != nil {
+		return nil, err
+	}
+	placements := placement.Placements
+	for i := range nodes {
+		idx := cl.NextIndex + i
+		n := &model.Node{ID: e.newID(), Name: e.randName(format, idx), ClusterID: cl.ID, ProfileID: profileID, User: a.User, Project: a.Project,
+			Index: idx, InitAt: now, Status: model.NodeInit, StatusReason: "Initializing", Data: map[string]any{}, Metadata: map[string]any{}, Dependents: map[string]any{}}
+		if i < len(placements) {
+			n.Data["placement"] = placements[i]
+		}
+		nodes[i] = n
+		if kids[i], err = e.child(a, model.NodeCreateAction, n.ID, model.NodeCreateInputs{}); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.preparePorts(ctx, prof, nodes); err != nil {
+		return nil, err
+	}
+	cl.NextIndex += count
+	if err := tx.UpdateCluster(ctx, cl); err != nil {
+		return nil, err
+	}
+	if err := tx.CreateNodes(ctx, nodes); err != nil {
+		return nil, err
+	}
+	ids := make([]string, count)
+	for i, n := range nodes {
+		ids[i] = n.ID
+	}
+	if err := addOutput(a, "nodes_added", ids); err != nil {
+		return nil, err
+	}
+	return ids, tx.CreateActions(ctx, kids)
+}
+
+// addOutput appends node ids to a list in the action's outputs.
+func addOutput(a *model.Action, key string, ids []string) error {
+	var had []string
+	if err := decodeDoc(a.Outputs[key], &had); err != nil {
+		return fmt.Errorf("The %s action %s has outputs Grove cannot read: %s.", a.Action, a.ID, docError("outputs."+key, err))
+	}
+	a.Outputs[key] = append(had, ids...)
+	return nil
+}
+
+// forkEach forks one node action per node, each with the typed inputs given.
+func (e *Engine) forkEach(ctx context.Context, tx store.Store, a *model.Action, action string, nodeIDs []string, inputs any) error {
+	if len(nodeIDs) == 0 {
+		return nil
+	}
+	kids := make([]*model.Action, len(nodeIDs))
+	for i, id := range nodeIDs {
+		var err error
+		if kids[i], err = e.child(a, action, id, inputs); err != nil {
+			return err
+		}
+	}
+	return tx.CreateActions(ctx, kids)
+}
+
+// settle re-evaluates a cluster's status after an operation, Senlin's
+// eval_status: mutate may adjust desired, min and max first. opErr, when
+// set, is appended to the reason.
+func (e *Engine) settle(ctx context.Context, clusterID, op string, mutate func(cl *model.Cluster, count int), opErr error) error {
+	// It records how an operation ended, also one cut short by its context.
+	ctx, cancel := detached(ctx)
+	defer cancel()
+	nodes, err := e.store.ClusterNodes(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	active := 0
+	for _, n := range nodes {
+		if n.Status == model.NodeActive {
+			active++
+		}
+	}
+	return e.store.InTx(ctx, func(tx store.Store) error {
+		cl, err := tx.GetCluster(ctx, clusterID)
+		if err != nil {
+			return err
+		}
+		if mutate != nil {
+			mutate(cl, len(nodes))
+		}
+		prev := cl.Status
+		cl.Status, cl.StatusReason = EvalStatus(op, active, cl.DesiredCapacity, cl.MinSize, cl.MaxSize)
+		if opErr != nil {
+			cl.StatusReason += " " + opErr.Error()
+		}
+		now := e.cfg.Now()
+		if prev == model.ClusterCreating && cl.CreatedAt == nil {
+			cl.CreatedAt = &now
+		} else {
+			cl.UpdatedAt = &now
+		}
+		return tx.UpdateCluster(ctx, cl)
+	})
+}
+
+func nodeIDs(nodes []*model.Node) []string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.ID
+	}
+	return out
+}
