@@ -159,17 +159,26 @@ func addOutput(a *model.Action, key string, ids []string) error {
 
 // forkEach forks one node action per node, each with the typed inputs given.
 func (e *Engine) forkEach(ctx context.Context, tx store.Store, a *model.Action, action string, nodeIDs []string, inputs any) error {
+	_, err := e.forkEachIDs(ctx, tx, a, action, nodeIDs, inputs)
+	return err
+}
+
+// forkEachIDs is forkEach that also returns the children's ids, for a stage
+// that records which children are its own (a rolling update's batch).
+func (e *Engine) forkEachIDs(ctx context.Context, tx store.Store, a *model.Action, action string, nodeIDs []string, inputs any) ([]string, error) {
 	if len(nodeIDs) == 0 {
-		return nil
+		return nil, nil
 	}
 	kids := make([]*model.Action, len(nodeIDs))
+	ids := make([]string, len(nodeIDs))
 	for i, id := range nodeIDs {
 		var err error
 		if kids[i], err = e.child(a, action, id, inputs); err != nil {
-			return err
+			return nil, err
 		}
+		ids[i] = kids[i].ID
 	}
-	return tx.CreateActions(ctx, kids)
+	return ids, tx.CreateActions(ctx, kids)
 }
 
 // settle re-evaluates a cluster's status after an operation, Senlin's

@@ -275,7 +275,7 @@ func (e *Engine) updateBatch(ctx context.Context, a *model.Action, clusterID str
 		return e.startFirst(ctx, a, clusterID, rec, target, pol, stage)
 	}
 	err := e.runStage(ctx, a, stage, func(tx store.Store) error {
-		kids, err := e.forkUpdates(ctx, tx, a, rec.Nodes, target)
+		kids, err := e.forkEachIDs(ctx, tx, a, model.NodeUpdateAction, rec.Nodes, model.NodeUpdateInputs{NewProfileID: target})
 		if err != nil {
 			return err
 		}
@@ -296,20 +296,6 @@ func (e *Engine) updateBatch(ctx context.Context, a *model.Action, clusterID str
 	watch := withoutIDs(rec.Nodes, failed)
 	bad, err := e.monitor(ctx, watch, pol.Monitor)
 	return append(failed, bad...), err
-}
-
-// forkUpdates forks one NODE_UPDATE per node and returns the children's ids.
-func (e *Engine) forkUpdates(ctx context.Context, tx store.Store, a *model.Action, nodes []string, target string) ([]string, error) {
-	kids := make([]*model.Action, len(nodes))
-	ids := make([]string, len(nodes))
-	for i, id := range nodes {
-		var err error
-		if kids[i], err = e.child(a, model.NodeUpdateAction, id, model.NodeUpdateInputs{NewProfileID: target}); err != nil {
-			return nil, err
-		}
-		ids[i] = kids[i].ID
-	}
-	return ids, tx.CreateActions(ctx, kids)
 }
 
 // startFirst creates the batch's replacements on the target profile first,
