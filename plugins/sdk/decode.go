@@ -42,6 +42,12 @@ type DecodeError struct {
 func (e *DecodeError) Error() string { return e.Field + " " + e.Problem }
 func (e *DecodeError) Unwrap() error { return e.Err }
 
+// Diagnostic is the error as a validation failure, for a Validate hook
+// that decodes the properties it checks.
+func (e *DecodeError) Diagnostic() Diagnostic {
+	return Diagnostic{Field: e.Field, Message: e.Problem + "."}
+}
+
 // Decode decodes the spec's properties into v, a pointer to a struct (or
 // anything encoding/json decodes into). The host validated the properties
 // against the component's schema and filled its defaults, so an error here
