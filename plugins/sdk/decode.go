@@ -73,6 +73,11 @@ func (a Action) DecodeData(key string, v any) (ok bool, err error) {
 // in the error, e.g. "binding_data" or "params". Spec.Decode,
 // Action.DecodeInputs and Action.DecodeData are this with their field.
 func Decode(field string, doc any, v any) error {
+	if m, ok := doc.(map[string]any); ok && m == nil {
+		// The wire carries an empty document as none at all; it decodes
+		// as the empty object it stands for, with a type's defaults.
+		doc = map[string]any{}
+	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		// Documents hold what JSON decoding gives or what a plugin built

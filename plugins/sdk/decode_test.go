@@ -168,6 +168,7 @@ func TestDecodeInputsAsTheEngineSendsThem(t *testing.T) {
 			&sdk.ClusterResizeInputs{}, &sdk.ClusterResizeInputs{AdjustmentType: ptr("EXACT_CAPACITY"), Number: ptr(4.0), Strict: true}},
 		{"resize null strict is strict", map[string]any{"strict": nil},
 			&sdk.ClusterResizeInputs{}, &sdk.ClusterResizeInputs{Strict: true}},
+		{"resize with no inputs at all", nil, &sdk.ClusterResizeInputs{}, &sdk.ClusterResizeInputs{Strict: true}},
 		{"scale-out", map[string]any{"count": 2}, &sdk.ClusterScaleInputs{}, &sdk.ClusterScaleInputs{Count: ptr(2)}},
 		{"scale-out without count", map[string]any{}, &sdk.ClusterScaleInputs{}, &sdk.ClusterScaleInputs{}},
 		{"add-nodes", map[string]any{"nodes": []string{"n1"}}, &sdk.ClusterAddNodesInputs{}, &sdk.ClusterAddNodesInputs{Nodes: []string{"n1"}}},
