@@ -13,7 +13,7 @@ import (
 
 // Spec is a profile or policy as the engine stores it. Properties are
 // validated against the component's schema, with defaults filled in, before a
-// driver or policy sees them.
+// driver or policy sees them; Decode reads them into a struct.
 type Spec struct {
 	// ID is the stored profile's or policy's id, empty for a spec not yet
 	// stored. The engine never changes the properties under an ID (a changed
@@ -147,7 +147,9 @@ type ClusterNode struct {
 	Data             map[string]any
 }
 
-// Action is the action a policy check is about.
+// Action is the action a policy check is about. DecodeInputs and
+// DecodeData read its inputs and data into structs, such as
+// ClusterResizeInputs and DeletionData.
 type Action struct {
 	ID     string
 	Name   string // e.g. CLUSTER_SCALE_IN

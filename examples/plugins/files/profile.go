@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,46 +24,70 @@ func fileProfile() sdk.ProfileType {
 		Operations: []string{"RECREATE"},
 		Driver:     files{},
 		Validate: func(_ context.Context, p sdk.Spec) sdk.Diagnostics {
-			if dir, _ := p.Properties["directory"].(string); !filepath.IsAbs(dir) {
-				return sdk.Diagnostics{{Field: "properties.directory", Message: fmt.Sprintf("must be an absolute path, got %q.", dir)}}
+			var props fileProps
+			if err := p.Decode(&props); err != nil {
+				var de *sdk.DecodeError
+				if errors.As(err, &de) {
+					return sdk.Diagnostics{de.Diagnostic()}
+				}
+				return sdk.Diagnostics{{Field: "properties", Message: err.Error()}}
+			}
+			if !filepath.IsAbs(props.Directory) {
+				return sdk.Diagnostics{{Field: "properties.directory", Message: fmt.Sprintf("must be an absolute path, got %q.", props.Directory)}}
 			}
 			return nil
 		},
 	}
 }
 
+// fileProps are the profile's properties, as the schema above fills them in.
+type fileProps struct {
+	Directory string `json:"directory"`
+	Content   string `json:"content"`
+}
+
 // files keeps no state: the file's path is derived from the spec and the
 // node, and returned as the physical id.
 type files struct{}
 
-func path(p sdk.Spec, n sdk.Node) string {
-	return filepath.Join(p.Properties["directory"].(string), n.Name+"-"+n.ID[:min(8, len(n.ID))])
+func (p fileProps) path(n sdk.Node) string {
+	return filepath.Join(p.Directory, n.Name+"-"+n.ID[:min(8, len(n.ID))])
 }
 
-func content(p sdk.Spec, n sdk.Node) string {
-	c, _ := p.Properties["content"].(string)
-	return strings.NewReplacer("{{name}}", n.Name, "{{index}}", fmt.Sprint(n.Index)).Replace(c)
+func (p fileProps) content(n sdk.Node) string {
+	return strings.NewReplacer("{{name}}", n.Name, "{{index}}", fmt.Sprint(n.Index)).Replace(p.Content)
+}
+
+// each decodes the spec's properties and calls do for every node; when the
+// properties cannot be read, every node fails with the reason.
+func each(p sdk.Spec, nodes []sdk.Node, do func(fileProps, sdk.Node) sdk.Result) []sdk.Result {
+	out := make([]sdk.Result, len(nodes))
+	var props fileProps
+	err := p.Decode(&props)
+	for i, n := range nodes {
+		if err != nil {
+			out[i] = sdk.Result{ID: n.ID, Err: fmt.Errorf("the properties of profile %s cannot be read: %w", p.ID, err)}
+			continue
+		}
+		out[i] = do(props, n)
+	}
+	return out
 }
 
 func (files) write(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
-	out := make([]sdk.Result, len(nodes))
-	for i, n := range nodes {
+	return each(p, nodes, func(props fileProps, n sdk.Node) sdk.Result {
 		if err := ctx.Err(); err != nil {
-			out[i] = sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
-			continue
+			return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
 		}
-		f := path(p, n)
+		f := props.path(n)
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
-			out[i] = sdk.Result{ID: n.ID, Err: fmt.Errorf("create directory: %w", err)}
-			continue
+			return sdk.Result{ID: n.ID, Err: fmt.Errorf("create directory: %w", err)}
 		}
-		if err := os.WriteFile(f, []byte(content(p, n)), 0o644); err != nil {
-			out[i] = sdk.Result{ID: n.ID, Err: fmt.Errorf("write %s: %w", f, err)}
-			continue
+		if err := os.WriteFile(f, []byte(props.content(n)), 0o644); err != nil {
+			return sdk.Result{ID: n.ID, Err: fmt.Errorf("write %s: %w", f, err)}
 		}
-		out[i] = sdk.Result{ID: n.ID, PhysicalID: f, Healthy: true, Data: map[string]any{"path": f}}
-	}
-	return out
+		return sdk.Result{ID: n.ID, PhysicalID: f, Healthy: true, Data: map[string]any{"path": f}}
+	})
 }
 
 func (f files) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
@@ -70,26 +95,24 @@ func (f files) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.R
 }
 
 func (files) Delete(_ context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
-	out := make([]sdk.Result, len(nodes))
-	for i, n := range nodes {
-		out[i] = sdk.Result{ID: n.ID}
-		if err := os.Remove(path(p, n)); err != nil && !os.IsNotExist(err) {
-			out[i].Err = err
+	return each(p, nodes, func(props fileProps, n sdk.Node) sdk.Result {
+		if err := os.Remove(props.path(n)); err != nil && !os.IsNotExist(err) {
+			return sdk.Result{ID: n.ID, Err: err}
 		}
-	}
-	return out
+		return sdk.Result{ID: n.ID}
+	})
 }
 
 func (files) Check(_ context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
-	out := make([]sdk.Result, len(nodes))
-	for i, n := range nodes {
-		_, err := os.Stat(path(p, n))
-		out[i] = sdk.Result{ID: n.ID, Healthy: err == nil, PhysicalID: n.PhysicalID}
-		if err != nil {
-			out[i].Reason = "the node's file is missing"
+	return each(p, nodes, func(props fileProps, n sdk.Node) sdk.Result {
+		r := sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID}
+		if _, err := os.Stat(props.path(n)); err != nil {
+			r.Reason = "the node's file is missing"
+		} else {
+			r.Healthy = true
 		}
-	}
-	return out
+		return r
+	})
 }
 
 func (f files) Update(ctx context.Context, _, p sdk.Spec, nodes []sdk.Node) []sdk.Result {

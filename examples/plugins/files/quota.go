@@ -32,38 +32,71 @@ type quota struct{}
 func (quota) Attach(context.Context, sdk.Spec, sdk.Cluster) (map[string]any, error) { return nil, nil }
 func (quota) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) error   { return nil }
 
+// quotaProps are the policy's properties, as the schema above fills them in.
+type quotaProps struct {
+	MaxNodes int `json:"max_nodes"`
+}
+
 // Check works out how many nodes the action adds and refuses it past the quota.
 func (quota) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, error) {
-	limit, _ := scaling.Int(req.Policy.Properties["max_nodes"])
-	current := len(req.Cluster.Nodes)
-	grow := 0
-	switch req.Action.Name {
-	case "CLUSTER_SCALE_OUT":
-		grow = 1
-		if c, ok := req.Action.Data["creation"].(map[string]any); ok {
-			grow, _ = scaling.Int(c["count"])
-		} else if c, ok := req.Action.Inputs["count"]; ok {
-			grow, _ = scaling.Int(c)
-		}
-	case "CLUSTER_RESIZE":
-		r, err := scaling.ResizeFromInputs(req.Action.Inputs)
-		if err != nil {
-			return sdk.CheckResult{Refuse: err.Error()}, nil
-		}
-		c := req.Cluster
-		res, err := scaling.ParseResize(scaling.Bounds{Desired: c.DesiredCapacity, Min: c.MinSize, Max: c.MaxSize}, current, r, 1<<30)
-		if err != nil {
-			return sdk.CheckResult{Refuse: err.Error()}, nil
-		}
-		grow = res.Create
-	case "CLUSTER_ADD_NODES":
-		nodes, _ := req.Action.Inputs["nodes"].([]any)
-		grow = len(nodes)
-	case "NODE_CREATE":
-		grow = 1
+	var p quotaProps
+	if err := req.Policy.Decode(&p); err != nil {
+		return sdk.CheckResult{}, fmt.Errorf("the properties of policy %s cannot be read: %w", req.Policy.ID, err)
 	}
-	if current+grow > limit {
-		return sdk.CheckResult{Refuse: fmt.Sprintf("the quota of %d nodes would be exceeded: the cluster has %d and the action adds %d", limit, current, grow)}, nil
+	grow, err := growth(req)
+	if err != nil {
+		return sdk.CheckResult{Refuse: err.Error()}, nil
+	}
+	if current := len(req.Cluster.Nodes); current+grow > p.MaxNodes {
+		return sdk.CheckResult{Refuse: fmt.Sprintf("the quota of %d nodes would be exceeded: the cluster has %d and the action adds %d", p.MaxNodes, current, grow)}, nil
 	}
 	return sdk.CheckResult{}, nil
+}
+
+// unreadable says the action's inputs or data cannot be read; err names the
+// field.
+func unreadable(a sdk.Action, err error) error {
+	return fmt.Errorf("the %s action cannot be sized: %w", a.Name, err)
+}
+
+// growth is how many nodes the action adds.
+func growth(req sdk.CheckRequest) (int, error) {
+	a := req.Action
+	switch a.Name {
+	case "CLUSTER_SCALE_OUT":
+		// As the engine sizes a scale-out: the count a scaling policy checked
+		// before this one decided, else the user's count, else one.
+		var decided sdk.CreationData
+		if _, err := a.DecodeData(sdk.DataCreation, &decided); err != nil {
+			return 0, unreadable(a, err)
+		}
+		if decided.Count != nil {
+			return *decided.Count, nil
+		}
+		var in sdk.ClusterScaleInputs
+		if err := a.DecodeInputs(&in); err != nil {
+			return 0, unreadable(a, err)
+		}
+		if in.Count != nil {
+			return *in.Count, nil
+		}
+		return 1, nil
+	case "CLUSTER_RESIZE":
+		var in sdk.ClusterResizeInputs
+		if err := a.DecodeInputs(&in); err != nil {
+			return 0, unreadable(a, err)
+		}
+		c := req.Cluster
+		res, err := scaling.ParseResize(scaling.Bounds{Desired: c.DesiredCapacity, Min: c.MinSize, Max: c.MaxSize}, len(c.Nodes), in.Resize(), 1<<30)
+		return res.Create, err
+	case "CLUSTER_ADD_NODES":
+		var in sdk.ClusterAddNodesInputs
+		if err := a.DecodeInputs(&in); err != nil {
+			return 0, unreadable(a, err)
+		}
+		return len(in.Nodes), nil
+	case "NODE_CREATE":
+		return 1, nil
+	}
+	return 0, nil
 }

@@ -4,6 +4,7 @@ package deletion
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -45,15 +46,37 @@ func Type() sdk.PolicyType {
 		Priority:  400,
 		Singleton: true,
 		Policy:    policy{},
-		Validate: func(_ context.Context, p sdk.Spec) schema.Diagnostics {
-			if h, ok := p.Properties["hooks"].(map[string]any); ok && len(h) > 0 {
-				if params, _ := h["params"].(map[string]any); len(params) > 0 {
-					return schema.Diagnostics{{Field: "properties.hooks", Message: "lifecycle hooks are not supported by Grove yet; remove them."}}
-				}
+		Validate: func(_ context.Context, spec sdk.Spec) schema.Diagnostics {
+			var p properties
+			if err := spec.Decode(&p); err != nil {
+				return diagnostics(err)
+			}
+			if len(p.Hooks.Params) > 0 {
+				return schema.Diagnostics{{Field: "properties.hooks", Message: "lifecycle hooks are not supported by Grove yet; remove them."}}
 			}
 			return nil
 		},
 	}
+}
+
+// properties are the policy's properties, as the schema above fills them in.
+type properties struct {
+	Criteria              string `json:"criteria"`
+	DestroyAfterDeletion  bool   `json:"destroy_after_deletion"`
+	GracePeriod           int    `json:"grace_period"`
+	ReduceDesiredCapacity bool   `json:"reduce_desired_capacity"`
+	Hooks                 struct {
+		Params map[string]any `json:"params"`
+	} `json:"hooks"`
+}
+
+// diagnostics words a decoding error of the properties for Validate.
+func diagnostics(err error) schema.Diagnostics {
+	var de *sdk.DecodeError
+	if errors.As(err, &de) {
+		return schema.Diagnostics{de.Diagnostic()}
+	}
+	return schema.Diagnostics{{Field: "properties", Message: err.Error()}}
 }
 
 type policy struct{}
@@ -63,54 +86,69 @@ func (policy) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) err
 
 // Check fills data.deletion with the victims and the policy's flags.
 func (policy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, error) {
-	props := req.Policy.Properties
-	deletion := map[string]any{}
-	if d, ok := req.Action.Data["deletion"].(map[string]any); ok {
-		for k, v := range d {
-			deletion[k] = v
-		}
+	var p properties
+	if err := req.Policy.Decode(&p); err != nil {
+		return sdk.CheckResult{}, fmt.Errorf("the properties of policy %s cannot be read: %w", req.Policy.ID, err)
 	}
-	victims := listOf(req.Action.Inputs["candidates"])
-	switch {
-	case len(victims) > 0:
-	case req.Action.Name == "NODE_DELETE":
+	var victims []string
+	switch req.Action.Name {
+	case "CLUSTER_DEL_NODES":
+		var in sdk.ClusterDelNodesInputs
+		if err := req.Action.DecodeInputs(&in); err != nil {
+			return sdk.CheckResult{Refuse: unreadable(req.Action, err)}, nil
+		}
+		victims = in.Candidates
+	case "NODE_DELETE":
 		victims = []string{req.Action.Target}
-	default:
-		count, err := count(req, deletion)
+	}
+	if len(victims) == 0 {
+		count, err := count(req)
 		if err != nil {
 			return sdk.CheckResult{Refuse: err.Error()}, nil
 		}
 		if count <= 0 {
 			return sdk.CheckResult{}, nil
 		}
-		criterion, _ := props["criteria"].(string)
-		victims = scaling.SelectVictims(candidates(req.Cluster), count, criterion, nil)
+		victims = scaling.SelectVictims(candidates(req.Cluster), count, p.Criteria, nil)
 	}
-	deletion["count"] = len(victims)
-	deletion["candidates"] = victims
-	deletion["destroy_after_deletion"] = props["destroy_after_deletion"]
-	deletion["grace_period"] = props["grace_period"]
-	deletion["reduce_desired_capacity"] = props["reduce_desired_capacity"]
-	return sdk.CheckResult{Data: map[string]any{"deletion": deletion}}, nil
+	// The keys and value types of the engine's data.deletion, so the
+	// decision travels as a typed message.
+	return sdk.CheckResult{Data: map[string]any{sdk.DataDeletion: map[string]any{
+		"count":                   len(victims),
+		"candidates":              victims,
+		"destroy_after_deletion":  p.DestroyAfterDeletion,
+		"grace_period":            p.GracePeriod,
+		"reduce_desired_capacity": p.ReduceDesiredCapacity,
+	}}}, nil
 }
 
-func count(req sdk.CheckRequest, deletion map[string]any) (int, error) {
-	if c, ok := deletion["count"]; ok {
-		return scaling.Int(c)
+// count is how many nodes leave: what a policy checked before decided, or
+// what the action asks.
+func count(req sdk.CheckRequest) (int, error) {
+	var decided sdk.DeletionData
+	if _, err := req.Action.DecodeData(sdk.DataDeletion, &decided); err != nil {
+		return 0, fmt.Errorf("The deletion decided by an earlier policy cannot be read: %w.", err)
+	}
+	if decided.Count != nil {
+		return *decided.Count, nil
 	}
 	switch req.Action.Name {
 	case "CLUSTER_SCALE_IN":
-		if c, ok := req.Action.Inputs["count"]; ok && c != nil {
-			return scaling.Int(c)
+		var in sdk.ClusterScaleInputs
+		if err := req.Action.DecodeInputs(&in); err != nil {
+			return 0, errors.New(unreadable(req.Action, err))
+		}
+		if in.Count != nil {
+			return *in.Count, nil
 		}
 		return 1, nil
 	case "CLUSTER_RESIZE":
-		r, err := scaling.ResizeFromInputs(req.Action.Inputs)
-		if err != nil {
-			return 0, err
+		var in sdk.ClusterResizeInputs
+		if err := req.Action.DecodeInputs(&in); err != nil {
+			return 0, errors.New(unreadable(req.Action, err))
 		}
 		c := req.Cluster
-		res, err := scaling.ParseResize(scaling.Bounds{Desired: c.DesiredCapacity, Min: c.MinSize, Max: c.MaxSize}, len(c.Nodes), r, MaxNodes)
+		res, err := scaling.ParseResize(scaling.Bounds{Desired: c.DesiredCapacity, Min: c.MinSize, Max: c.MaxSize}, len(c.Nodes), in.Resize(), MaxNodes)
 		if err != nil {
 			return 0, err
 		}
@@ -119,24 +157,15 @@ func count(req sdk.CheckRequest, deletion map[string]any) (int, error) {
 	return 0, fmt.Errorf("the deletion policy cannot size action %s", req.Action.Name)
 }
 
+// unreadable is the refusal of an action whose inputs cannot be read.
+func unreadable(a sdk.Action, err error) string {
+	return fmt.Sprintf("The inputs of action %s cannot be read: %v.", a.Name, err)
+}
+
 func candidates(c sdk.Cluster) []scaling.Candidate {
 	out := make([]scaling.Candidate, len(c.Nodes))
 	for i, n := range c.Nodes {
 		out[i] = scaling.Candidate{ID: n.ID, Status: n.Status, Tainted: n.Tainted, CreatedAt: n.CreatedAt, ProfileCreatedAt: n.ProfileCreatedAt}
-	}
-	return out
-}
-
-func listOf(v any) []string {
-	items, _ := v.([]any)
-	if len(items) == 0 {
-		return nil
-	}
-	out := make([]string, 0, len(items))
-	for _, it := range items {
-		if s, ok := it.(string); ok {
-			out = append(out, s)
-		}
 	}
 	return out
 }

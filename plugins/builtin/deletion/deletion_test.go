@@ -3,6 +3,7 @@ package deletion
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/grovehq/grove/plugins/sdk"
@@ -65,5 +66,61 @@ func TestCheck(t *testing.T) {
 		if d["count"] != len(c.want) || d["destroy_after_deletion"] != true || d["reduce_desired_capacity"] != true {
 			t.Errorf("%s: flags %v", c.name, d)
 		}
+	}
+}
+
+// TestCheckNamesWhatItCannotRead: inputs, data and properties of the wrong
+// type are refusals or errors naming them, not values silently dropped.
+func TestCheckNamesWhatItCannotRead(t *testing.T) {
+	cases := []struct {
+		name   string
+		props  map[string]any
+		action sdk.Action
+		refuse string
+		err    string
+	}{
+		{"a candidate that is not an id", props("OLDEST_FIRST"), sdk.Action{Name: "CLUSTER_DEL_NODES", Inputs: map[string]any{"candidates": []any{"c", 3.0}}},
+			"The inputs of action CLUSTER_DEL_NODES cannot be read: inputs.candidates must be a string, got a number.", ""},
+		{"a scale-in count that is not a number", props("OLDEST_FIRST"), sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{"count": "x"}},
+			"The inputs of action CLUSTER_SCALE_IN cannot be read: inputs.count must be an integer, got a string.", ""},
+		{"a resize number that is not a number", props("OLDEST_FIRST"), sdk.Action{Name: "CLUSTER_RESIZE", Inputs: map[string]any{"adjustment_type": "EXACT_CAPACITY", "number": "x"}},
+			`The inputs of action CLUSTER_RESIZE cannot be read: inputs.number must be a number, got the string "x".`, ""},
+		{"an earlier decision's count", props("OLDEST_FIRST"), sdk.Action{Name: "CLUSTER_SCALE_IN", Data: map[string]any{"deletion": map[string]any{"count": true}}},
+			"The deletion decided by an earlier policy cannot be read: data.deletion.count must be an integer, got a boolean.", ""},
+		{"a grace period that is not a number", map[string]any{"criteria": "OLDEST_FIRST", "destroy_after_deletion": true, "grace_period": "soon", "reduce_desired_capacity": true},
+			sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{}}, "", "properties.grace_period must be an integer, got a string"},
+		{"criteria that are not a string", map[string]any{"criteria": 1.0, "destroy_after_deletion": true, "grace_period": int64(0), "reduce_desired_capacity": true},
+			sdk.Action{Name: "CLUSTER_SCALE_IN", Inputs: map[string]any{}}, "", "properties.criteria must be a string, got a number"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := policy{}.Check(context.Background(), sdk.CheckRequest{Policy: sdk.Spec{ID: "p1", Properties: c.props}, Phase: "BEFORE", Action: c.action, Cluster: cluster()})
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, result %+v; want an error containing %q", err, res, c.err)
+				}
+				return
+			}
+			if err != nil || res.Refuse != c.refuse {
+				t.Fatalf("refusal %q, error %v\nwant refusal %q", res.Refuse, err, c.refuse)
+			}
+		})
+	}
+}
+
+// TestValidateNamesTheProperty: a property Validate cannot read is a
+// diagnostic naming it; hooks with parameters are refused as before.
+func TestValidateNamesTheProperty(t *testing.T) {
+	validate := Type().Validate
+	ds := validate(context.Background(), sdk.Spec{Properties: map[string]any{"hooks": map[string]any{"params": "x"}}})
+	if len(ds) != 1 || ds[0].Field != "properties.hooks.params" || ds[0].Message != "must be an object, got a string." {
+		t.Errorf("diagnostics %v", ds)
+	}
+	ds = validate(context.Background(), sdk.Spec{Properties: map[string]any{"hooks": map[string]any{"params": map[string]any{"queue": "q"}}}})
+	if len(ds) != 1 || ds[0].Field != "properties.hooks" {
+		t.Errorf("diagnostics %v", ds)
+	}
+	if ds := validate(context.Background(), sdk.Spec{Properties: props("RANDOM")}); ds != nil {
+		t.Errorf("diagnostics %v", ds)
 	}
 }

@@ -45,47 +45,59 @@ func Type() sdk.PolicyType {
 	}
 }
 
+// props are the policy's properties, as the schema above fills them in.
+type props struct {
+	Event      string     `json:"event"`
+	Adjustment adjustment `json:"adjustment"`
+}
+
+type adjustment struct {
+	Type       string  `json:"type"`
+	Number     float64 `json:"number"`
+	MinStep    int     `json:"min_step"`
+	BestEffort bool    `json:"best_effort"`
+	Cooldown   int     `json:"cooldown"`
+}
+
 type policy struct{}
 
 func (policy) Attach(context.Context, sdk.Spec, sdk.Cluster) (map[string]any, error) { return nil, nil }
 func (policy) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) error   { return nil }
 
 func (policy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, error) {
-	props := req.Policy.Properties
-	event, _ := props["event"].(string)
-	if req.Phase != "BEFORE" || event != req.Action.Name {
+	var p props
+	if err := req.Policy.Decode(&p); err != nil {
+		return sdk.CheckResult{}, fmt.Errorf("the properties of policy %s cannot be read: %w", req.Policy.ID, err)
+	}
+	if req.Phase != "BEFORE" || p.Event != req.Action.Name {
 		return sdk.CheckResult{}, nil
 	}
-	adj, _ := props["adjustment"].(map[string]any)
-	cooldown, _ := scaling.Int(adj["cooldown"])
-	if cooldown > 0 && req.LastOp > 0 && req.Now-req.LastOp < int64(cooldown)*1e6 {
+	adj := p.Adjustment
+	if adj.Cooldown > 0 && req.LastOp > 0 && req.Now-req.LastOp < int64(adj.Cooldown)*1e6 {
 		return sdk.CheckResult{Refuse: fmt.Sprintf("Policy %s cooldown is still in progress.", req.Policy.ID)}, nil
+	}
+	var in sdk.ClusterScaleInputs
+	if err := req.Action.DecodeInputs(&in); err != nil {
+		return sdk.CheckResult{Refuse: fmt.Sprintf("Invalid count (%v) for action '%s': %v.", req.Action.Inputs["count"], req.Action.Name, err)}, nil
 	}
 	current := len(req.Cluster.Nodes)
 	var count int
-	if c, ok := req.Action.Inputs["count"]; ok && c != nil {
-		n, err := scaling.Int(c)
-		if err != nil {
-			return sdk.CheckResult{Refuse: fmt.Sprintf("Invalid count (%v) for action '%s'.", c, req.Action.Name)}, nil
-		}
-		count = n
+	if in.Count != nil {
+		count = *in.Count
 	} else {
-		typ, _ := adj["type"].(string)
-		number, _ := scaling.Float(adj["number"])
-		minStep, _ := scaling.Int(adj["min_step"])
-		switch typ {
+		switch adj.Type {
 		case scaling.ExactCapacity:
-			if event == "CLUSTER_SCALE_IN" {
-				count = current - int(number)
+			if p.Event == "CLUSTER_SCALE_IN" {
+				count = current - int(adj.Number)
 			} else {
-				count = int(number) - current
+				count = int(adj.Number) - current
 			}
 		case scaling.ChangeInCapacity:
-			count = int(number)
+			count = int(adj.Number)
 		default:
-			count = int(number * float64(current) / 100)
-			if count < minStep {
-				count = minStep
+			count = int(adj.Number * float64(current) / 100)
+			if count < adj.MinStep {
+				count = adj.MinStep
 			}
 		}
 	}
@@ -97,14 +109,14 @@ func (policy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, e
 	if max < 0 {
 		max = MaxNodes
 	}
-	bestEffort, _ := adj["best_effort"].(bool)
+	bestEffort := adj.BestEffort
 	desired := current + count
-	key := "creation"
-	if event == "CLUSTER_SCALE_IN" {
+	key := sdk.DataCreation
+	if p.Event == "CLUSTER_SCALE_IN" {
 		if bestEffort && count > current-c.MinSize {
 			count = current - c.MinSize
 		}
-		desired, key = current-count, "deletion"
+		desired, key = current-count, sdk.DataDeletion
 	} else if bestEffort && count > max-current {
 		count = max - current
 		desired = current + count

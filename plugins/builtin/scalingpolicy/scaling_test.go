@@ -62,3 +62,46 @@ func TestCheck(t *testing.T) {
 		t.Errorf("a policy for scale-in leaves scale-out alone: %+v", res)
 	}
 }
+
+// TestCheckNamesWhatItCannotRead: a property or input of the wrong type is
+// an error or refusal naming it, not a zero that sizes the action.
+func TestCheckNamesWhatItCannotRead(t *testing.T) {
+	cl := sdk.Cluster{DesiredCapacity: 2, MinSize: 0, MaxSize: -1, Nodes: make([]sdk.ClusterNode, 2)}
+	adj := map[string]any{"type": "CHANGE_IN_CAPACITY", "number": float64(1), "min_step": int64(1), "best_effort": false, "cooldown": int64(0)}
+	with := func(k string, v any) map[string]any {
+		m := map[string]any{}
+		for k, v := range adj {
+			m[k] = v
+		}
+		m[k] = v
+		return m
+	}
+	cases := []struct {
+		name   string
+		adj    map[string]any
+		inputs map[string]any
+		err    string
+		refuse string
+	}{
+		{"cooldown", with("cooldown", "soon"), nil, "properties.adjustment.cooldown must be an integer, got a string", ""},
+		{"number", with("number", "many"), nil, "properties.adjustment.number must be a number, got a string", ""},
+		{"min_step", with("min_step", 1.5), nil, "properties.adjustment.min_step must be an integer, got the number 1.5", ""},
+		{"count", adj, map[string]any{"count": "two"}, "", "Invalid count (two) for action 'CLUSTER_SCALE_OUT': inputs.count must be an integer, got a string."},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := sdk.CheckRequest{Policy: sdk.Spec{ID: "p1", Properties: map[string]any{"event": "CLUSTER_SCALE_OUT", "adjustment": c.adj}}, Phase: "BEFORE",
+				Action: sdk.Action{Name: "CLUSTER_SCALE_OUT", Inputs: c.inputs}, Cluster: cl, Now: 1_000_000_000}
+			res, err := policy{}.Check(context.Background(), req)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, result %+v; want an error containing %q", err, res, c.err)
+				}
+				return
+			}
+			if err != nil || res.Refuse != c.refuse {
+				t.Fatalf("refusal %q, error %v; want refusal %q", res.Refuse, err, c.refuse)
+			}
+		})
+	}
+}

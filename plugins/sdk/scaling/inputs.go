@@ -7,7 +7,12 @@ import (
 
 // ResizeFromInputs reads a CLUSTER_RESIZE action's inputs (adjustment_type,
 // number, min_size, max_size, min_step, strict). Values may be numbers or
-// numeric strings, as Senlin accepts both.
+// numeric strings, as Senlin accepts both; an adjustment_type that is not a
+// string is ignored.
+//
+// A policy reads its inputs with sdk.Action.DecodeInputs into
+// sdk.ClusterResizeInputs instead, whose Resize method gives the same
+// request and whose errors name the input at fault.
 func ResizeFromInputs(in map[string]any) (Resize, error) {
 	var r Resize
 	r.AdjustmentType, _ = in["adjustment_type"].(string)
@@ -45,7 +50,10 @@ func ResizeFromInputs(in map[string]any) (Resize, error) {
 	return r, nil
 }
 
-// Float reads a number or numeric string.
+// Float reads a number or numeric string: one value Senlin's API takes in
+// either form. To read a document (properties, inputs, data), decode it
+// into a struct with sdk.Spec.Decode, sdk.Action.DecodeInputs or
+// sdk.Decode, which name the field at fault.
 func Float(v any) (float64, error) {
 	switch x := v.(type) {
 	case float64:
@@ -64,7 +72,7 @@ func Float(v any) (float64, error) {
 	return 0, fmt.Errorf("%v is not a number", v)
 }
 
-// Int reads an integer or integer string.
+// Int reads an integer or integer string; see Float for reading documents.
 func Int(v any) (int, error) {
 	f, err := Float(v)
 	if err != nil {
@@ -76,7 +84,7 @@ func Int(v any) (int, error) {
 	return int(f), nil
 }
 
-// Bool reads a boolean or "true"/"false".
+// Bool reads a boolean or "true"/"false"; see Float for reading documents.
 func Bool(v any) (bool, error) {
 	switch x := v.(type) {
 	case bool:
