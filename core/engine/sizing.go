@@ -8,6 +8,7 @@ import (
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/orchestrator"
 	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/scaling"
 )
 
@@ -54,24 +55,14 @@ func sizeRequestOf(a *model.Action) (sizeRequest, error) {
 		if err != nil {
 			return req, err
 		}
-		req.Resize = resizeOf(in)
+		// The SDK's resize inputs are the same fields (a test keeps their
+		// keys equal), so its conversion to a scaling request serves both.
+		req.Resize = sdk.ClusterResizeInputs(in).Resize()
 		return req, nil
 	}
 	in, err := inputsOf[model.ClusterScaleInputs](a)
 	req.Count = in.Count
 	return req, err
-}
-
-// resizeOf is the resize request of CLUSTER_RESIZE's inputs.
-func resizeOf(in model.ClusterResizeInputs) scaling.Resize {
-	r := scaling.Resize{Number: in.Number, MinSize: in.MinSize, MaxSize: in.MaxSize, Strict: in.Strict}
-	if in.AdjustmentType != nil {
-		r.AdjustmentType = *in.AdjustmentType
-	}
-	if in.MinStep != nil {
-		r.MinStep = *in.MinStep
-	}
-	return r
 }
 
 // sizeOf is a cluster and its nodes as the size decisions see them.
