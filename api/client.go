@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,12 +23,50 @@ const DefaultAddress = "http://127.0.0.1:7470"
 // Client talks to a Grove agent.
 type Client struct {
 	Address string
-	Token   string
-	HTTP    *http.Client
+	// Token is sent as X-Auth-Token on every request.
+	Token string
+	HTTP  *http.Client
+	// err is a TLS setting that could not be loaded; every request fails
+	// with it rather than reaching the agent without it.
+	err error
 }
 
-// NewClient returns a client for address, or $GROVE_ADDR, or DefaultAddress.
-func NewClient(address string) *Client {
+// Options says how to reach an agent. Empty fields take their defaults from
+// the environment, as the CLI documents them.
+type Options struct {
+	// Address is "host:port", "http://host:port" or "https://host:port";
+	// default $GROVE_ADDR, then DefaultAddress.
+	Address string
+	// Token is sent as X-Auth-Token; default $GROVE_TOKEN.
+	Token string
+	// TLS says how the agent's certificate is checked.
+	TLS TLSOptions
+}
+
+// TLSOptions says how a client checks an HTTPS agent's certificate and which
+// certificate it presents when the agent asks for one (tls.client_ca_file).
+type TLSOptions struct {
+	// CACert is a PEM file of the CAs that sign the agent's certificate,
+	// trusted instead of the system's; default $GROVE_CACERT.
+	CACert string
+	// ClientCert and ClientKey are this client's certificate and key (PEM);
+	// default $GROVE_CLIENT_CERT and $GROVE_CLIENT_KEY.
+	ClientCert string
+	ClientKey  string
+	// SkipVerify accepts any certificate: anyone between the client and the
+	// agent can then read and change the traffic, token included. For
+	// development only.
+	SkipVerify bool
+}
+
+// NewClient returns a client for address, or $GROVE_ADDR, or DefaultAddress,
+// with the token and TLS settings of the environment.
+func NewClient(address string) *Client { return New(Options{Address: address}) }
+
+// New returns a client with opts. A TLS file that cannot be loaded does not
+// stop New: Err reports it, and every request fails with it.
+func New(opts Options) *Client {
+	address := opts.Address
 	if address == "" {
 		address = os.Getenv("GROVE_ADDR")
 	}
@@ -36,7 +76,77 @@ func NewClient(address string) *Client {
 	if !strings.Contains(address, "://") {
 		address = "http://" + address
 	}
-	return &Client{Address: strings.TrimRight(address, "/"), Token: os.Getenv("GROVE_TOKEN"), HTTP: &http.Client{Timeout: 5 * time.Minute}}
+	if opts.Token == "" {
+		opts.Token = os.Getenv("GROVE_TOKEN")
+	}
+	t := opts.TLS
+	for _, f := range []struct {
+		v   *string
+		env string
+	}{{&t.CACert, "GROVE_CACERT"}, {&t.ClientCert, "GROVE_CLIENT_CERT"}, {&t.ClientKey, "GROVE_CLIENT_KEY"}} {
+		if *f.v == "" {
+			*f.v = os.Getenv(f.env)
+		}
+	}
+	c := &Client{Address: strings.TrimRight(address, "/"), Token: opts.Token}
+	tc, err := t.config()
+	c.err = err
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tc
+	c.HTTP = &http.Client{Timeout: 5 * time.Minute, Transport: tr}
+	return c
+}
+
+// Err is the reason the client's TLS settings could not be loaded, or nil.
+func (c *Client) Err() error { return c.err }
+
+func (t TLSOptions) config() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: t.SkipVerify} //nolint:gosec // asked for, development only
+	if t.CACert != "" {
+		pem, err := os.ReadFile(t.CACert)
+		if err != nil {
+			return cfg, fmt.Errorf("read the CA certificate (-ca-cert or GROVE_CACERT): %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return cfg, fmt.Errorf("the CA certificate file %s (-ca-cert or GROVE_CACERT) holds no PEM certificate", t.CACert)
+		}
+		cfg.RootCAs = pool
+	}
+	if (t.ClientCert == "") != (t.ClientKey == "") {
+		return cfg, fmt.Errorf("a client certificate needs both its certificate and its key (-client-cert and -client-key, or GROVE_CLIENT_CERT and GROVE_CLIENT_KEY)")
+	}
+	if t.ClientCert != "" {
+		cert, err := tls.LoadX509KeyPair(t.ClientCert, t.ClientKey)
+		if err != nil {
+			return cfg, fmt.Errorf("load the client certificate %s and key %s: %w", t.ClientCert, t.ClientKey, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// reachError turns a failed round trip into a sentence that says what to
+// change: the CA to trust, the scheme, or where the agent is.
+func (c *Client) reachError(err error) error {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var rec tls.RecordHeaderError
+	switch {
+	case errors.As(err, &unknown):
+		return fmt.Errorf("The agent at %s presented a certificate signed by an authority this client does not trust: "+
+			"pass the CA that signed it with -ca-cert FILE (or GROVE_CACERT; ca_cert in the Terraform provider): %w", c.Address, err)
+	case errors.As(err, &host):
+		return fmt.Errorf("The certificate of the agent at %s is not valid for that address: "+
+			"use an address the certificate names, or reissue it with this one: %w", c.Address, err)
+	case strings.Contains(err.Error(), "tls: certificate required") || strings.Contains(err.Error(), "tls: bad certificate"):
+		// The server's alert reaches the client only as text.
+		return fmt.Errorf("The agent at %s accepts only clients with a certificate signed by its tls.client_ca_file: "+
+			"pass one with -client-cert FILE and -client-key FILE (or GROVE_CLIENT_CERT and GROVE_CLIENT_KEY): %w", c.Address, err)
+	case errors.As(err, &rec):
+		return fmt.Errorf("The agent at %s does not speak HTTPS: use an http:// address, or configure the agent's tls block: %w", c.Address, err)
+	}
+	return fmt.Errorf("Cannot reach the Grove agent at %s: %w. Is `grove agent` running? Set -address or GROVE_ADDR to point elsewhere.", c.Address, err)
 }
 
 // Response is a raw answer: status, Location header and body.
@@ -62,6 +172,9 @@ func (r *Response) ActionID() string {
 // Do sends a request with a JSON body (nil for none) and decodes a JSON
 // answer into out (nil to skip). Non-2xx answers become *Error.
 func (c *Client) Do(ctx context.Context, method, path string, query url.Values, body, out any) (*Response, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -86,7 +199,7 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("Cannot reach the Grove agent at %s: %w. Is `grove agent` running? Set -address or GROVE_ADDR to point elsewhere.", c.Address, err)
+		return nil, c.reachError(err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
@@ -99,6 +212,10 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		var eb ErrorBody
 		if json.Unmarshal(data, &eb) == nil && eb.Error.Message != "" {
 			return r, &Error{Status: resp.StatusCode, Type: eb.Error.Type, Message: eb.Error.Message, RetryAfter: retry}
+		}
+		// Go's HTTPS server answers plain HTTP with this one line.
+		if resp.StatusCode == http.StatusBadRequest && strings.Contains(string(data), "HTTP request to an HTTPS server") {
+			return r, &Error{Status: resp.StatusCode, Message: "The agent at " + c.Address + " serves HTTPS: use an https:// address."}
 		}
 		return r, &Error{Status: resp.StatusCode, Message: strings.TrimSpace(string(data)), RetryAfter: retry}
 	}

@@ -25,7 +25,7 @@ import (
 func runAgent(ctx context.Context, env *Env, args []string) error {
 	g := &globals{}
 	fs := flagSet("agent", g)
-	dev := fs.Bool("dev", false, "development mode: embedded SQLite store, bound to "+agent.DefaultBind)
+	dev := fs.Bool("dev", false, "development mode: embedded SQLite store, bound to "+agent.DefaultBind+"; callers on loopback need no token, so it is refused on any other address")
 	bind := fs.String("bind", "", "ADDR:PORT to listen on (default "+agent.DefaultBind+")")
 	dataDir := fs.String("data-dir", "", "data directory (default $GROVE_DATA_DIR or ~/.grove)")
 	configFile := fs.String("config", "", "HCL agent config file")
@@ -50,6 +50,7 @@ func runAgent(ctx context.Context, env *Env, args []string) error {
 	if *dataDir != "" {
 		cfg.DataDir = *dataDir
 	}
+	cfg.Dev = *dev
 	if cfg.LogLevel != "" && *logLevel == "info" {
 		*logLevel = cfg.LogLevel
 	}
@@ -161,12 +162,13 @@ func runQuickstart(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "grove", Level: hclog.Warn, Output: env.Stderr})
-	a, err := agent.Start(ctx, &agent.Config{Bind: *bind, DataDir: *dataDir}, Version, log)
+	// Dev mode: the quick start's agent is on loopback and needs no token.
+	a, err := agent.Start(ctx, &agent.Config{Bind: *bind, DataDir: *dataDir, Dev: true}, Version, log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	c := api.NewClient(a.Addr)
+	c := api.New(api.Options{Address: a.Addr, Token: g.token, TLS: g.tls})
 	fmt.Fprintf(env.Stdout, "Grove agent running at %s (data in %s).\n", a.Addr, *dataDir)
 
 	srcs := map[string][]byte{}

@@ -49,6 +49,8 @@ func commands() map[string]command {
 		"node":       {"Manage nodes: create, list, show, update, delete, check, recover.", resourceCommand(nodeRes)},
 		"action":     {"Inspect, wait for and cancel actions.", resourceCommand(actionRes)},
 		"event":      {"List and show events.", resourceCommand(eventRes)},
+		"token":      {"Manage API tokens: create, list, show, revoke (admin).", resourceCommand(tokenCmd)},
+		"project":    {"Grant projects host-access profile types: allow, deny, grants (admin).", resourceCommand(projectCmd)},
 		"version": {"Print the version.", func(_ context.Context, env *Env, _ []string) error {
 			fmt.Fprintln(env.Stdout, "grove", Version)
 			return nil
@@ -122,7 +124,7 @@ func usage(w io.Writer, cmds map[string]command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-11s %s\n", n, cmds[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun `grove <command> -h` for a command's flags. Commands that talk to an agent use -address or $GROVE_ADDR (default "+api.DefaultAddress+").")
+	fmt.Fprintln(w, "\nRun `grove <command> -h` for a command's flags. Commands that talk to an agent use -address or $GROVE_ADDR (default "+api.DefaultAddress+"),\n-token or $GROVE_TOKEN, and for an https:// agent -ca-cert or $GROVE_CACERT.")
 }
 
 type usageError struct{ msg string }
@@ -138,6 +140,10 @@ func describeError(err error) string {
 		switch ae.Status {
 		case 400:
 			return "The request was refused: " + ae.Message
+		case 401:
+			return "The agent needs a valid token: pass one with -token or GROVE_TOKEN (this one is missing, unknown, expired or revoked): " + ae.Message
+		case 403:
+			return "The token's role or project does not allow this: " + ae.Message
 		case 404:
 			return ae.Message
 		case 409:

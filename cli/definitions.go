@@ -71,26 +71,30 @@ func errCount(diags hclv2.Diagnostics) int {
 
 // schemas picks where schemas come from: the agent when it answers, else the
 // built-in plugin's description (third-party types then need an agent).
-func (d *defFlags) schemas(ctx context.Context, env *Env) (hcl.SchemaSource, bool) {
+// The error says why the agent did not serve them.
+func (d *defFlags) schemas(ctx context.Context, env *Env) (hcl.SchemaSource, error) {
 	c := d.client()
 	probe, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	if _, err := c.Do(probe, http.MethodGet, "/v1/build-info", nil, nil, nil); err == nil {
-		return &hcl.AgentSchemas{Client: c}, true
+	_, err := c.Do(probe, http.MethodGet, "/v1/build-info", nil, nil, nil)
+	if err == nil {
+		return &hcl.AgentSchemas{Client: c}, nil
 	}
 	desc, _ := sdk.DescriptionToJSON(builtin.Plugin(Version).Describe())
-	return &hcl.DescribedSchemas{Components: desc.Components}, false
+	return &hcl.DescribedSchemas{Components: desc.Components}, err
 }
 
 func (d *defFlags) validate(ctx context.Context, env *Env, def *hcl.Definition) error {
-	src, online := d.schemas(ctx, env)
+	src, offline := d.schemas(ctx, env)
 	diags := hcl.Validate(def, src)
 	if diags.HasErrors() {
 		hcl.WriteDiagnostics(env.Stderr, diags, def.Files)
 		return exitError{1, fmt.Sprintf("the definition is not valid (%d errors)", errCount(diags))}
 	}
-	if !online {
-		fmt.Fprintf(env.Stderr, "Note: no agent answered at %s; properties were checked against the built-in plugins' schemas only.\n", d.client().Address)
+	if offline != nil {
+		// Say why: an agent that refused the token or the certificate is
+		// not the same as no agent.
+		fmt.Fprintf(env.Stderr, "Note: no agent answered at %s; properties were checked against the built-in plugins' schemas only. (%s)\n", d.client().Address, describeError(offline))
 	}
 	return nil
 }

@@ -36,12 +36,19 @@ type verb func(ctx context.Context, env *Env, c *api.Client, g *globals, args []
 
 type globals struct {
 	address string
+	token   string
+	tls     api.TLSOptions
 	json    bool
 	wait    bool
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
-	fs.StringVar(&g.address, "address", "", "agent address (default $GROVE_ADDR or "+api.DefaultAddress+")")
+	fs.StringVar(&g.address, "address", "", "agent address, http:// or https:// (default $GROVE_ADDR or "+api.DefaultAddress+")")
+	fs.StringVar(&g.token, "token", "", "token sent to the agent (default $GROVE_TOKEN)")
+	fs.StringVar(&g.tls.CACert, "ca-cert", "", "PEM file of the CA that signed the agent's certificate (default $GROVE_CACERT)")
+	fs.StringVar(&g.tls.ClientCert, "client-cert", "", "PEM client certificate, for an agent with tls.client_ca_file (default $GROVE_CLIENT_CERT)")
+	fs.StringVar(&g.tls.ClientKey, "client-key", "", "PEM key of -client-cert (default $GROVE_CLIENT_KEY)")
+	fs.BoolVar(&g.tls.SkipVerify, "tls-skip-verify", false, "accept any agent certificate; for development only: anyone on the path can read the token")
 	fs.BoolVar(&g.json, "json", false, "print JSON instead of a table")
 }
 
@@ -75,7 +82,12 @@ func flagSet(name string, g *globals) *flag.FlagSet {
 	return fs
 }
 
-func (g *globals) client() *api.Client { return api.NewClient(g.address) }
+// client is the agent client the flags (and their environment defaults)
+// describe; a CA or client certificate that cannot be loaded fails its
+// first request.
+func (g *globals) client() *api.Client {
+	return api.New(api.Options{Address: g.address, Token: g.token, TLS: g.tls})
+}
 
 func get(ctx context.Context, c *api.Client, path string, query url.Values) (map[string]any, error) {
 	var out map[string]any

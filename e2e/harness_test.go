@@ -68,7 +68,7 @@ type agentProc struct {
 	client  *api.Client
 }
 
-var listenRE = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+var listenRE = regexp.MustCompile(`listening on (https?://127\.0\.0\.1:\d+)`)
 
 // startAgent starts `grove agent` on a free port with dataDir, and waits
 // until it has printed its address. extra are more flags.

@@ -6,7 +6,6 @@ package provider
 import (
 	"context"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -29,8 +28,12 @@ func New(version string) func() provider.Provider {
 type groveProvider struct{ version string }
 
 type providerModel struct {
-	Address types.String `tfsdk:"address"`
-	Token   types.String `tfsdk:"token"`
+	Address       types.String `tfsdk:"address"`
+	Token         types.String `tfsdk:"token"`
+	CACert        types.String `tfsdk:"ca_cert"`
+	ClientCert    types.String `tfsdk:"client_cert"`
+	ClientKey     types.String `tfsdk:"client_key"`
+	TLSSkipVerify types.Bool   `tfsdk:"tls_skip_verify"`
 }
 
 func (p *groveProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -42,8 +45,14 @@ func (p *groveProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp
 	resp.Schema = schema.Schema{
 		Description: "Manages Grove clusters, profiles, policies, bindings and nodes through a Grove agent's API.",
 		Attributes: map[string]schema.Attribute{
-			"address": schema.StringAttribute{Optional: true, Description: "The agent's address, such as http://127.0.0.1:7470. Defaults to GROVE_ADDR, then http://127.0.0.1:7470."},
+			"address": schema.StringAttribute{Optional: true, Description: "The agent's address, such as http://127.0.0.1:7470 or https://grove.example.com:7470. Defaults to GROVE_ADDR, then http://127.0.0.1:7470."},
 			"token":   schema.StringAttribute{Optional: true, Sensitive: true, Description: "Token sent as X-Auth-Token. Defaults to GROVE_TOKEN."},
+			"ca_cert": schema.StringAttribute{Optional: true, Description: "PEM file of the CA that signed the agent's certificate, trusted instead of the system's CAs for an https:// address. Defaults to GROVE_CACERT."},
+			"client_cert": schema.StringAttribute{Optional: true,
+				Description: "PEM file of a client certificate, for an agent whose tls block sets client_ca_file. Defaults to GROVE_CLIENT_CERT."},
+			"client_key": schema.StringAttribute{Optional: true, Description: "PEM file of client_cert's private key. Defaults to GROVE_CLIENT_KEY."},
+			"tls_skip_verify": schema.BoolAttribute{Optional: true,
+				Description: "Accept any certificate from the agent. For development only: anyone between Terraform and the agent can then read the token and change what is sent."},
 		},
 	}
 }
@@ -54,12 +63,13 @@ func (p *groveProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	addr := cfg.Address.ValueString()
-	c := api.NewClient(addr)
-	if tok := cfg.Token.ValueString(); tok != "" {
-		c.Token = tok
-	} else {
-		c.Token = os.Getenv("GROVE_TOKEN")
+	// Empty values take their defaults from the environment in api.New.
+	c := api.New(api.Options{Address: cfg.Address.ValueString(), Token: cfg.Token.ValueString(), TLS: api.TLSOptions{
+		CACert: cfg.CACert.ValueString(), ClientCert: cfg.ClientCert.ValueString(), ClientKey: cfg.ClientKey.ValueString(),
+		SkipVerify: cfg.TLSSkipVerify.ValueBool()}})
+	if err := c.Err(); err != nil {
+		resp.Diagnostics.AddError("Invalid TLS settings", "The provider's ca_cert, client_cert or client_key could not be loaded: "+err.Error())
+		return
 	}
 	probe, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

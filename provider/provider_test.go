@@ -24,6 +24,7 @@ import (
 	"github.com/grovehq/grove/core/agent"
 	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/internal/testbin"
+	"github.com/grovehq/grove/internal/tlstest"
 )
 
 var (
@@ -49,7 +50,8 @@ func TestMain(m *testing.M) {
 	// The agent's plugins find the container engine through DOCKER_HOST, so
 	// it is settled before they start.
 	_, _ = containertest.Ensure() // a test needing the engine says why it is missing
-	a, err := agent.Start(context.Background(), &agent.Config{Bind: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Builtin: []string{groveBin, "plugin", "serve"}},
+	// Dev mode on loopback: the tests send no token.
+	a, err := agent.Start(context.Background(), &agent.Config{Bind: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Builtin: []string{groveBin, "plugin", "serve"}, Dev: true},
 		"test", hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}))
 	if err != nil {
 		panic(err)
@@ -312,4 +314,36 @@ resource "grove_cluster" "broken" {
 	if _, err := client().GetCluster(context.Background(), "tf-broken"); !api.IsNotFound(err) {
 		t.Errorf("the failed cluster must be destroyed with the rest: %v", err)
 	}
+}
+
+// TestAccTLSAgent: the provider reaches an HTTPS agent that requires client
+// certificates when ca_cert and the client certificate are set (or
+// tls_skip_verify), and refuses it, naming ca_cert, without them.
+func TestAccTLSAgent(t *testing.T) {
+	precheck(t)
+	t.Setenv("GROVE_CACERT", "")
+	pki := tlstest.Issue(t)
+	a, err := agent.Start(context.Background(), &agent.Config{Bind: "127.0.0.1:0", DataDir: t.TempDir(), Builtin: []string{groveBin, "plugin", "serve"}, Dev: true,
+		TLS: &agent.TLSConfig{CertFile: pki.ServerCert, KeyFile: pki.ServerKey, ClientCAFile: pki.CA}}, "test", hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	config := func(settings string) string {
+		return fmt.Sprintf("provider \"grove\" {\n  address = %q\n  client_cert = %q\n  client_key = %q\n%s}\n", a.Addr, pki.ClientCert, pki.ClientKey, settings) +
+			"data \"grove_profile_types\" \"all\" {}\n"
+	}
+	listsTypes := []statecheck.StateCheck{statecheck.ExpectKnownValue("data.grove_profile_types.all",
+		tfjsonpath.New("types").AtSliceIndex(0).AtMapKey("name"), knownvalue.NotNull())}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{
+			{Config: config(fmt.Sprintf("  ca_cert = %q\n", pki.CA)), ConfigStateChecks: listsTypes},
+			{Config: config(""), ExpectError: regexp.MustCompile(`(?s)does not trust.*ca_cert in the Terraform provider`)},
+			{Config: config(fmt.Sprintf("  ca_cert = %q\n", pki.OtherCA)), ExpectError: regexp.MustCompile(`does not trust`)},
+			{Config: config(fmt.Sprintf("  ca_cert = %q\n", filepath.Join(t.TempDir(), "none.pem"))), ExpectError: regexp.MustCompile(`(?s)Invalid TLS settings.*no such file`)},
+			// Last: the test's final destroy runs with this configuration.
+			{Config: config("  tls_skip_verify = true\n"), ConfigStateChecks: listsTypes},
+		},
+	})
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -139,6 +140,15 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Bind, err)
 	}
 	a.Addr = "http://" + ln.Addr().String()
+	if cfg.TLS != nil {
+		tc, err := cfg.TLS.ServerConfig()
+		if err != nil {
+			ln.Close()
+			return nil, err
+		}
+		ln = tls.NewListener(ln, tc)
+		a.Addr = "https://" + strings.TrimPrefix(a.Addr, "http://")
+	}
 	// The timeouts keep a slow or idle client from holding a connection
 	// (and its goroutine) forever. ReadTimeout also ends the context of a
 	// request still running after it; no handler runs that long (work is
@@ -146,7 +156,10 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Version: version, Logger: log.Named("api"), Host: a.Host,
 		MaxRequestBytes: cfg.API.MaxRequestBytes}),
 		ReadHeaderTimeout: min(10*time.Second, parseDuration(cfg.API.ReadTimeout)), ReadTimeout: parseDuration(cfg.API.ReadTimeout),
-		IdleTimeout: parseDuration(cfg.API.IdleTimeout)}
+		IdleTimeout: parseDuration(cfg.API.IdleTimeout),
+		// Failed TLS handshakes (a client without the CA, plain HTTP on the
+		// HTTPS port) are logged by the server itself: into the agent's log.
+		ErrorLog: log.Named("api").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})}
 	go func() {
 		if err := a.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("API server stopped", "error", err)

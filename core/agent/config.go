@@ -3,7 +3,10 @@
 package agent
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -38,6 +41,26 @@ type Config struct {
 	// Builtin is the command that serves the built-in plugin; tests point it
 	// at a freshly built binary. Defaults to this executable.
 	Builtin []string `hcl:"builtin_command,optional"`
+	// TLS makes the API serve HTTPS. An agent bound to anything but a
+	// loopback address needs it: tokens and specs would otherwise cross
+	// the network in clear.
+	TLS *TLSConfig `hcl:"tls,block"`
+	// Dev is development mode (`grove agent -dev`), set by the flag, never
+	// by the file: loopback callers are trusted without a token, so it is
+	// refused on any other address.
+	Dev bool
+}
+
+// TLSConfig is the API's certificate and, optionally, the CA that client
+// certificates must chain to.
+type TLSConfig struct {
+	// CertFile is the server certificate chain (PEM), leaf first.
+	CertFile string `hcl:"cert_file,optional"`
+	// KeyFile is the certificate's private key (PEM).
+	KeyFile string `hcl:"key_file,optional"`
+	// ClientCAFile, when set, makes the API require a client certificate
+	// signed by one of these CAs (PEM) on every connection.
+	ClientCAFile string `hcl:"client_ca_file,optional"`
 }
 
 // StoreConfig picks the store.
@@ -168,6 +191,14 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("plugin_call_timeout must be a positive duration such as \"5s\", got %q", c.PluginCallTimeout)
 		}
 	}
+	if c.TLS != nil {
+		if _, err := c.TLS.ServerConfig(); err != nil {
+			return err
+		}
+	}
+	if err := c.checkBind(); err != nil {
+		return err
+	}
 	seen := map[string]bool{builtin.Name: true}
 	for _, p := range c.Plugins {
 		// The label names the plugin's directory in the data dir.
@@ -193,4 +224,63 @@ func defaultDataDir() string {
 		return filepath.Join(home, ".grove")
 	}
 	return ".grove"
+}
+
+// ServerConfig loads the certificate, key and client CAs into the API's TLS
+// configuration. Errors name the field at fault.
+func (t *TLSConfig) ServerConfig() (*tls.Config, error) {
+	if t.CertFile == "" || t.KeyFile == "" {
+		return nil, fmt.Errorf("the tls block needs both cert_file and key_file (PEM files: the server certificate and its private key)")
+	}
+	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("tls.cert_file %s and tls.key_file %s: %w", t.CertFile, t.KeyFile, err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if t.ClientCAFile != "" {
+		pem, err := os.ReadFile(t.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls.client_ca_file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls.client_ca_file %s holds no PEM certificate", t.ClientCAFile)
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// checkBind refuses what would expose the agent: dev mode, which trusts
+// loopback callers without a token, anywhere but loopback; and plain HTTP
+// on an address other hosts can reach.
+func (c *Config) checkBind() error {
+	host, _, err := net.SplitHostPort(c.Bind)
+	if err != nil {
+		return fmt.Errorf("bind must be ADDRESS:PORT such as %q, got %q: %w", DefaultBind, c.Bind, err)
+	}
+	if isLoopback(host) {
+		return nil
+	}
+	if c.Dev {
+		return fmt.Errorf("bind %q is not a loopback address, and -dev trusts callers without a token, so it runs only on loopback: "+
+			"bind 127.0.0.1 (the -dev default), or run without -dev, with -config FILE holding a tls block (see docs/security.md)", c.Bind)
+	}
+	if c.TLS == nil {
+		return fmt.Errorf("bind %q is not a loopback address, and an agent other hosts can reach must serve HTTPS: "+
+			"add a block tls { cert_file = \"server.pem\" key_file = \"server-key.pem\" } to the agent config, or bind 127.0.0.1 (see docs/security.md)", c.Bind)
+	}
+	return nil
+}
+
+// isLoopback reports whether host (an IP or a name, "" for every address)
+// is reachable only from this machine. Names other than localhost are not
+// resolved: what they resolve to may change after the check.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
