@@ -38,6 +38,10 @@ type Config struct {
 	// Builtin is the command that serves the built-in plugin; tests point it
 	// at a freshly built binary. Defaults to this executable.
 	Builtin []string `hcl:"builtin_command,optional"`
+	// SecretsKeyFile holds the key that encrypts sensitive property values
+	// in the store; default <data_dir>/secrets.key, created at first start.
+	// Agents sharing a store must share the key.
+	SecretsKeyFile string `hcl:"secrets_key_file,optional"`
 }
 
 // StoreConfig picks the store.
@@ -92,6 +96,9 @@ type PluginConfig struct {
 	SHA256   string            `hcl:"sha256"`
 	Override bool              `hcl:"override,optional"`
 	Settings map[string]string `hcl:"config,optional"`
+	// PassEnv names variables of the agent's environment the plugin gets;
+	// it gets no others beyond the plugin host's minimal set.
+	PassEnv []string `hcl:"pass_env,optional"`
 }
 
 // LoadConfig reads an HCL agent config file. Defaults are applied by
