@@ -140,8 +140,11 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 	if err != nil {
 		// An agent checks its key with LoadSecretsKey before; a test
 		// without one gets a key of its own.
+		if len(cfg.SecretsKey) > 0 {
+			log.Error("the configured secrets key is unusable; using a key that lasts as long as this engine", "error", err)
+		}
 		key := make([]byte, SecretsKeySize)
-		crand.Read(key)
+		_, _ = crand.Read(key)
 		sec, _ = newSecrets(key)
 	}
 	return &Engine{
