@@ -5,8 +5,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,23 +25,30 @@ import (
 
 var groveBin string
 
-// runMarkerVar names the environment variable that marks every process this
-// test run starts: the agents get it from TestMain's environment and their
-// local.process nodes inherit it. The helpers that find or kill node
-// processes look for this run's value, so they never touch the processes of
-// a concurrent test run or of a user's own cluster with the same name.
-const runMarkerVar = "GROVE_TEST_RUN"
-
-// runMarker is this run's value of runMarkerVar, set once by TestMain.
-var runMarker string
+// runRoot is this run's own temporary directory: TestMain points TMPDIR at
+// it, so every t.TempDir, and with it every agent's data dir, lies under it.
+// local.process starts each node's process through a wrapper whose argv
+// names the node's runtime directory in the agent's data dir, so the helpers
+// that find or kill node processes tell this run's from a concurrent test
+// run's or a user's cluster of the same name by that path, not by anything
+// in the processes' environment (nodes start from a clean environment).
+var runRoot string
 
 func TestMain(m *testing.M) {
-	b := make([]byte, 12)
-	if _, err := rand.Read(b); err != nil {
+	root, err := os.MkdirTemp("", "grove-e2e-run")
+	if err != nil {
 		panic(err)
 	}
-	runMarker = hex.EncodeToString(b)
-	os.Setenv(runMarkerVar, runMarker)
+	if runRoot, err = filepath.EvalSymlinks(root); err != nil {
+		panic(err)
+	}
+	os.Setenv("TMPDIR", runRoot)
+	code := run(m)
+	os.RemoveAll(runRoot)
+	os.Exit(code)
+}
+
+func run(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "grove-e2e-bin")
 	if err != nil {
 		panic(err)
@@ -51,11 +56,10 @@ func TestMain(m *testing.M) {
 	groveBin = filepath.Join(dir, "grove")
 	if err := testbin.Build(groveBin, ".."); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return 1
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	defer os.RemoveAll(dir)
+	return m.Run()
 }
 
 // agentProc is a running `grove agent` process.
@@ -264,31 +268,66 @@ func nodeAnswers(t *testing.T, n api.Node) {
 	})
 }
 
-// processesOf lists the pids of this run's processes whose environment says
-// they are nodes of the cluster (the node commands, not their wrappers).
+// processesOf lists the pids of this run's node processes of the cluster
+// (the node commands and what they started, not their wrappers).
 func processesOf(cluster string) []int { return clusterProcesses(cluster, false) }
 
-// clusterProcesses lists the live processes of this test run (by
-// runMarkerVar) whose environment says they belong to the cluster, with or
-// without local.process's wrappers. A cluster's name alone is not enough: a
-// user or another test run may have a cluster of that name on this machine.
+// clusterProcesses lists the live processes of this test run whose
+// environment says they belong to the cluster, with or without
+// local.process's wrappers. A process is this run's when it is a wrapper
+// whose runtime directory lies under runRoot, or descends from one. A
+// cluster's name alone is not enough: a user or another test run may have a
+// cluster of that name on this machine.
 func clusterProcesses(cluster string, wrappers bool) []int {
 	var out []int
 	for _, pid := range pids() {
 		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err != nil {
+		if err != nil || isZombie(pid) || !slices.Contains(strings.Split(string(env), "\x00"), "GROVE_CLUSTER_NAME="+cluster) {
 			continue
 		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if (!wrappers && strings.Contains(string(cmdline), "__process-wrap")) || isZombie(pid) {
+		if isWrapper(pid) && !wrappers {
 			continue
 		}
-		vars := strings.Split(string(env), "\x00")
-		if slices.Contains(vars, runMarkerVar+"="+runMarker) && slices.Contains(vars, "GROVE_CLUSTER_NAME="+cluster) {
+		if ourWrapper(pid) {
 			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// isWrapper reports whether pid runs local.process's wrapper.
+func isWrapper(pid int) bool {
+	argv := cmdline(pid)
+	return len(argv) > 2 && argv[1] == "__process-wrap"
+}
+
+// ourWrapper reports whether pid, or one of its ancestors, is a
+// local.process wrapper for a runtime directory under runRoot.
+func ourWrapper(pid int) bool {
+	for range 32 {
+		if argv := cmdline(pid); len(argv) > 2 && argv[1] == "__process-wrap" {
+			return strings.HasPrefix(argv[2], runRoot+string(filepath.Separator))
+		}
+		f := statFields(pid)
+		if len(f) < 2 {
+			return false
+		}
+		ppid, err := strconv.Atoi(f[1])
+		if err != nil || ppid <= 1 {
+			return false
+		}
+		pid = ppid
+	}
+	return false
+}
+
+// cmdline returns a process's argv, or nil when it is gone.
+func cmdline(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
 }
 
 // killProcessesOf kills leftover node processes of a cluster, and their
@@ -328,43 +367,70 @@ func statFields(pid int) []string {
 }
 
 // TestProcessHelpersTouchOnlyThisRun: the helpers that count and kill a
-// cluster's node processes leave alone a process of the same cluster name
-// that this run did not start (a user's own cluster, another test run's),
-// and still find and kill this run's.
+// cluster's node processes leave alone processes of the same cluster name
+// that this run did not start (a user's own node, another test run's node,
+// a directory whose name only begins like this run's), and still find and
+// kill this run's node and its wrapper. Every process here has exactly the
+// clean environment a node gets, so nothing but its wrapper's directory
+// can tell them apart.
 func TestProcessHelpersTouchOnlyThisRun(t *testing.T) {
 	const cluster = "helpers-web"
-	var base []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, runMarkerVar+"=") {
-			base = append(base, kv)
+	env := []string{"PATH=/usr/bin:/bin", "GROVE_CLUSTER_NAME=" + cluster}
+	start := func(dir string) *exec.Cmd {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
 		}
-	}
-	start := func(extra ...string) *exec.Cmd {
-		cmd := exec.Command("sleep", "300")
-		cmd.Env = append(slices.Clone(base), append(extra, "GROVE_CLUSTER_NAME="+cluster)...)
+		cmd := exec.Command(groveBin, "__process-wrap", dir, "--", "sleep", "300")
+		cmd.Env = env
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		return cmd
 	}
-	users := start()
-	otherRun := start(runMarkerVar + "=someone-elses-run")
-	ours := start(runMarkerVar + "=" + runMarker)
+	outside := func(name string) string {
+		dir, err := os.MkdirTemp(filepath.Dir(runRoot), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return filepath.Join(dir, "plugins", "builtin", "nodes", "n1")
+	}
+	users := start(outside("grove-user"))
+	otherRun := start(outside("grove-e2e-run"))
+	lookalike := start(filepath.Join(runRoot+"-lookalike", "nodes", "n1"))
+	t.Cleanup(func() { os.RemoveAll(runRoot + "-lookalike") })
+	bare := exec.Command("sleep", "300")
+	bare.Env = env
+	if err := bare.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bare.Process.Kill(); bare.Wait() })
+	ours := start(filepath.Join(t.TempDir(), "plugins", "builtin", "nodes", "n1"))
 	exited := make(chan struct{})
 	go func() { ours.Process.Wait(); close(exited) }()
 
-	eventually(t, 5*time.Second, "this run's process to be found", func() (bool, string) {
+	var node int
+	eventually(t, 5*time.Second, "this run's node process to be found", func() (bool, string) {
 		got := processesOf(cluster)
-		return slices.Equal(got, []int{ours.Process.Pid}), fmt.Sprint(got)
+		if len(got) != 1 {
+			return false, fmt.Sprint(got)
+		}
+		node = got[0]
+		f := statFields(node)
+		return len(f) > 1 && f[1] == strconv.Itoa(ours.Process.Pid), fmt.Sprintf("%v, parent %v", got, f)
 	})
 	killProcessesOf(cluster)
 	select {
 	case <-exited:
 	case <-time.After(10 * time.Second):
-		t.Fatal("killProcessesOf left this run's process running")
+		t.Fatal("killProcessesOf left this run's wrapper running")
 	}
-	for name, cmd := range map[string]*exec.Cmd{"a process without a run marker": users, "another run's process": otherRun} {
+	if f := statFields(node); f != nil && f[0] != "Z" {
+		t.Errorf("killProcessesOf left this run's node process %d running", node)
+	}
+	for name, cmd := range map[string]*exec.Cmd{"a user's node": users, "another run's node": otherRun,
+		"a node under a directory named like this run's": lookalike, "a process without a wrapper": bare} {
 		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil || isZombie(cmd.Process.Pid) {
 			t.Errorf("killProcessesOf killed %s (pid %d): %v", name, cmd.Process.Pid, err)
 		}

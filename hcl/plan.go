@@ -396,12 +396,90 @@ func specFields(r *remote, s *Snapshot, ref Ref, oldID string) []FieldChange {
 	for k := range props {
 		keys[k] = true
 	}
+	// The API shows a sensitive value as "(sensitive)": such a property is
+	// compared as shown, and its new values are shown no more than the old.
+	var hidden []FieldChange
 	for _, k := range sortedKeys(keys) {
-		if !reflect.DeepEqual(normal(oldProps[k]), normal(props[k])) {
-			out = append(out, FieldChange{Path: "properties." + k, Old: oldProps[k], New: props[k], Forces: true})
+		oldV, newV := normal(oldProps[k]), normal(props[k])
+		if !hasRedacted(oldV) {
+			if !reflect.DeepEqual(oldV, newV) {
+				out = append(out, FieldChange{Path: "properties." + k, Old: oldProps[k], New: props[k], Forces: true})
+			}
+			continue
+		}
+		fc := FieldChange{Path: "properties." + k, Old: oldProps[k], New: maskLike(newV, nil), Forces: true}
+		if !reflect.DeepEqual(oldV, maskLike(newV, oldV)) {
+			out = append(out, fc)
+		} else {
+			hidden = append(hidden, fc)
 		}
 	}
+	if len(out) == 0 {
+		// The spec changed (its digest did) where only its sensitive
+		// values can tell.
+		return hidden
+	}
 	return out
+}
+
+// redacted is what the API shows in place of a sensitive value.
+const redacted = "(sensitive)"
+
+func hasRedacted(v any) bool {
+	switch x := v.(type) {
+	case string:
+		return x == redacted
+	case map[string]any:
+		for _, e := range x {
+			if hasRedacted(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasRedacted(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maskLike returns v with "(sensitive)" wherever shown has it, and every
+// scalar in a map or list shown does not describe (a new key of a sensitive
+// map) masked too.
+func maskLike(v, shown any) any {
+	if shown == redacted {
+		return redacted
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		sm, _ := shown.(map[string]any)
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			s, ok := sm[k]
+			if !ok {
+				s = redacted
+			}
+			out[k] = maskLike(e, s)
+		}
+		return out
+	case []any:
+		sl, _ := shown.([]any)
+		out := make([]any, len(x))
+		for i, e := range x {
+			var s any = redacted
+			if i < len(sl) {
+				s = sl[i]
+			}
+			out[i] = maskLike(e, s)
+		}
+		return out
+	}
+	if shown == nil {
+		return redacted
+	}
+	return v
 }
 
 // normal makes JSON-decoded and HCL-decoded values comparable.

@@ -101,7 +101,7 @@ func (d *specDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, r
 		"name":       schema.StringAttribute{Computed: true, Description: "Its name."},
 		"type":       schema.StringAttribute{Computed: true, Description: "Its type."},
 		"version":    schema.StringAttribute{Computed: true, Description: "Its type's version."},
-		"properties": schema.StringAttribute{Computed: true, Description: "Its properties as JSON."},
+		"properties": schema.StringAttribute{Computed: true, Sensitive: true, Description: "Its properties as JSON; sensitive values show as \"(sensitive)\"."},
 	}}
 }
 

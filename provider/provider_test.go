@@ -168,13 +168,34 @@ resource "grove_profile" "bad" {
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("node_ids"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue("data.grove_nodes.web", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue("grove_cluster_policy_attachment.oldest", tfjsonpath.New("priority"), knownvalue.Int64Exact(300)),
-				}},
+				},
+				// The API hides the env, a sensitive property; the state
+				// keeps the configured value, so the next plan is empty.
+				Check: resource.ComposeTestCheckFunc(
+					resource.TestMatchResourceAttr("grove_profile.web", "properties", regexp.MustCompile(`"MODE":"v1"`)),
+					func(*terraform.State) error {
+						var out struct {
+							Profile struct {
+								Spec map[string]any `json:"spec"`
+							} `json:"profile"`
+						}
+						if _, err := client().Do(ctx, http.MethodGet, "/v1/profiles/tf-web", nil, nil, &out); err != nil {
+							return err
+						}
+						env, _ := out.Profile.Spec["properties"].(map[string]any)["env"].(map[string]any)
+						if env["MODE"] != "(sensitive)" {
+							return fmt.Errorf("the API shows the profile's env as %v, want (sensitive)", env)
+						}
+						return nil
+					}),
+			},
 			// An empty plan after apply.
 			{Config: clusterConfig("v1", "tf-web", 2, "a"), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 			// Import by id and by name.
 			{ResourceName: res, ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
 			{ResourceName: res, ImportState: true, ImportStateId: "tf-web", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
-			{ResourceName: "grove_profile.web", ImportState: true, ImportStateVerify: true},
+			// An imported profile's env is what the API shows: "(sensitive)".
+			{ResourceName: "grove_profile.web", ImportState: true, ImportStateVerify: true, ImportStateVerifyIgnore: []string{"properties"}},
 			{ResourceName: "grove_cluster_policy_attachment.oldest", ImportState: true, ImportStateId: "tf-web/tf-oldest", ImportStateVerify: true,
 				ImportStateVerifyIgnore: []string{"timeouts"}},
 			// Update in place, and resize through desired_capacity.

@@ -51,8 +51,9 @@ func (r *specResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"version": schema.StringAttribute{Required: true, Description: "The type's version, such as \"1.0\".",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
-		"properties": schema.StringAttribute{Optional: true, Computed: true,
-			Description:   "The properties as JSON (use jsonencode). They are validated against the plugin's schema at plan time. A change forces a replacement: specs are immutable.",
+		"properties": schema.StringAttribute{Optional: true, Computed: true, Sensitive: true,
+			Description: "The properties as JSON (use jsonencode). They are validated against the plugin's schema at plan time. A change forces a replacement: specs are immutable. " +
+				"Sensitive: some properties (a process's or container's env) are secrets, which the API shows as \"(sensitive)\"; the state keeps what was configured.",
 			PlanModifiers: []planmodifier.String{jsonSemantic{}, stringplanmodifier.RequiresReplace()}},
 		"full_type": schema.StringAttribute{Computed: true, Description: "Type and version, as Senlin writes them (local.process-1.0).",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
@@ -165,6 +166,11 @@ func (r *specResource) read(ctx context.Context, m *specModel, diags *diag.Diagn
 	if props == nil {
 		props = map[string]any{}
 	}
+	// The API shows sensitive values as a placeholder; the state keeps the
+	// configured value in its place, or every read would be a change.
+	if cur, err := decodeProps(m.Properties.ValueString()); err == nil && !m.Properties.IsNull() && !m.Properties.IsUnknown() {
+		props = restoreRedacted(props, cur).(map[string]any)
+	}
 	remote := toJSON(props)
 	// Keep the configured spelling when it means the same JSON.
 	if cur, err := normJSON(m.Properties.ValueString()); err != nil || cur != remote || m.Properties.IsNull() || m.Properties.IsUnknown() {
@@ -244,4 +250,36 @@ func (jsonSemantic) PlanModifyString(_ context.Context, req planmodifier.StringR
 	if errA == nil && errB == nil && a == b {
 		resp.PlanValue = req.StateValue
 	}
+}
+
+// redacted is what the API shows in place of a sensitive value.
+const redacted = "(sensitive)"
+
+// restoreRedacted returns remote with each redacted value replaced by the
+// value at the same place in known, when known has one.
+func restoreRedacted(remote, known any) any {
+	if remote == redacted && known != nil {
+		return known
+	}
+	switch x := remote.(type) {
+	case map[string]any:
+		km, _ := known.(map[string]any)
+		out := make(map[string]any, len(x))
+		for k, v := range x {
+			out[k] = restoreRedacted(v, km[k])
+		}
+		return out
+	case []any:
+		kl, _ := known.([]any)
+		out := make([]any, len(x))
+		for i, v := range x {
+			var kv any
+			if i < len(kl) {
+				kv = kl[i]
+			}
+			out[i] = restoreRedacted(v, kv)
+		}
+		return out
+	}
+	return remote
 }

@@ -91,7 +91,7 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 		}
 		cmd = []string{exe, "plugin", "serve"}
 	}
-	if err := a.Host.Start(ctx, host.Config{Name: builtin.Name, Command: cmd}); err != nil {
+	if err := a.Host.Start(ctx, host.Config{Name: builtin.Name, Command: cmd, Env: builtin.Env()}); err != nil {
 		return nil, err
 	}
 	registered := map[string]bool{}
@@ -110,7 +110,13 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 		}
 		// A plugin that cannot start is refused and reported, not fatal:
 		// one bad binary must not keep the agent and the other plugins down.
-		if err := a.Host.Start(ctx, host.Config{Name: p.Name, Command: command, SHA256: p.SHA256, Override: p.Override, Settings: settings}); err != nil {
+		env := map[string]string{}
+		for _, k := range p.PassEnv {
+			if v, ok := os.LookupEnv(k); ok {
+				env[k] = v
+			}
+		}
+		if err := a.Host.Start(ctx, host.Config{Name: p.Name, Command: command, SHA256: p.SHA256, Override: p.Override, Settings: settings, Env: env}); err != nil {
 			log.Error("plugin refused", "plugin", p.Name, "error", err)
 			a.Host.Refuse(p.Name, command, err.Error())
 		}
@@ -127,11 +133,19 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 			a.Host.Refuse(e.Name(), []string{path}, reason)
 		}
 	}
+	keyFile, create := cfg.SecretsKeyFile, false
+	if keyFile == "" {
+		keyFile, create = filepath.Join(cfg.DataDir, "secrets.key"), true
+	}
+	secretsKey, err := engine.LoadSecretsKey(keyFile, create)
+	if err != nil {
+		return nil, err
+	}
 	a.Engine = engine.New(a.Store, a.Host, log.Named("engine"), engine.Config{EngineID: engineID, ClusterWorkers: cfg.Workers.Cluster,
 		NodeWorkers: cfg.Workers.Node, NodeBatch: cfg.Workers.NodeBatch, MaxNodesPerCluster: cfg.Workers.MaxNodesPerCluster,
 		Lease: time.Duration(cfg.Workers.LeaseSeconds) * time.Second, CheckInterval: checkInterval(cfg.Orchestrator.CheckInterval),
 		Retention: cfg.Orchestrator.Retention, ReapInterval: parseDuration(cfg.Orchestrator.ReapInterval),
-		IgnoreDriverEvents: cfg.Orchestrator.DriverEvents != nil && !*cfg.Orchestrator.DriverEvents})
+		IgnoreDriverEvents: cfg.Orchestrator.DriverEvents != nil && !*cfg.Orchestrator.DriverEvents, SecretsKey: secretsKey})
 	if err := a.Engine.Start(ctx); err != nil {
 		return nil, err
 	}

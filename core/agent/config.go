@@ -49,6 +49,10 @@ type Config struct {
 	// by the file: loopback callers are trusted without a token, so it is
 	// refused on any other address.
 	Dev bool
+	// SecretsKeyFile holds the key that encrypts sensitive property values
+	// in the store; default <data_dir>/secrets.key, created at first start.
+	// Agents sharing a store must share the key.
+	SecretsKeyFile string `hcl:"secrets_key_file,optional"`
 }
 
 // TLSConfig is the API's certificate and, optionally, the CA that client
@@ -115,6 +119,9 @@ type PluginConfig struct {
 	SHA256   string            `hcl:"sha256"`
 	Override bool              `hcl:"override,optional"`
 	Settings map[string]string `hcl:"config,optional"`
+	// PassEnv names variables of the agent's environment the plugin gets;
+	// it gets no others beyond the plugin host's minimal set.
+	PassEnv []string `hcl:"pass_env,optional"`
 }
 
 // LoadConfig reads an HCL agent config file. Defaults are applied by

@@ -34,7 +34,9 @@
 //   - Node work: node_actions.go (batches of derived node actions, and a
 //     node action a user asked for), drivers.go (the batch calls to a
 //     profile's driver and the node rows they update), ports.go (ports for
-//     process nodes).
+//     process nodes), secrets.go (sensitive property values: sealed before
+//     they are stored, opened only for a plugin, redacted for the API,
+//     sealed at start-up when an older Grove stored them in clear).
 //   - In the background: health.go (periodic checks, driver events,
 //     restart supervision), reconcile.go (nodes left mid-operation at
 //     start-up), reaper.go (retention of finished actions and events).

@@ -17,7 +17,11 @@ func (e *Engine) specFor(ctx context.Context, profileID string) (sdk.Spec, error
 	if err != nil {
 		return sdk.Spec{}, err
 	}
-	return sdk.Spec{ID: prof.ID, Name: prof.Name, Type: prof.Type, Version: prof.Version, Properties: prof.Properties}, nil
+	props, err := e.openProfile(prof)
+	if err != nil {
+		return sdk.Spec{}, err
+	}
+	return sdk.Spec{ID: prof.ID, Name: prof.Name, Type: prof.Type, Version: prof.Version, Properties: props}, nil
 }
 
 func (e *Engine) sdkNodes(ctx context.Context, nodes []*model.Node) []sdk.Node {

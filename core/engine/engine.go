@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	crand "crypto/rand"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -59,6 +60,11 @@ type Config struct {
 	IgnoreDriverEvents bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// SecretsKey encrypts sensitive property values in the store
+	// (SecretsKeySize bytes, see LoadSecretsKey). Without one the engine
+	// makes a key that lives as long as it does: enough for tests, never
+	// for an agent, whose stored secrets must open after a restart.
+	SecretsKey []byte
 }
 
 func (c *Config) defaults() {
@@ -106,6 +112,7 @@ type Engine struct {
 	store   store.Store
 	plugins Plugins
 	log     hclog.Logger
+	secrets *secrets
 	ports   *portAllocator
 
 	wakeCluster chan struct{}
@@ -129,8 +136,19 @@ type Engine struct {
 // New returns an engine; call Start to run workers.
 func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 	cfg.defaults()
+	sec, err := newSecrets(cfg.SecretsKey)
+	if err != nil {
+		// An agent checks its key with LoadSecretsKey before; a test
+		// without one gets a key of its own.
+		if len(cfg.SecretsKey) > 0 {
+			log.Error("the configured secrets key is unusable; using a key that lasts as long as this engine", "error", err)
+		}
+		key := make([]byte, SecretsKeySize)
+		_, _ = crand.Read(key)
+		sec, _ = newSecrets(key)
+	}
 	return &Engine{
-		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(),
+		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(), secrets: sec,
 		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1),
 		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{},
 		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
@@ -145,6 +163,15 @@ func (e *Engine) Store() store.Store { return e.store }
 
 // Start reclaims what a previous run left and starts the workers.
 func (e *Engine) Start(ctx context.Context) error {
+	// Before any work: specs stored in plain text by an older Grove are
+	// encrypted now, not whenever they are next used.
+	sealed, err := e.SealStored(ctx)
+	if err != nil {
+		return fmt.Errorf("encrypt stored sensitive values at start-up: %w", err)
+	}
+	if sealed > 0 {
+		e.log.Info("encrypted the sensitive values of stored profiles and policies", "count", sealed)
+	}
 	n, err := e.store.ReclaimActions(ctx, e.cfg.EngineID, e.cfg.Now())
 	if err != nil {
 		return fmt.Errorf("reclaim actions at start-up: %w", err)

@@ -360,6 +360,10 @@ func builtinPlugin(t *testing.T) *sdk.Plugin {
 	return p
 }
 
+// testSecretsKey is every harness engine's key for sensitive values, so an
+// engine that replaces a crashed one opens what that one sealed.
+var testSecretsKey = []byte("0123456789abcdef0123456789abcdef")
+
 // epoch is where the harness's clock starts.
 var epoch = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 
@@ -396,7 +400,7 @@ func newIdleHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 // newEngine returns an engine on the harness's store, plugins and clock,
 // with a store of its own to kill.
 func (h *harness) newEngine(id string, tune func(*engine.Config)) *engine.Engine {
-	cfg := engine.Config{EngineID: id, CheckInterval: -1, Poll: 50 * time.Millisecond, Now: h.clock.Now}
+	cfg := engine.Config{EngineID: id, CheckInterval: -1, Poll: 50 * time.Millisecond, Now: h.clock.Now, SecretsKey: testSecretsKey}
 	if tune != nil {
 		tune(&cfg)
 	}

@@ -89,8 +89,12 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 			}
 			snap = &s
 		}
+		spec, err := e.policySpec(pol)
+		if err != nil {
+			return err
+		}
 		req := sdk.CheckRequest{
-			Policy:  sdk.Spec{ID: pol.ID, Name: pol.Name, Type: pol.Type, Version: pol.Version, Properties: pol.Properties},
+			Policy:  spec,
 			Phase:   phase,
 			Action:  sdk.Action{ID: a.ID, Name: a.Action, Target: a.Target, Inputs: a.Inputs, Data: a.Data},
 			Cluster: *snap, BindingData: b.Data, Now: e.cfg.Now().UnixMicro(),
@@ -158,7 +162,11 @@ func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return err
 	}
-	data, err := client.Attach(ctx, sdk.Spec{ID: pol.ID, Name: pol.Name, Type: pol.Type, Version: pol.Version, Properties: pol.Properties}, snap)
+	spec, err := e.policySpec(pol)
+	if err != nil {
+		return err
+	}
+	data, err := client.Attach(ctx, spec, snap)
 	if err != nil {
 		return fmt.Errorf("Failed in attaching policy '%s': %w", pol.Name, err)
 	}
@@ -240,7 +248,11 @@ func (e *Engine) detach(ctx context.Context, cl *model.Cluster, b *model.Binding
 	if err != nil {
 		return err
 	}
-	if err := client.Detach(ctx, sdk.Spec{ID: pol.ID, Name: pol.Name, Type: pol.Type, Version: pol.Version, Properties: pol.Properties}, snap, b.Data); err != nil {
+	spec, err := e.policySpec(pol)
+	if err != nil {
+		return err
+	}
+	if err := client.Detach(ctx, spec, snap, b.Data); err != nil {
 		return fmt.Errorf("detach policy '%s': %w", pol.Name, err)
 	}
 	return e.store.DeleteBinding(ctx, cl.ID, pol.ID)

@@ -18,6 +18,8 @@ type ParsedSpec struct {
 	Type       string
 	Version    string
 	Properties map[string]any
+	// schema is the type's, which says what to seal.
+	schema schema.Schema
 }
 
 // ValidateSpec checks a profile or policy spec (kind "profile" or "policy")
@@ -63,6 +65,9 @@ func (e *Engine) ValidateSpec(ctx context.Context, kind string, spec map[string]
 	if len(diags) > 0 {
 		return nil, BadRequest("%s", diags.Error())
 	}
+	if err := checkSubmitted(comp.Schema, props); err != nil {
+		return nil, err
+	}
 	s := sdk.Spec{Type: typ, Version: version, Properties: props}
 	var ds schema.Diagnostics
 	err = e.plugins.Call(ctx, kind, typ, func(ctx context.Context, client *sdk.Client) (err error) {
@@ -87,7 +92,7 @@ func (e *Engine) ValidateSpec(ctx context.Context, kind string, spec map[string]
 		}
 		return nil, BadRequest("%s", strings.Join(msgs, "; "))
 	}
-	return &ParsedSpec{Type: typ, Version: version, Properties: normalised}, nil
+	return &ParsedSpec{Type: typ, Version: version, Properties: normalised, schema: comp.Schema}, nil
 }
 
 func specVersion(v any) (string, error) {
@@ -135,7 +140,12 @@ func (e *Engine) buildProfile(ctx context.Context, c Caller, name string, spec, 
 	if err != nil {
 		return nil, err
 	}
-	return &model.Profile{ID: e.newID(), Name: name, Type: ps.Type, Version: ps.Version, Spec: spec, Properties: ps.Properties,
+	id := e.newID()
+	spec, props, err := e.sealSpec(ps.schema, id, spec, ps.Properties)
+	if err != nil {
+		return nil, err
+	}
+	return &model.Profile{ID: id, Name: name, Type: ps.Type, Version: ps.Version, Spec: spec, Properties: props,
 		Metadata: metadata, User: c.User, Project: c.Project, CreatedAt: e.cfg.Now()}, nil
 }
 
@@ -202,7 +212,12 @@ func (e *Engine) buildPolicy(ctx context.Context, c Caller, name string, spec ma
 	if err != nil {
 		return nil, err
 	}
-	return &model.Policy{ID: e.newID(), Name: name, Type: ps.Type, Version: ps.Version, Spec: spec, Properties: ps.Properties,
+	id := e.newID()
+	spec, props, err := e.sealSpec(ps.schema, id, spec, ps.Properties)
+	if err != nil {
+		return nil, err
+	}
+	return &model.Policy{ID: id, Name: name, Type: ps.Type, Version: ps.Version, Spec: spec, Properties: props,
 		Data: map[string]any{}, User: c.User, Project: c.Project, CreatedAt: e.cfg.Now()}, nil
 }
 

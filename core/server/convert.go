@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
 )
 
@@ -29,12 +30,12 @@ func orMap(m map[string]any) map[string]any {
 
 func toProfile(p *model.Profile) api.Profile {
 	return api.Profile{ID: p.ID, Name: p.Name, Type: p.FullType(), User: p.User, Project: p.Project, Domain: p.Domain,
-		Spec: orMap(p.Spec), Metadata: orMap(p.Metadata), CreatedAt: ts(p.CreatedAt), UpdatedAt: tsPtr(p.UpdatedAt)}
+		Spec: orMap(engine.Redact(p.Spec)), Metadata: orMap(p.Metadata), CreatedAt: ts(p.CreatedAt), UpdatedAt: tsPtr(p.UpdatedAt)}
 }
 
 func toPolicy(p *model.Policy) api.Policy {
 	return api.Policy{ID: p.ID, Name: p.Name, Type: p.FullType(), User: p.User, Project: p.Project, Domain: p.Domain,
-		Spec: orMap(p.Spec), Data: orMap(p.Data), CreatedAt: ts(p.CreatedAt), UpdatedAt: tsPtr(p.UpdatedAt)}
+		Spec: orMap(engine.Redact(p.Spec)), Data: orMap(p.Data), CreatedAt: ts(p.CreatedAt), UpdatedAt: tsPtr(p.UpdatedAt)}
 }
 
 // toCluster fills node and policy ids and the profile name from the store.

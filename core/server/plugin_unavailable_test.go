@@ -48,6 +48,8 @@ type apiServer struct {
 	t    *testing.T
 	url  string
 	host *host.Host
+	dir  string // holds the store, grove.db
+	eng  *engine.Engine
 }
 
 func newAPI(t *testing.T, healthEvery, callTimeout time.Duration) *apiServer {
@@ -69,7 +71,7 @@ func newAPI(t *testing.T, healthEvery, callTimeout time.Duration) *apiServer {
 	e := engine.New(st, h, hclog.NewNullLogger(), engine.Config{CheckInterval: -1})
 	srv := httptest.NewServer(server.New(e, server.Options{Host: h}))
 	t.Cleanup(srv.Close)
-	return &apiServer{t: t, url: srv.URL, host: h}
+	return &apiServer{t: t, url: srv.URL, host: h, dir: dir, eng: e}
 }
 
 type reply struct {

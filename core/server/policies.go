@@ -79,8 +79,13 @@ func (s *Server) updatePolicy(w http.ResponseWriter, r *http.Request, c engine.C
 	if err != nil {
 		return err
 	}
-	if err := only(body, "policy.", "name"); err != nil {
+	if err := only(body, "policy.", "name", "spec"); err != nil {
 		return err
+	}
+	if spec, ok := body["spec"].(map[string]any); ok || body["spec"] != nil {
+		if err := s.e.CheckSpecUnchanged(s.ctx(r), c, "policy", r.PathValue("id"), spec); err != nil {
+			return err
+		}
 	}
 	name, err := nameField(body, "name")
 	if err != nil {

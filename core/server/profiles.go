@@ -85,8 +85,13 @@ func (s *Server) updateProfile(w http.ResponseWriter, r *http.Request, c engine.
 	if err != nil {
 		return err
 	}
-	if err := only(body, "profile.", "name", "metadata"); err != nil {
+	if err := only(body, "profile.", "name", "spec", "metadata"); err != nil {
 		return err
+	}
+	if spec, ok := body["spec"].(map[string]any); ok || body["spec"] != nil {
+		if err := s.e.CheckSpecUnchanged(s.ctx(r), c, "profile", r.PathValue("id"), spec); err != nil {
+			return err
+		}
 	}
 	name, err := nameField(body, "name")
 	if err != nil {

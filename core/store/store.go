@@ -146,6 +146,10 @@ type Store interface {
 	UpdatePolicy(ctx context.Context, p *model.Policy) error
 	DeletePolicy(ctx context.Context, id string) error
 	PolicyInUse(ctx context.Context, id string) (bool, error)
+	// ReplaceSpec rewrites the spec and properties of a profile or policy
+	// (kind "profile" or "policy"); the engine uses it only to encrypt
+	// sensitive values stored in plain text.
+	ReplaceSpec(ctx context.Context, kind, id string, spec, properties map[string]any) error
 
 	CreateCluster(ctx context.Context, c *model.Cluster) error
 	GetCluster(ctx context.Context, id string) (*model.Cluster, error)

@@ -4,6 +4,8 @@
 package builtin
 
 import (
+	"os"
+
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/builtin/deletion"
 	"github.com/grovehq/grove/plugins/builtin/noop"
@@ -23,4 +25,18 @@ func Plugin(version string) *sdk.Plugin {
 		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type()},
 		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type()},
 	}
+}
+
+// Env is the environment the built-in plugin declares it needs from the
+// agent's: the container driver's engine endpoints (DOCKER_HOST, or several
+// in GROVE_DOCKER_HOSTS). The plugin host passes these and nothing else of
+// the agent's environment beyond its minimal set.
+func Env() map[string]string {
+	out := map[string]string{}
+	for _, k := range []string{"DOCKER_HOST", "GROVE_DOCKER_HOSTS"} {
+		if v := os.Getenv(k); v != "" {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -42,6 +42,10 @@ type Config struct {
 	Override bool
 	// Settings is passed to the plugin as its configuration.
 	Settings map[string]any
+	// Env is the environment the plugin declared it needs beyond the
+	// minimal one (see PluginEnv), such as DOCKER_HOST for the built-in
+	// container driver. Nothing else of the agent's environment reaches it.
+	Env map[string]string
 }
 
 // Component is one profile or policy type, as the plugin described it.
@@ -228,13 +232,16 @@ func (in *instance) launch(ctx context.Context) error {
 	}
 	settings, _ := json.Marshal(cfg.Settings)
 	cmd := exec.Command(bin, cfg.Command[1:]...)
-	cmd.Env = append(os.Environ(), "GROVE_PLUGIN_DATA_DIR="+dir, "GROVE_PLUGIN_NAME="+cfg.Name, "GROVE_PLUGIN_CONFIG="+string(settings))
+	cmd.Env = PluginEnv(os.Getenv, cfg.Env, "GROVE_PLUGIN_DATA_DIR="+dir, "GROVE_PLUGIN_NAME="+cfg.Name, "GROVE_PLUGIN_CONFIG="+string(settings))
 	// The plugin dies with the agent; the processes it manages for nodes are
 	// its own business (local.process detaches them).
 	cmd.SysProcAttr = dieWithParent()
 	// go-plugin re-emits the plugin's hclog lines through in.logger, under
 	// the plugin's name, and copies raw stderr to the log file.
 	pc := sdk.ClientConfig(cmd, in.logger)
+	// go-plugin would append the agent's whole environment to cmd.Env; it
+	// adds only its handshake variables then.
+	pc.SkipHostEnv = true
 	pc.Stderr = logFile
 	client := goplugin.NewClient(pc)
 	fail := func(err error) error {
@@ -293,6 +300,35 @@ func (in *instance) launch(ctx context.Context) error {
 	in.mu.Unlock()
 	in.logger.Info("plugin started", "pid", client.ReattachConfig().Pid, "components", len(comps))
 	return nil
+}
+
+// MinimalEnv names the variables of the agent's environment every plugin
+// gets, when they are set: what a program needs to run (PATH, TMPDIR, the
+// time zone and locale), the plugin log level, and GOCOVERDIR, which only a
+// coverage-instrumented build reads. Tokens, cloud credentials and anything
+// else of the agent's stay with the agent.
+func MinimalEnv() []string {
+	return []string{"PATH", "TMPDIR", "TZ", "LANG", "LC_ALL", "GROVE_PLUGIN_LOG_LEVEL", "GOCOVERDIR"}
+}
+
+// PluginEnv builds a plugin's environment: the MinimalEnv variables that
+// getenv knows, then declared (in name order), then extra ("K=V").
+func PluginEnv(getenv func(string) string, declared map[string]string, extra ...string) []string {
+	var env []string
+	for _, k := range MinimalEnv() {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	keys := make([]string, 0, len(declared))
+	for k := range declared {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+declared[k])
+	}
+	return append(env, extra...)
 }
 
 // openPluginDir creates a plugin's directory under the data dir and opens

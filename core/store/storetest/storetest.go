@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"HealthClaims", testHealthClaims},
 		{"LiteralLookups", testLiteralLookups},
 		{"ClusterNamesUnique", testUniqueNames},
+		{"ReplaceSpec", testReplaceSpec},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -618,5 +619,31 @@ func testUniqueNames(t *testing.T, s store.Store) {
 	must(t, err)
 	if len(all) != 1 {
 		t.Errorf("%d clusters named race; want 1", len(all))
+	}
+}
+
+// testReplaceSpec: the spec and properties of a profile and of a policy are
+// replaced, nothing else; an unknown id is not found.
+func testReplaceSpec(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	p := profile("web", t0)
+	must(t, s.CreateProfile(ctx, p))
+	pol := &model.Policy{ID: uuid.NewString(), Name: "del", Type: "senlin.policy.deletion", Version: "1.1", Spec: map[string]any{"type": "x"},
+		Properties: map[string]any{"criteria": "OLDEST_FIRST"}, Data: map[string]any{}, Project: "p1", CreatedAt: t0}
+	must(t, s.CreatePolicy(ctx, pol))
+	must(t, s.ReplaceSpec(ctx, "profile", p.ID, map[string]any{"type": "local.process", "v": "sealed"}, map[string]any{"env": "sealed"}))
+	must(t, s.ReplaceSpec(ctx, "policy", pol.ID, map[string]any{"type": "x", "v": "sealed"}, map[string]any{"criteria": "sealed"}))
+	got, err := s.GetProfile(ctx, p.ID)
+	must(t, err)
+	if got.Spec["v"] != "sealed" || got.Properties["env"] != "sealed" || got.Properties["command"] != nil || got.Name != "web" {
+		t.Errorf("profile after ReplaceSpec: %+v", got)
+	}
+	gp, err := s.GetPolicy(ctx, pol.ID)
+	must(t, err)
+	if gp.Spec["v"] != "sealed" || gp.Properties["criteria"] != "sealed" || gp.Name != "del" {
+		t.Errorf("policy after ReplaceSpec: %+v", gp)
+	}
+	if err := s.ReplaceSpec(ctx, "profile", uuid.NewString(), nil, nil); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ReplaceSpec of an unknown profile: %v, want not found", err)
 	}
 }

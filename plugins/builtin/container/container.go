@@ -57,7 +57,7 @@ func Type() sdk.ProfileType {
 		Schema: schema.Schema{
 			"image":   {Type: schema.String, Required: true, Updatable: true, Description: "The image; a change replaces the node's container."},
 			"command": {Type: schema.List, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Command and arguments (default: the image's)."},
-			"env":     {Type: schema.Map, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Environment variables."},
+			"env":     {Type: schema.Map, Updatable: true, Sensitive: true, Elem: &schema.Property{Type: schema.String}, Description: "Environment variables. The values are sensitive: the API shows them as (sensitive) and the store keeps them encrypted."},
 			"labels":  {Type: schema.Map, Updatable: true, Elem: &schema.Property{Type: schema.String}, Description: "Container labels."},
 			"ports": {Type: schema.List, Elem: &schema.Property{Type: schema.Integer, Constraints: []schema.Constraint{schema.Range(schema.F(1), schema.F(65535))}}, Description: "The container port the app listens on. With host networking one port, " +
 				"and the app must listen on $PORT (the port allocated for the node on 127.0.0.1)."},

@@ -235,9 +235,18 @@ func (d *Driver) result(n sdk.Node, st state) sdk.Result {
 	return sdk.Result{ID: n.ID, PhysicalID: fmt.Sprintf("pid-%d", st.PID), State: b, Data: data, Healthy: true}
 }
 
+// NodePath is the PATH a node's process gets unless its profile's env sets
+// one: the usual system directories, not the agent's own PATH, which may
+// name directories of the agent's user.
+const NodePath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// nodeEnv is a node's whole environment: PATH, the profile's env and the
+// GROVE_NODE_* variables. Nothing of the plugin's (and so the agent's)
+// environment is passed on: tokens, cloud credentials and go-plugin's
+// cookie are not a node's business.
 func nodeEnv(p sdk.Spec, n sdk.Node, port int) []string {
-	env := os.Environ()
-	extra := map[string]string{}
+	var env []string
+	extra := map[string]string{"PATH": NodePath}
 	if m, ok := p.Properties["env"].(map[string]any); ok {
 		for k, v := range m {
 			extra[k] = fmt.Sprint(v)

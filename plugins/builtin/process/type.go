@@ -28,7 +28,7 @@ func Type() sdk.ProfileType {
 		Schema: schema.Schema{
 			"command": {Type: schema.List, Required: true, Updatable: true, Description: "The program and its arguments.",
 				Elem: &schema.Property{Type: schema.String}, Constraints: []schema.Constraint{schema.Length(schema.F(1), nil)}},
-			"env":          {Type: schema.Map, Updatable: true, Description: "Extra environment variables.", Elem: &schema.Property{Type: schema.String}},
+			"env":          {Type: schema.Map, Updatable: true, Sensitive: true, Description: "Environment variables, besides PATH and the GROVE_NODE_* variables; nothing of the agent's environment is passed on. The values are sensitive: the API shows them as (sensitive) and the store keeps them encrypted.", Elem: &schema.Property{Type: schema.String}},
 			"workdir":      {Type: schema.String, Updatable: true, Description: "Working directory; defaults to the node's runtime directory."},
 			"stop_timeout": {Type: schema.Integer, Updatable: true, Default: int64(10), Description: "Seconds between SIGTERM and SIGKILL when a node is stopped.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(3600))}},
 		},

@@ -1,8 +1,9 @@
 // Command testplugin misbehaves on purpose, as its GROVE_PLUGIN_CONFIG asks:
 // it crashes soon after starting, speaks a foreign API version, prints to
 // stdout before the handshake, speaks another handshake version, or logs a
-// line. The host's tests use it. It serves the
-// deletion policy too, so an older policy API can be tried against the host.
+// line. The host's and the API's tests use it. It serves grove.noop, the
+// deletion policy, so an older policy API can be tried against the host, and
+// test.secret, whose properties are sensitive.
 package main
 
 import (
@@ -17,12 +18,23 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/deletion"
 	"github.com/grovehq/grove/plugins/builtin/noop"
 	"github.com/grovehq/grove/plugins/sdk"
+	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
 func main() {
 	var cfg map[string]string
 	_ = json.Unmarshal([]byte(os.Getenv("GROVE_PLUGIN_CONFIG")), &cfg)
-	p := &sdk.Plugin{Name: "testplugin", Version: "0.0.1", Profiles: []sdk.ProfileType{noop.Type()}, Policies: []sdk.PolicyType{deletion.Type()}}
+	// test.secret is grove.noop with its label marked sensitive: a node's
+	// data shows the label the plugin was given, in clear.
+	secret := noop.Type()
+	secret.Type = "test.secret"
+	secret.Schema = schema.Schema{
+		"label":        {Type: schema.String, Sensitive: true, Default: ""},
+		"env":          {Type: schema.Map, Sensitive: true, Elem: &schema.Property{Type: schema.String}},
+		"public":       {Type: schema.String},
+		"create_delay": {Type: schema.Integer, Default: int64(0)},
+	}
+	p := &sdk.Plugin{Name: "testplugin", Version: "0.0.1", Profiles: []sdk.ProfileType{noop.Type(), secret}, Policies: []sdk.PolicyType{deletion.Type()}}
 	if v := cfg["profile_api"]; v != "" {
 		p.ProfileAPIVersions = []string{v}
 	}
