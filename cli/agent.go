@@ -50,6 +50,7 @@ func runAgent(ctx context.Context, env *Env, args []string) error {
 	if *dataDir != "" {
 		cfg.DataDir = *dataDir
 	}
+	cfg.Dev = *dev
 	if cfg.LogLevel != "" && *logLevel == "info" {
 		*logLevel = cfg.LogLevel
 	}
@@ -161,7 +162,7 @@ func runQuickstart(ctx context.Context, env *Env, args []string) error {
 		return err
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "grove", Level: hclog.Warn, Output: env.Stderr})
-	a, err := agent.Start(ctx, &agent.Config{Bind: *bind, DataDir: *dataDir}, Version, log)
+	a, err := agent.Start(ctx, &agent.Config{Bind: *bind, DataDir: *dataDir, Dev: true}, Version, log)
 	if err != nil {
 		return err
 	}

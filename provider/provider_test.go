@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 	// The agent's plugins find the container engine through DOCKER_HOST, so
 	// it is settled before they start.
 	_, _ = containertest.Ensure() // a test needing the engine says why it is missing
-	a, err := agent.Start(context.Background(), &agent.Config{Bind: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Builtin: []string{groveBin, "plugin", "serve"}},
+	a, err := agent.Start(context.Background(), &agent.Config{Bind: "127.0.0.1:0", Dev: true, DataDir: filepath.Join(dir, "data"), Builtin: []string{groveBin, "plugin", "serve"}},
 		"test", hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}))
 	if err != nil {
 		panic(err)

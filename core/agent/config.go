@@ -22,6 +22,9 @@ type Config struct {
 	Bind       string         `hcl:"bind,optional"`
 	DataDir    string         `hcl:"data_dir,optional"`
 	PluginDir  string         `hcl:"plugin_dir,optional"`
+	// AdminToken is a legacy static admin token of project "default",
+	// compared in constant time; prefer tokens (grove token create), which
+	// are stored hashed, expire and can be revoked.
 	AdminToken string         `hcl:"admin_token,optional"`
 	LogLevel   string         `hcl:"log_level,optional"`
 	Store      *StoreConfig   `hcl:"store,block"`
@@ -35,6 +38,11 @@ type Config struct {
 	// API request, such as validating a spec ("5s"); a plugin that does not
 	// answer in time gets the request a 503.
 	PluginCallTimeout string `hcl:"plugin_call_timeout,optional"`
+	// Dev is dev mode (`grove agent -dev`, the quick start), set by the
+	// command line, not the file: loopback callers sending no token are
+	// admins of project "default", which holds every host-access grant, and
+	// no bootstrap token is made.
+	Dev bool
 	// Builtin is the command that serves the built-in plugin; tests point it
 	// at a freshly built binary. Defaults to this executable.
 	Builtin []string `hcl:"builtin_command,optional"`

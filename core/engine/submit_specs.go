@@ -135,6 +135,9 @@ func (e *Engine) buildProfile(ctx context.Context, c Caller, name string, spec, 
 	if err != nil {
 		return nil, err
 	}
+	if err := e.checkHostAccess(ctx, c.Project, ps.Type, ps.Properties); err != nil {
+		return nil, err
+	}
 	return &model.Profile{ID: e.newID(), Name: name, Type: ps.Type, Version: ps.Version, Spec: spec, Properties: ps.Properties,
 		Metadata: metadata, User: c.User, Project: c.Project, CreatedAt: e.cfg.Now()}, nil
 }
