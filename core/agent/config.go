@@ -19,9 +19,9 @@ const DefaultBind = "127.0.0.1:7470"
 
 // Config is the agent configuration (an HCL file for `grove agent -config`).
 type Config struct {
-	Bind       string         `hcl:"bind,optional"`
-	DataDir    string         `hcl:"data_dir,optional"`
-	PluginDir  string         `hcl:"plugin_dir,optional"`
+	Bind      string `hcl:"bind,optional"`
+	DataDir   string `hcl:"data_dir,optional"`
+	PluginDir string `hcl:"plugin_dir,optional"`
 	// AdminToken is a legacy static admin token of project "default",
 	// compared in constant time; prefer tokens (grove token create), which
 	// are stored hashed, expire and can be revoked.

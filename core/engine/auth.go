@@ -162,7 +162,9 @@ func (e *Engine) Token(ctx context.Context, id string) (*model.Token, error) {
 }
 
 // RevokeToken deletes a token: the next request carrying it is refused.
-func (e *Engine) RevokeToken(ctx context.Context, id string) error { return e.store.DeleteToken(ctx, id) }
+func (e *Engine) RevokeToken(ctx context.Context, id string) error {
+	return e.store.DeleteToken(ctx, id)
+}
 
 // HostAccessTypes are the profile types a project may use only when an
 // admin granted them, because their nodes reach the agent's host.

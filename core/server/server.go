@@ -51,9 +51,9 @@ type Options struct {
 	// FailedAuthAddrs bounds how many addresses' failures are remembered
 	// (default 10000).
 	FailedAuthAddrs int
-	Version string
-	Logger  hclog.Logger
-	Host    *host.Host
+	Version         string
+	Logger          hclog.Logger
+	Host            *host.Host
 	// MaxRequestBytes bounds a request body (DefaultMaxRequestBytes when
 	// zero); a larger one is answered 413 without being read.
 	MaxRequestBytes int64

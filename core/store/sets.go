@@ -12,9 +12,9 @@ type SetObject struct {
 	// Project is the project of the set (and of the object).
 	Project string
 	Set     string
-	Kind string // profile, policy or cluster
-	Name string // the name the set gives it
-	ID   string
+	Kind    string // profile, policy or cluster
+	Name    string // the name the set gives it
+	ID      string
 }
 
 // SetObjects lists what a project's set owns, by kind and name.
