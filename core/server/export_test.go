@@ -1,0 +1,10 @@
+package server
+
+// Routes lists the patterns of the route table, as registered.
+func (s *Server) Routes() []string {
+	out := make([]string, 0, len(s.table))
+	for _, r := range s.table {
+		out = append(out, r.Pattern)
+	}
+	return out
+}
