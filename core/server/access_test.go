@@ -26,13 +26,13 @@ import (
 // running engine and the host's testplugin (grove.noop profiles,
 // senlin.policy.deletion policies).
 type authAPI struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	e   *engine.Engine
 	srv *server.Server
 }
 
-func newAuthAPI(t *testing.T, opts server.Options) *authAPI {
+func newAuthAPI(t testing.TB, opts server.Options) *authAPI {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -8,3 +8,9 @@ func (s *Server) Routes() []string {
 	}
 	return out
 }
+
+// TokenFrom exposes the token header parsing to the fuzz test.
+var TokenFrom = tokenFrom
+
+// FailureAddrs is how many client addresses the bad-token limiter holds.
+func (s *Server) FailureAddrs() int { return s.failures.size() }
