@@ -145,9 +145,14 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 		NodeWorkers: cfg.Workers.Node, NodeBatch: cfg.Workers.NodeBatch, MaxNodesPerCluster: cfg.Workers.MaxNodesPerCluster,
 		Lease: time.Duration(cfg.Workers.LeaseSeconds) * time.Second, CheckInterval: checkInterval(cfg.Orchestrator.CheckInterval),
 		Retention: cfg.Orchestrator.Retention, ReapInterval: parseDuration(cfg.Orchestrator.ReapInterval),
-		IgnoreDriverEvents: cfg.Orchestrator.DriverEvents != nil && !*cfg.Orchestrator.DriverEvents, SecretsKey: secretsKey})
+		IgnoreDriverEvents: cfg.Orchestrator.DriverEvents != nil && !*cfg.Orchestrator.DriverEvents, SecretsKey: secretsKey, Dev: cfg.Dev})
 	if err := a.Engine.Start(ctx); err != nil {
 		return nil, err
+	}
+	if !cfg.Dev {
+		if err := a.bootstrap(ctx); err != nil {
+			return nil, err
+		}
 	}
 	ln, err := net.Listen("tcp", cfg.Bind)
 	if err != nil {
@@ -167,7 +172,7 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	// (and its goroutine) forever. ReadTimeout also ends the context of a
 	// request still running after it; no handler runs that long (work is
 	// queued as actions).
-	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Version: version, Logger: log.Named("api"), Host: a.Host,
+	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Dev: cfg.Dev, Version: version, Logger: log.Named("api"), Host: a.Host,
 		MaxRequestBytes: cfg.API.MaxRequestBytes}),
 		ReadHeaderTimeout: min(10*time.Second, parseDuration(cfg.API.ReadTimeout)), ReadTimeout: parseDuration(cfg.API.ReadTimeout),
 		IdleTimeout: parseDuration(cfg.API.IdleTimeout),
@@ -203,6 +208,50 @@ func (a *Agent) Close() {
 	if a.lock != nil {
 		a.lock.Close()
 	}
+}
+
+// BootstrapTokenFile is the file in the data dir that receives the
+// bootstrap token's secret.
+const BootstrapTokenFile = "bootstrap-token"
+
+// bootstrap makes the first admin token when the store has none, as `nomad
+// acl bootstrap` does, and writes its secret to a file only the agent's
+// user can read. The log names the file, never the secret.
+func (a *Agent) bootstrap(ctx context.Context) error {
+	t, secret, err := a.Engine.Bootstrap(ctx)
+	if err != nil {
+		return fmt.Errorf("create the bootstrap token: %w", err)
+	}
+	if t == nil {
+		return nil
+	}
+	path := filepath.Join(a.Config.DataDir, BootstrapTokenFile)
+	if err := writePrivate(path, []byte(secret+"\n")); err != nil {
+		// Without the file nobody could use the token: take it back, so the
+		// next start makes another.
+		_ = a.Engine.RevokeToken(ctx, t.ID)
+		return fmt.Errorf("write the bootstrap token: %w", err)
+	}
+	a.log.Info("bootstrap token created: an admin of project default; its secret is in the file (read it, then delete the file)",
+		"id", t.ID, "file", path)
+	return nil
+}
+
+// writePrivate writes a new file readable by its owner alone, replacing
+// one left by an earlier bootstrap whatever its mode.
+func writePrivate(path string, b []byte) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // loadEngineID keeps the engine id stable across restarts of one agent, so

@@ -22,9 +22,12 @@ const DefaultBind = "127.0.0.1:7470"
 
 // Config is the agent configuration (an HCL file for `grove agent -config`).
 type Config struct {
-	Bind       string         `hcl:"bind,optional"`
-	DataDir    string         `hcl:"data_dir,optional"`
-	PluginDir  string         `hcl:"plugin_dir,optional"`
+	Bind      string `hcl:"bind,optional"`
+	DataDir   string `hcl:"data_dir,optional"`
+	PluginDir string `hcl:"plugin_dir,optional"`
+	// AdminToken is a legacy static admin token of project "default",
+	// compared in constant time; prefer tokens (grove token create), which
+	// are stored hashed, expire and can be revoked.
 	AdminToken string         `hcl:"admin_token,optional"`
 	LogLevel   string         `hcl:"log_level,optional"`
 	Store      *StoreConfig   `hcl:"store,block"`
@@ -45,9 +48,10 @@ type Config struct {
 	// loopback address needs it: tokens and specs would otherwise cross
 	// the network in clear.
 	TLS *TLSConfig `hcl:"tls,block"`
-	// Dev is development mode (`grove agent -dev`), set by the flag, never
-	// by the file: loopback callers are trusted without a token, so it is
-	// refused on any other address.
+	// Dev is dev mode (`grove agent -dev`, the quick start), set by the
+	// command line, never by the file: loopback callers sending no token
+	// are admins of project "default", which holds every host-access grant,
+	// and no bootstrap token is made; so it is refused on any other address.
 	Dev bool
 	// SecretsKeyFile holds the key that encrypts sensitive property values
 	// in the store; default <data_dir>/secrets.key, created at first start.

@@ -538,11 +538,11 @@ func (s *crashStore) DeleteEvents(ctx context.Context, ids []string) error {
 	return s.Store.DeleteEvents(ctx, ids)
 }
 
-func (s *crashStore) SetObjects(ctx context.Context, set string) ([]store.SetObject, error) {
+func (s *crashStore) SetObjects(ctx context.Context, project, set string) ([]store.SetObject, error) {
 	if err := s.hit("SetObjects"); err != nil {
 		return nil, err
 	}
-	return s.Store.SetObjects(ctx, set)
+	return s.Store.SetObjects(ctx, project, set)
 }
 
 func (s *crashStore) OwnerOf(ctx context.Context, kind, id string) (*store.SetObject, error) {

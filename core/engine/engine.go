@@ -58,6 +58,9 @@ type Config struct {
 	ReapInterval time.Duration
 	// IgnoreDriverEvents turns off following the drivers' node events.
 	IgnoreDriverEvents bool
+	// Dev is dev mode: project "default" holds every host-access grant,
+	// so the quick start's local.process cluster needs no admin step.
+	Dev bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// SecretsKey encrypts sensitive property values in the store

@@ -389,6 +389,11 @@ func newIdleHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
+	// The harness's project may run local.process nodes, as an admin's
+	// grant would allow (auth_test.go tests the grants themselves).
+	if err := s.PutGrant(context.Background(), caller.Project, "local.process"); err != nil {
+		t.Fatal(err)
+	}
 	g := newGate()
 	t.Cleanup(func() { close(g.release) })
 	h := &harness{t: t, store: s, wrap: wrap, gate: g, clock: &clock{now: epoch},

@@ -11,14 +11,19 @@ import (
 	"github.com/grovehq/grove/core/store"
 )
 
-// SetObjects lists what a definition set owns.
-func (e *Engine) SetObjects(ctx context.Context, set string) ([]store.SetObject, error) {
-	return e.store.SetObjects(ctx, set)
+// SetObjects lists what a definition set of the caller's project owns.
+func (e *Engine) SetObjects(ctx context.Context, c Caller, set string) ([]store.SetObject, error) {
+	return e.store.SetObjects(ctx, c.Project, set)
 }
 
-// OwnerOf returns the set owning an object, or nil.
-func (e *Engine) OwnerOf(ctx context.Context, kind, id string) (*store.SetObject, error) {
-	return e.store.OwnerOf(ctx, kind, id)
+// OwnerOf returns the set owning an object of the caller's project, or nil:
+// another project's ownership records are not shown, as its objects are not.
+func (e *Engine) OwnerOf(ctx context.Context, c Caller, kind, id string) (*store.SetObject, error) {
+	o, err := e.store.OwnerOf(ctx, kind, id)
+	if err != nil || o == nil || o.Project != c.Project {
+		return nil, err
+	}
+	return o, nil
 }
 
 var setKinds = []string{"profile", "policy", "cluster"}
@@ -45,14 +50,20 @@ func (e *Engine) ClaimObject(ctx context.Context, c Caller, set, kind, name, id 
 	if err != nil {
 		return err
 	}
-	if owner != nil && owner.Set != set {
+	// An object of the caller's project is owned by another project's set
+	// only if a store was written before sets had projects; it is not
+	// named, only refused.
+	if owner != nil && (owner.Set != set || owner.Project != c.Project) {
+		if owner.Project != c.Project {
+			return Conflict("ResourceInUse", "The %s is owned by a definition set of another project.", kind)
+		}
 		return Conflict("ResourceInUse", "The %s %q is owned by definition set %q; a set does not take over another set's objects.", kind, owner.Name, owner.Set)
 	}
-	return e.store.PutSetObject(ctx, store.SetObject{Set: set, Kind: kind, Name: name, ID: id})
+	return e.store.PutSetObject(ctx, store.SetObject{Project: c.Project, Set: set, Kind: kind, Name: name, ID: id})
 }
 
-// ReleaseObject forgets that a set owns an object.
-func (e *Engine) ReleaseObject(ctx context.Context, set, kind, id string) error {
+// ReleaseObject forgets that a set of the caller's project owns an object.
+func (e *Engine) ReleaseObject(ctx context.Context, c Caller, set, kind, id string) error {
 	if err := e.checkSetRef(set, kind); err != nil {
 		return err
 	}
@@ -60,7 +71,7 @@ func (e *Engine) ReleaseObject(ctx context.Context, set, kind, id string) error 
 	if err != nil {
 		return err
 	}
-	if owner == nil || owner.Set != set {
+	if owner == nil || owner.Set != set || owner.Project != c.Project {
 		return &Error{Status: http.StatusNotFound, Type: "ResourceNotFound", Message: fmt.Sprintf("The definition set %q does not own %s %s.", set, kind, id)}
 	}
 	return e.store.DeleteSetObject(ctx, kind, id)

@@ -15,12 +15,22 @@ import (
 	"github.com/grovehq/grove/plugins/sdk/scaling"
 )
 
-// Caller is who makes a request.
+// Caller is who makes a request: the token that authenticated it, its
+// project and its role. User is what every object, action and event the
+// request writes records as its user (the audit trail): a token's id, "dev"
+// for dev mode's trusted loopback callers, "admin_token" for the legacy
+// static token.
 type Caller struct {
 	User    string
 	Project string
-	Admin   bool
+	// Role is model.RoleReader, RoleMember or RoleAdmin; empty for the
+	// engine's own work (health restarts, child actions), which is never
+	// checked against a role.
+	Role string
 }
+
+// IsAdmin reports whether the caller is an admin.
+func (c Caller) IsAdmin() bool { return c.Role == model.RoleAdmin }
 
 // unique refuses a second cluster with the same name in a project: clusters
 // are tracked by name (HCL, Terraform import, the CLI). Profiles and

@@ -50,6 +50,10 @@ func (e *Engine) CreateCluster(ctx context.Context, c Caller, req ClusterCreate)
 	if err != nil {
 		return nil, nil, bodyRef("profile_id", err)
 	}
+	// Checked again here: a grant taken back stops new clusters of the type.
+	if err := e.checkProfileAccess(ctx, c.Project, profile); err != nil {
+		return nil, nil, err
+	}
 	desired := 0
 	switch {
 	case req.DesiredCapacity != nil:
@@ -141,6 +145,9 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 			}
 			if old.Type != np.Type {
 				return nil, nil, BadRequest("profile_id: the new profile has type %s but the cluster's nodes are %s; a cluster keeps its profile type.", np.Type, old.Type)
+			}
+			if err := e.checkProfileAccess(ctx, c.Project, np); err != nil {
+				return nil, nil, err
 			}
 			in.NewProfileID, in.ProfileOnly = np.ID, &req.ProfileOnly
 		}

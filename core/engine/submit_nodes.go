@@ -28,6 +28,9 @@ func (e *Engine) CreateNode(ctx context.Context, c Caller, req NodeCreate) (*mod
 	if err != nil {
 		return nil, nil, bodyRef("profile_id", err)
 	}
+	if err := e.checkProfileAccess(ctx, c.Project, prof); err != nil {
+		return nil, nil, err
+	}
 	n := &model.Node{ID: e.newID(), Name: req.Name, ProfileID: prof.ID, User: c.User, Project: c.Project, Index: -1, Role: req.Role,
 		InitAt: e.cfg.Now(), Status: model.NodeInit, StatusReason: "Initializing", Data: map[string]any{}, Metadata: orEmpty(req.Metadata), Dependents: map[string]any{}}
 	var cl *model.Cluster
@@ -123,6 +126,9 @@ func (e *Engine) UpdateNode(ctx context.Context, c Caller, ident string, req Nod
 			}
 			if old.Type != np.Type {
 				return nil, nil, BadRequest("profile_id: the new profile has type %s but the node is %s.", np.Type, old.Type)
+			}
+			if err := e.checkProfileAccess(ctx, c.Project, np); err != nil {
+				return nil, nil, err
 			}
 			in.NewProfileID = np.ID
 		}

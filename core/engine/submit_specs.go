@@ -140,6 +140,9 @@ func (e *Engine) buildProfile(ctx context.Context, c Caller, name string, spec, 
 	if err != nil {
 		return nil, err
 	}
+	if err := e.checkHostAccess(ctx, c.Project, ps.Type, ps.Properties); err != nil {
+		return nil, err
+	}
 	id := e.newID()
 	spec, props, err := e.sealSpec(ps.schema, id, spec, ps.Properties)
 	if err != nil {

@@ -48,7 +48,9 @@ func (s *Server) showEvent(w http.ResponseWriter, r *http.Request, c engine.Call
 	if err != nil {
 		return err
 	}
-	if e.Project != c.Project && !c.Admin {
+	// Another project's event is not found, as another project's objects
+	// are not, whoever asks (an admin lists them with global_project=true).
+	if e.Project != c.Project {
 		return &store.NotFoundError{Kind: "event", Ident: e.ID}
 	}
 	s.writeJSON(w, http.StatusOK, map[string]any{"event": toEvent(e)})

@@ -32,6 +32,8 @@ func newServer(t *testing.T, opts server.Options) *httptest.Server {
 	h := host.New(hclog.NewNullLogger(), t.TempDir())
 	e := engine.New(st, h, hclog.NewNullLogger(), engine.Config{EngineID: "limits-test"})
 	opts.Host = h
+	// Dev mode: these tests are about limits, not tokens.
+	opts.Dev = true
 	ts := httptest.NewServer(server.New(e, opts))
 	t.Cleanup(ts.Close)
 	return ts

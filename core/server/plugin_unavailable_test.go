@@ -69,7 +69,7 @@ func newAPI(t *testing.T, healthEvery, callTimeout time.Duration) *apiServer {
 		t.Fatal(err)
 	}
 	e := engine.New(st, h, hclog.NewNullLogger(), engine.Config{CheckInterval: -1})
-	srv := httptest.NewServer(server.New(e, server.Options{Host: h}))
+	srv := httptest.NewServer(server.New(e, server.Options{Host: h, Dev: true}))
 	t.Cleanup(srv.Close)
 	return &apiServer{t: t, url: srv.URL, host: h, dir: dir, eng: e}
 }

@@ -3,9 +3,14 @@ package server
 // routes is the API's route table. Each resource's handlers live in the
 // file named for it: profiles.go, policies.go, clusters.go,
 // cluster_actions.go, cluster_policies.go, nodes.go, actions.go,
-// events.go, sets.go, types.go, plugins.go and version.go.
+// events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
+//
+// handle registers a route any token of the project may read and a member
+// or admin may write; public needs no token; admin needs an admin token.
+// TestRouteAccess holds a case for every route registered here.
 func (s *Server) routes() {
-	s.handle("GET /{$}", s.versions)
+	s.public("GET /{$}", s.versions)
+	s.public("GET /v1/health", s.health)
 	s.handle("GET /v1/{$}", s.version)
 	s.handle("GET /v1/build-info", s.buildInfo)
 	s.handle("GET /v1/profile-types", s.listTypes("profile"))
@@ -57,4 +62,12 @@ func (s *Server) routes() {
 
 	s.handle("GET /v1/events", s.listEvents)
 	s.handle("GET /v1/events/{id}", s.showEvent)
+
+	s.admin("POST /v1/tokens", s.createToken)
+	s.admin("GET /v1/tokens", s.listTokens)
+	s.admin("GET /v1/tokens/{id}", s.showToken)
+	s.admin("DELETE /v1/tokens/{id}", s.deleteToken)
+	s.admin("GET /v1/projects/{project}/grants", s.listGrants)
+	s.admin("PUT /v1/projects/{project}/grants/{type}", s.putGrant)
+	s.admin("DELETE /v1/projects/{project}/grants/{type}", s.deleteGrant)
 }

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,13 +33,27 @@ const (
 
 // Options configures the server.
 type Options struct {
-	// AdminToken, when set, makes requests carrying it in X-Auth-Token admin.
+	// AdminToken is the legacy static admin token of the agent config: a
+	// request carrying it is an admin of Project. Tokens made with
+	// POST /v1/tokens are the way to authenticate; this one cannot be
+	// listed, given an expiry or revoked except by editing the config.
 	AdminToken string
-	// Project is the project of every request (Grove has no Keystone).
+	// Project is the project of AdminToken's caller (default "default").
 	Project string
-	Version string
-	Logger  hclog.Logger
-	Host    *host.Host
+	// Dev trusts callers on a loopback address that send no token: they are
+	// admins of project "default". A token, when sent, is checked as usual.
+	Dev bool
+	// FailedAuthBurst is how many requests with bad tokens an address may
+	// send before it is answered 429 (default 10); FailedAuthEvery is how
+	// often one more is allowed (default 1s).
+	FailedAuthBurst int
+	FailedAuthEvery time.Duration
+	// FailedAuthAddrs bounds how many addresses' failures are remembered
+	// (default 10000).
+	FailedAuthAddrs int
+	Version         string
+	Logger          hclog.Logger
+	Host            *host.Host
 	// MaxRequestBytes bounds a request body (DefaultMaxRequestBytes when
 	// zero); a larger one is answered 413 without being read.
 	MaxRequestBytes int64
@@ -50,6 +65,11 @@ type Server struct {
 	s    store.Store
 	opts Options
 	mux  *http.ServeMux
+	// table is the route table as registered, for the access tests.
+	table []route
+	// adminHash is the SHA-256 of Options.AdminToken, or nil.
+	adminHash []byte
+	failures  *failures
 }
 
 // New returns the API handler for an engine.
@@ -63,18 +83,50 @@ func New(e *engine.Engine, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
-	srv := &Server{e: e, s: e.Store(), opts: opts, mux: http.NewServeMux()}
+	if opts.FailedAuthBurst <= 0 {
+		opts.FailedAuthBurst = 10
+	}
+	if opts.FailedAuthEvery <= 0 {
+		opts.FailedAuthEvery = time.Second
+	}
+	if opts.FailedAuthAddrs <= 0 {
+		opts.FailedAuthAddrs = 10000
+	}
+	srv := &Server{e: e, s: e.Store(), opts: opts, mux: http.NewServeMux(),
+		failures: newFailures(opts.FailedAuthEvery, opts.FailedAuthBurst, opts.FailedAuthAddrs)}
+	if opts.AdminToken != "" {
+		sum := sha256.Sum256([]byte(opts.AdminToken))
+		srv.adminHash = sum[:]
+	}
 	srv.routes()
 	return srv
 }
 
 type handler func(w http.ResponseWriter, r *http.Request, c engine.Caller) error
 
-func (s *Server) handle(pattern string, h handler) {
+// handle registers a route any token may read and a member or admin may
+// write (by method).
+func (s *Server) handle(pattern string, h handler) { s.register(pattern, byMethod, h) }
+
+// public registers a route that needs no token.
+func (s *Server) public(pattern string, h handler) { s.register(pattern, public, h) }
+
+// admin registers a route only an admin may call.
+func (s *Server) admin(pattern string, h handler) { s.register(pattern, adminOnly, h) }
+
+func (s *Server) register(pattern string, a access, h handler) {
+	s.table = append(s.table, route{Pattern: pattern, Access: a})
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		c := engine.Caller{User: "grove", Project: s.opts.Project}
-		if s.opts.AdminToken != "" && r.Header.Get("X-Auth-Token") == s.opts.AdminToken {
-			c.Admin = true
+		var c engine.Caller
+		if a != public {
+			var ok bool
+			if c, ok = s.authenticate(w, r); !ok {
+				return
+			}
+			if err := authorize(a, r.Method, c); err != nil {
+				s.fail(w, err)
+				return
+			}
 		}
 		if err := h(w, r, c); err != nil {
 			s.fail(w, err)
@@ -206,7 +258,7 @@ func listOpts(r *http.Request, c engine.Caller, filters, sortKeys []string) (sto
 				return o, engine.BadRequest("global_project must be a boolean, got %q.", vals[0])
 			}
 			if b {
-				if !c.Admin {
+				if !c.IsAdmin() {
 					return o, engine.Forbidden("Only an admin may list across projects (global_project=true).")
 				}
 				o.Project = ""

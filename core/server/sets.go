@@ -14,8 +14,8 @@ func setObject(o store.SetObject) api.SetObject {
 	return api.SetObject{Set: o.Set, Kind: o.Kind, Name: o.Name, ID: o.ID}
 }
 
-func (s *Server) showSet(w http.ResponseWriter, r *http.Request, _ engine.Caller) error {
-	objs, err := s.e.SetObjects(s.ctx(r), r.PathValue("name"))
+func (s *Server) showSet(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	objs, err := s.e.SetObjects(s.ctx(r), c, r.PathValue("name"))
 	if err != nil {
 		return err
 	}
@@ -46,16 +46,16 @@ func (s *Server) claimObject(w http.ResponseWriter, r *http.Request, c engine.Ca
 	return nil
 }
 
-func (s *Server) releaseObject(w http.ResponseWriter, r *http.Request, _ engine.Caller) error {
-	if err := s.e.ReleaseObject(s.ctx(r), r.PathValue("name"), r.PathValue("kind"), r.PathValue("id")); err != nil {
+func (s *Server) releaseObject(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	if err := s.e.ReleaseObject(s.ctx(r), c, r.PathValue("name"), r.PathValue("kind"), r.PathValue("id")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }
 
-func (s *Server) showOwner(w http.ResponseWriter, r *http.Request, _ engine.Caller) error {
-	o, err := s.e.OwnerOf(s.ctx(r), r.PathValue("kind"), r.PathValue("id"))
+func (s *Server) showOwner(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	o, err := s.e.OwnerOf(s.ctx(r), c, r.PathValue("kind"), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

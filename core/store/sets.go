@@ -9,15 +9,17 @@ import (
 
 // SetObject records that a definition set owns an object.
 type SetObject struct {
-	Set  string
-	Kind string // profile, policy or cluster
-	Name string // the name the set gives it
-	ID   string
+	// Project is the project of the set (and of the object).
+	Project string
+	Set     string
+	Kind    string // profile, policy or cluster
+	Name    string // the name the set gives it
+	ID      string
 }
 
-// SetObjects lists what a set owns, by kind and name.
-func (s *SQL) SetObjects(ctx context.Context, set string) ([]SetObject, error) {
-	rows, err := s.query(ctx, "SELECT set_name, kind, name, object_id FROM set_objects WHERE set_name = ? ORDER BY kind, name", set)
+// SetObjects lists what a project's set owns, by kind and name.
+func (s *SQL) SetObjects(ctx context.Context, project, set string) ([]SetObject, error) {
+	rows, err := s.query(ctx, "SELECT project, set_name, kind, name, object_id FROM set_objects WHERE project = ? AND set_name = ? ORDER BY kind, name", project, set)
 	if err != nil {
 		return nil, fmt.Errorf("list set %s: %w", set, err)
 	}
@@ -25,7 +27,7 @@ func (s *SQL) SetObjects(ctx context.Context, set string) ([]SetObject, error) {
 	var out []SetObject
 	for rows.Next() {
 		var o SetObject
-		if err := rows.Scan(&o.Set, &o.Kind, &o.Name, &o.ID); err != nil {
+		if err := rows.Scan(&o.Project, &o.Set, &o.Kind, &o.Name, &o.ID); err != nil {
 			return nil, err
 		}
 		out = append(out, o)
@@ -36,8 +38,8 @@ func (s *SQL) SetObjects(ctx context.Context, set string) ([]SetObject, error) {
 // OwnerOf returns the set owning an object, or nil.
 func (s *SQL) OwnerOf(ctx context.Context, kind, id string) (*SetObject, error) {
 	var o SetObject
-	err := s.q.QueryRowContext(ctx, s.rebind("SELECT set_name, kind, name, object_id FROM set_objects WHERE kind = ? AND object_id = ?"), kind, id).
-		Scan(&o.Set, &o.Kind, &o.Name, &o.ID)
+	err := s.q.QueryRowContext(ctx, s.rebind("SELECT project, set_name, kind, name, object_id FROM set_objects WHERE kind = ? AND object_id = ?"), kind, id).
+		Scan(&o.Project, &o.Set, &o.Kind, &o.Name, &o.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -54,7 +56,7 @@ func (s *SQL) PutSetObject(ctx context.Context, o SetObject) error {
 		if _, err := t.exec(ctx, "DELETE FROM set_objects WHERE kind = ? AND object_id = ?", o.Kind, o.ID); err != nil {
 			return err
 		}
-		_, err := t.exec(ctx, "INSERT INTO set_objects (set_name, kind, name, object_id) VALUES (?, ?, ?, ?)", o.Set, o.Kind, o.Name, o.ID)
+		_, err := t.exec(ctx, "INSERT INTO set_objects (project, set_name, kind, name, object_id) VALUES (?, ?, ?, ?, ?)", o.Project, o.Set, o.Kind, o.Name, o.ID)
 		return err
 	})
 }

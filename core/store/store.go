@@ -231,8 +231,26 @@ type Store interface {
 	EventStamps(ctx context.Context, oid string) ([]Stamp, error)
 	DeleteEvents(ctx context.Context, ids []string) error
 
-	SetObjects(ctx context.Context, set string) ([]SetObject, error)
+	// SetObjects lists what a project's definition set owns.
+	SetObjects(ctx context.Context, project, set string) ([]SetObject, error)
+	// OwnerOf returns the set owning an object, whichever its project, or nil.
 	OwnerOf(ctx context.Context, kind, id string) (*SetObject, error)
 	PutSetObject(ctx context.Context, o SetObject) error
 	DeleteSetObject(ctx context.Context, kind, id string) error
+
+	// CreateToken stores a token's record (its hash, never its secret).
+	CreateToken(ctx context.Context, t *model.Token) error
+	GetToken(ctx context.Context, id string) (*model.Token, error)
+	// TokenByHash finds the token whose secret has this SHA-256 (hex).
+	TokenByHash(ctx context.Context, hash string) (*model.Token, error)
+	ListTokens(ctx context.Context) ([]*model.Token, error)
+	// DeleteToken revokes a token; a missing one is a NotFoundError.
+	DeleteToken(ctx context.Context, id string) error
+
+	// ListGrants lists the host-access profile types granted to a project.
+	ListGrants(ctx context.Context, project string) ([]string, error)
+	// PutGrant grants a project a type; granting twice is not an error.
+	PutGrant(ctx context.Context, project, typ string) error
+	// DeleteGrant revokes a grant; revoking a missing one is not an error.
+	DeleteGrant(ctx context.Context, project, typ string) error
 }

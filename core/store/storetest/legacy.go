@@ -40,8 +40,8 @@ func WriteLegacy(t testing.TB, db *sql.DB) {
 func CheckUpgraded(t testing.TB, s *store.SQL) {
 	t.Helper()
 	ctx := context.Background()
-	if v := s.SchemaVersion(); v != 4 {
-		t.Errorf("schema version %d after the upgrade, want 4", v)
+	if v := s.SchemaVersion(); v != 5 {
+		t.Errorf("schema version %d after the upgrade, want 5", v)
 	}
 	if _, err := s.DB().Exec("SELECT version FROM schema_migrations"); err == nil {
 		t.Error("schema_migrations is still there after the upgrade")
@@ -59,7 +59,7 @@ func CheckUpgraded(t testing.TB, s *store.SQL) {
 		applied = append(applied, v)
 	}
 	rows.Close()
-	if want := []int64{0, 1, 2, 3, 4}; !slices.Equal(applied, want) {
+	if want := []int64{0, 1, 2, 3, 4, 5}; !slices.Equal(applied, want) {
 		t.Errorf("recorded versions %v, want %v (each once)", applied, want)
 	}
 	if p, err := s.FindProfile(ctx, "p1", "pr"); err != nil || p.ID != "0f000000-0000-4000-8000-000000000001" {
@@ -74,6 +74,14 @@ func CheckUpgraded(t testing.TB, s *store.SQL) {
 		if err != nil || c.Name != want {
 			t.Errorf("cluster %s after the upgrade: %v, %v; want named %s", id, c, err, want)
 		}
+	}
+	// Ownership records take the project of the object they name (version
+	// 5); a record of an object that is gone falls back to "default".
+	if o, err := s.OwnerOf(ctx, "cluster", "c3000000-0000-4000-8000-000000000003"); err != nil || o == nil || o.Project != "p2" {
+		t.Errorf("the set record of a cluster of p2 after the upgrade: %+v, %v", o, err)
+	}
+	if o, err := s.OwnerOf(ctx, "profile", "dead0000-0000-4000-8000-000000000000"); err != nil || o == nil || o.Project != "default" {
+		t.Errorf("the set record of a deleted profile after the upgrade: %+v, %v", o, err)
 	}
 	// The upgraded store enforces the new rule.
 	c := &model.Cluster{ID: "c4000000-0000-4000-8000-000000000004", Name: "web", ProfileID: "p", Project: "p1", InitAt: t0, MaxSize: -1, Status: "INIT"}

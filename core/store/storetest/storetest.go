@@ -38,6 +38,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"LiteralLookups", testLiteralLookups},
 		{"ClusterNamesUnique", testUniqueNames},
 		{"ReplaceSpec", testReplaceSpec},
+		{"Tokens", testTokens},
+		{"Grants", testGrants},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -390,15 +392,19 @@ func testSets(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	c := &model.Cluster{ID: uuid.NewString(), Name: "owned", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
 	must(t, s.CreateCluster(ctx, c))
-	must(t, s.PutSetObject(ctx, store.SetObject{Set: "web", Kind: "cluster", Name: "front", ID: c.ID}))
-	must(t, s.PutSetObject(ctx, store.SetObject{Set: "web", Kind: "profile", Name: "p", ID: "pid"}))
-	objs, err := s.SetObjects(ctx, "web")
+	must(t, s.PutSetObject(ctx, store.SetObject{Project: "a", Set: "web", Kind: "cluster", Name: "front", ID: c.ID}))
+	must(t, s.PutSetObject(ctx, store.SetObject{Project: "a", Set: "web", Kind: "profile", Name: "p", ID: "pid"}))
+	must(t, s.PutSetObject(ctx, store.SetObject{Project: "b", Set: "web", Kind: "profile", Name: "p", ID: "pid-b"}))
+	objs, err := s.SetObjects(ctx, "a", "web")
 	must(t, err)
-	if len(objs) != 2 || objs[0].Kind != "cluster" || objs[0].Name != "front" {
+	if len(objs) != 2 || objs[0].Kind != "cluster" || objs[0].Name != "front" || objs[0].Project != "a" {
 		t.Fatalf("set objects: %+v", objs)
 	}
+	if objs, _ := s.SetObjects(ctx, "b", "web"); len(objs) != 1 || objs[0].ID != "pid-b" {
+		t.Fatalf("a set of the same name in another project is another set: %+v", objs)
+	}
 	o, err := s.OwnerOf(ctx, "cluster", c.ID)
-	if err != nil || o == nil || o.Set != "web" {
+	if err != nil || o == nil || o.Set != "web" || o.Project != "a" {
 		t.Fatalf("owner: %+v %v", o, err)
 	}
 	must(t, s.PutSetObject(ctx, store.SetObject{Set: "other", Kind: "cluster", Name: "front", ID: c.ID}))
@@ -645,5 +651,66 @@ func testReplaceSpec(t *testing.T, s store.Store) {
 	}
 	if err := s.ReplaceSpec(ctx, "profile", uuid.NewString(), nil, nil); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("ReplaceSpec of an unknown profile: %v, want not found", err)
+	}
+}
+
+func testTokens(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	exp := t0.Add(time.Hour)
+	a := &model.Token{ID: uuid.NewString(), Name: "ci", Project: "p", Role: model.RoleMember, Hash: strings.Repeat("a", 64), CreatedAt: t0, ExpiresAt: &exp, CreatedBy: "bootstrap"}
+	b := &model.Token{ID: uuid.NewString(), Name: "ops", Project: "default", Role: model.RoleAdmin, Hash: strings.Repeat("b", 64), CreatedAt: t0.Add(time.Second), CreatedBy: a.ID}
+	must(t, s.CreateToken(ctx, a))
+	must(t, s.CreateToken(ctx, b))
+	if err := s.CreateToken(ctx, &model.Token{ID: uuid.NewString(), Name: "dup", Project: "p", Role: model.RoleReader, Hash: a.Hash, CreatedAt: t0, CreatedBy: a.ID}); err == nil {
+		t.Error("two tokens with one hash were stored; a secret must name one token")
+	}
+	got, err := s.TokenByHash(ctx, a.Hash)
+	must(t, err)
+	if got.ID != a.ID || got.Project != "p" || got.Role != model.RoleMember || got.ExpiresAt == nil || !got.ExpiresAt.Equal(exp) || got.CreatedBy != "bootstrap" {
+		t.Errorf("token by hash: %+v", got)
+	}
+	if _, err := s.TokenByHash(ctx, strings.Repeat("c", 64)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an unknown hash: %v, want not found", err)
+	}
+	got, err = s.GetToken(ctx, b.ID)
+	must(t, err)
+	if got.ExpiresAt != nil || got.Name != "ops" {
+		t.Errorf("get token: %+v", got)
+	}
+	all, err := s.ListTokens(ctx)
+	must(t, err)
+	if len(all) != 2 || all[0].ID != a.ID || all[1].ID != b.ID {
+		t.Fatalf("list tokens: %+v", all)
+	}
+	must(t, s.DeleteToken(ctx, a.ID))
+	if _, err := s.TokenByHash(ctx, a.Hash); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a revoked token is still found by its hash: %v", err)
+	}
+	if err := s.DeleteToken(ctx, a.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("revoking a revoked token: %v, want not found", err)
+	}
+}
+
+func testGrants(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if g, err := s.ListGrants(ctx, "p"); err != nil || len(g) != 0 {
+		t.Fatalf("a new project has grants: %v %v", g, err)
+	}
+	must(t, s.PutGrant(ctx, "p", "local.process"))
+	must(t, s.PutGrant(ctx, "p", "local.process"))
+	must(t, s.PutGrant(ctx, "p", "container.docker"))
+	must(t, s.PutGrant(ctx, "q", "container.docker"))
+	g, err := s.ListGrants(ctx, "p")
+	must(t, err)
+	if strings.Join(g, ",") != "container.docker,local.process" {
+		t.Errorf("grants of p: %v", g)
+	}
+	must(t, s.DeleteGrant(ctx, "p", "local.process"))
+	must(t, s.DeleteGrant(ctx, "p", "local.process"))
+	if g, _ := s.ListGrants(ctx, "p"); strings.Join(g, ",") != "container.docker" {
+		t.Errorf("grants of p after a revocation: %v", g)
+	}
+	if g, _ := s.ListGrants(ctx, "q"); strings.Join(g, ",") != "container.docker" {
+		t.Errorf("a revocation in p changed q: %v", g)
 	}
 }
