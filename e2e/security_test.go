@@ -97,8 +97,8 @@ func TestSecurityTokensProjectsAndGrants(t *testing.T) {
 		}
 		return m[1], secrets[0]
 	}
-	memberID, member := create("-project", "team-a", "-role", "member", "-name", "a-member")
-	readerID, reader := create("-project", "team-a", "-role", "reader")
+	memberID, member := create("-project", "team-a", "-role", "member") // as README shows
+	readerID, reader := create("-project", "team-a", "-role", "reader", "-name", "a-reader")
 	// -json, with the admin token given by -token rather than GROVE_TOKEN.
 	out := must("", "token", "create", "-token", admin, "-json", "-project", "team-b", "-role", "member")
 	var bTok api.Token
@@ -106,7 +106,7 @@ func TestSecurityTokensProjectsAndGrants(t *testing.T) {
 		t.Fatalf("token create -json must hold the secret: %v\n%s", err, out)
 	}
 	outsider := bTok.Secret
-	if got := must(admin, "token", "show", memberID); !strings.Contains(got, "team-a") || !strings.Contains(got, "a-member") || secretRE.MatchString(got) {
+	if got := must(admin, "token", "show", memberID); !strings.Contains(got, "team-a") || !strings.Contains(got, "name: team-a-member") || secretRE.MatchString(got) {
 		t.Fatalf("token show %s (by id, without the secret):\n%s", memberID, got)
 	}
 
@@ -161,6 +161,9 @@ func TestSecurityTokensProjectsAndGrants(t *testing.T) {
 
 	// The admin lists tokens by id, never their secrets.
 	list := must(admin, "token", "list")
+	if !strings.Contains(list, "a-reader") {
+		t.Errorf("token list lacks the reader's name:\n%s", list)
+	}
 	for _, id := range []string{memberID, readerID, bTok.ID} {
 		if !strings.Contains(list, id) {
 			t.Errorf("token list lacks %s:\n%s", id, list)
@@ -235,4 +238,45 @@ cluster "sec-noop" {
 func isStatus(err error, status int) bool {
 	var ae *api.Error
 	return errors.As(err, &ae) && ae.Status == status
+}
+
+// TestSecurityDocsShowTheseCommands: README's "Using Grove" and
+// docs/security.md show an operator the commands
+// TestSecurityTokensProjectsAndGrants runs, word for word (the test's
+// cluster is sec-web, its agent on a free port and its spec file in a
+// temporary directory).
+func TestSecurityDocsShowTheseCommands(t *testing.T) {
+	docs := map[string][]string{
+		"../README.md": {
+			"bind     = \"127.0.0.1:7470\"\ndata_dir = \"$HOME/.grove-shared\"\n",
+			"bin/grove agent -config agent.hcl\n",
+			"export GROVE_TOKEN=$(cat ~/.grove-shared/bootstrap-token)\n",
+			"bin/grove token create -project team-a -role member ",
+			"bin/grove project allow team-a local.process\n",
+			"bin/grove profile create -spec-file web.yaml web\n",
+			"bin/grove cluster create -profile web -desired-capacity 2 -wait web\n",
+			"The agent needs a valid token: pass one\nwith -token or GROVE_TOKEN",
+		},
+		"../docs/security.md": {
+			"<data_dir>/bootstrap-token` (mode 0600)",
+			"export GROVE_TOKEN=$(cat ~/.grove-shared/bootstrap-token)\n",
+			"bin/grove token create -project team-a -role member ",
+			"bin/grove token list ",
+			"bin/grove token revoke ID\n",
+			"grove project allow team-a local.process ",
+			"grove project deny team-a local.process ",
+			"grove project grants team-a ",
+		},
+	}
+	for file, want := range docs {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%s does not show %q", file, w)
+			}
+		}
+	}
 }
