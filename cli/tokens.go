@@ -28,7 +28,7 @@ func tokenCreate(ctx context.Context, env *Env, _ *api.Client, g *globals, args 
 	project := fs.String("project", "", "project the token acts in (required)")
 	role := fs.String("role", "", "reader, member or admin (required)")
 	ttl := fs.String("ttl", "", "lifetime such as 24h or 30m (default: no expiry)")
-	name := fs.String("name", "", "a name to recognise the token by in lists")
+	name := fs.String("name", "", "a name to recognise the token by in lists (default PROJECT-ROLE)")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -43,6 +43,11 @@ func tokenCreate(ctx context.Context, env *Env, _ *api.Client, g *globals, args 
 		if d, err := time.ParseDuration(*ttl); err != nil || d <= 0 {
 			return usagef("-ttl must be a positive duration such as 24h or 30m, got %q", *ttl)
 		}
+	}
+	if *name == "" {
+		// The agent requires a name; the issue's and README's
+		// `grove token create -project P -role R` gives none.
+		*name = *project + "-" + *role
 	}
 	tok, err := g.client().CreateToken(ctx, api.TokenCreate{Name: *name, Project: *project, Role: *role, TTL: *ttl})
 	if err != nil {

@@ -176,6 +176,9 @@ func TestTokenAndProjectCommands(t *testing.T) {
 	if _, ok := agent.created[1]["ttl"]; ok {
 		t.Errorf("a token without -ttl sent a ttl: %v", agent.created[1])
 	}
+	if agent.created[1]["name"] != "web-reader" {
+		t.Errorf("a token without -name is named PROJECT-ROLE (the agent requires a name): %v", agent.created[1])
+	}
 
 	out, _, code = grove(t, "token", "list", "-ca-cert", ca)
 	lines := strings.Split(strings.TrimSpace(out), "\n")

@@ -13,8 +13,14 @@ import (
 // grove runs the CLI against the agent and returns stdout, stderr and the
 // exit code.
 func (a *agentProc) grove(args ...string) (string, string, int) {
+	return a.groveEnv(nil, args...)
+}
+
+// groveEnv is grove with more environment variables (KEY=VALUE), which win
+// over the test's own.
+func (a *agentProc) groveEnv(env []string, args ...string) (string, string, int) {
 	cmd := exec.Command(groveBin, args...)
-	cmd.Env = append(os.Environ(), "GROVE_ADDR="+a.addr)
+	cmd.Env = append(append(os.Environ(), "GROVE_ADDR="+a.addr), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -70,19 +70,41 @@ type agentProc struct {
 	dataDir string
 	log     *os.File
 	client  *api.Client
+	// token is the bootstrap token of an agent started without -dev.
+	token string
 }
 
 var listenRE = regexp.MustCompile(`listening on (https?://127\.0\.0\.1:\d+)`)
 
-// startAgent starts `grove agent` on a free port with dataDir, and waits
-// until it has printed its address. extra are more flags.
+// agentOptions say how startAgentWith runs an agent; the zero value is
+// startAgent's dev agent.
+type agentOptions struct {
+	// secure runs the agent without -dev, as production does: every request
+	// needs a token (extra must name a -config file, as grove agent asks).
+	// The agent's client then carries the bootstrap token, which the agent
+	// wrote before it printed its address.
+	secure bool
+}
+
+// startAgent starts `grove agent -dev` on a free port with dataDir, and
+// waits until it has printed its address. extra are more flags.
 func startAgent(t *testing.T, dataDir string, extra ...string) *agentProc {
+	t.Helper()
+	return startAgentWith(t, agentOptions{}, dataDir, extra...)
+}
+
+// startAgentWith is startAgent with options.
+func startAgentWith(t *testing.T, opts agentOptions, dataDir string, extra ...string) *agentProc {
 	t.Helper()
 	logf, err := os.OpenFile(filepath.Join(dataDir, "agent-test.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"agent", "-dev", "-bind", "127.0.0.1:0", "-data-dir", dataDir, "-log-level", "debug"}, extra...)
+	args := []string{"agent", "-bind", "127.0.0.1:0", "-data-dir", dataDir, "-log-level", "debug"}
+	if !opts.secure {
+		args = append(args, "-dev")
+	}
+	args = append(args, extra...)
 	cmd := exec.Command(groveBin, args...)
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = logf
@@ -108,6 +130,14 @@ func startAgent(t *testing.T, dataDir string, extra ...string) *agentProc {
 	}
 	a.client = api.NewClient(a.addr)
 	t.Cleanup(func() { a.stop() })
+	if opts.secure {
+		b, err := os.ReadFile(filepath.Join(dataDir, "bootstrap-token"))
+		if err != nil {
+			t.Fatalf("the agent started without -dev wrote no bootstrap token: %v; log:\n%s", err, a.logText())
+		}
+		a.token = strings.TrimSpace(string(b))
+		a.client = api.New(api.Options{Address: a.addr, Token: a.token})
+	}
 	return a
 }
 

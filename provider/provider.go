@@ -5,10 +5,12 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -74,6 +76,19 @@ func (p *groveProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	probe, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := c.Do(probe, http.MethodGet, "/v1/build-info", nil, nil, nil); err != nil {
+		// An agent that answered was reached: saying otherwise, and
+		// suggesting another agent, would send the user the wrong way.
+		var ae *api.Error
+		if errors.As(err, &ae) && ae.Status == http.StatusUnauthorized {
+			resp.Diagnostics.AddAttributeError(path.Root("token"), "Invalid token",
+				"The agent at "+c.Address+" refused the provider's token: "+ae.Message+"\n\nSet the provider's token (or GROVE_TOKEN) to a secret from `grove token create`; "+
+					"an agent started without -dev writes its first admin token to <data_dir>/bootstrap-token.")
+			return
+		}
+		if errors.As(err, &ae) {
+			resp.Diagnostics.AddError("The Grove agent refused the provider", "The agent at "+c.Address+" answered: "+err.Error())
+			return
+		}
 		resp.Diagnostics.AddError("Cannot reach the Grove agent",
 			"The provider could not reach the agent at "+c.Address+": "+err.Error()+"\n\nStart one with `grove agent -dev`, or set the provider's address (or GROVE_ADDR).")
 		return

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -365,6 +366,74 @@ func TestAccTLSAgent(t *testing.T) {
 			{Config: config(fmt.Sprintf("  ca_cert = %q\n", filepath.Join(t.TempDir(), "none.pem"))), ExpectError: regexp.MustCompile(`(?s)Invalid TLS settings.*no such file`)},
 			// Last: the test's final destroy runs with this configuration.
 			{Config: config("  tls_skip_verify = true\n"), ConfigStateChecks: listsTypes},
+		},
+	})
+}
+
+// TestAccTokenAgent: against an agent started without dev mode, a project
+// member's token in the provider's token applies and destroys a profile and
+// a cluster in its project; an unknown token is a diagnostic saying the
+// token is not valid.
+func TestAccTokenAgent(t *testing.T) {
+	precheck(t)
+	t.Setenv("GROVE_TOKEN", "")
+	ctx := context.Background()
+	dir := t.TempDir()
+	a, err := agent.Start(ctx, &agent.Config{Bind: "127.0.0.1:0", DataDir: dir, Builtin: []string{groveBin, "plugin", "serve"}}, "test", hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	bootstrap, err := os.ReadFile(filepath.Join(dir, agent.BootstrapTokenFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := api.New(api.Options{Address: a.Addr, Token: strings.TrimSpace(string(bootstrap))})
+	tok, err := admin.CreateToken(ctx, api.TokenCreate{Name: "tf", Project: "tf-team", Role: "member"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An admin of "default" sees another project's objects only with
+	// global_project=true: the checks read as the member.
+	member := api.New(api.Options{Address: a.Addr, Token: tok.Secret})
+	config := func(token string) string {
+		return fmt.Sprintf("provider \"grove\" {\n  address = %q\n  token   = %q\n}\n", a.Addr, token) + `
+resource "grove_profile" "noop" {
+  name       = "tf-tok-noop"
+  type       = "grove.noop"
+  version    = "1.0"
+  properties = jsonencode({})
+}
+
+resource "grove_cluster" "c" {
+  name             = "tf-tok"
+  profile_id       = grove_profile.noop.id
+  desired_capacity = 2
+}
+`
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := member.GetCluster(ctx, "tf-tok"); !api.IsNotFound(err) {
+				return fmt.Errorf("the cluster survived destroy: %v", err)
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{Config: config("grove_" + strings.Repeat("A", 43)), ExpectError: regexp.MustCompile(`(?s)Invalid token.*refused the\s+provider.s\s+token:\s+The\s+token\s+is\s+not\s+valid.*Set\s+the\s+provider.s\s+token\s+\(or\s+GROVE_TOKEN\)`)},
+			{Config: config(tok.Secret),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("grove_cluster.c", tfjsonpath.New("status"), knownvalue.StringExact("ACTIVE")),
+					statecheck.ExpectKnownValue("grove_cluster.c", tfjsonpath.New("node_ids"), knownvalue.ListSizeExact(2)),
+				},
+				Check: func(*terraform.State) error {
+					cl, err := member.GetCluster(ctx, "tf-tok")
+					if err != nil || cl.Project != "tf-team" {
+						return fmt.Errorf("the cluster is not in the token's project: %+v %v", cl, err)
+					}
+					return nil
+				}},
 		},
 	})
 }
