@@ -136,7 +136,7 @@ cluster "web" {
 		t.Fatalf("validate of a bad definition must exit 1:\n%s", s)
 	}
 	for _, want := range []string{
-		"Error: Invalid orchestration setting", `on bad.hcl line 12, in cluster "web":`, `condition = "sometimes"`,
+		"Error: Invalid orchestration setting", `bad.hcl line 12, in cluster "web":`, `condition = "sometimes"`,
 		`restart.condition: "sometimes" is not one of "none", "on-failure", "any".`, "is not valid (1 error)",
 	} {
 		if !strings.Contains(s, want) {
