@@ -185,7 +185,7 @@ func runQuickstart(ctx context.Context, env *Env, args []string) error {
 		diags = hcl.Validate(def, &hcl.AgentSchemas{Client: c})
 	}
 	if diags.HasErrors() {
-		hcl.WriteDiagnostics(env.Stderr, diags, def.Files)
+		printDiagnostics(env, diags, def.Files)
 		return fmt.Errorf("the quickstart definition is not valid")
 	}
 	plan, err := hcl.MakePlan(ctx, c, def, false)
@@ -205,7 +205,7 @@ func runQuickstart(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "\nCluster %s is %s with %d nodes:\n", cl.Name, cl.Status, len(nodes))
+	fmt.Fprintf(env.Stdout, "\nCluster %s is %s with %s:\n", cl.Name, cl.Status, plural(len(nodes), "node", "nodes"))
 	for _, n := range nodes {
 		addr, _ := n.Data["address"].(string)
 		body := fetch(ctx, "http://"+addr+"/")

@@ -152,7 +152,7 @@ func describeError(err error) string {
 			return "The request is too large: " + ae.Message
 		case 503:
 			if ae.RetryAfter > 0 {
-				return fmt.Sprintf("The agent cannot serve this now; try again in %d seconds: %s", ae.RetryAfter, ae.Message)
+				return fmt.Sprintf("The agent cannot serve this now; try again in %s: %s", plural(ae.RetryAfter, "second", "seconds"), ae.Message)
 			}
 			return "The agent cannot serve this now; try again shortly: " + ae.Message
 		}

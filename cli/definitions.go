@@ -46,17 +46,21 @@ func (d *defFlags) register(name string) *flag.FlagSet {
 
 // load reads and evaluates a definition, printing diagnostics.
 func (d *defFlags) load(env *Env, path string) (*hcl.Definition, error) {
-	def, diags := hcl.Load(path, hcl.Options{Vars: d.vars, VarFiles: d.varFiles, Set: d.set})
+	def, diags := hcl.Load(path, d.options())
 	files := map[string]*hclv2.File{}
 	if def != nil {
 		files = def.Files
 	}
 	// Warnings too: a cluster over the agent's default size is one.
-	hcl.WriteDiagnostics(env.Stderr, diags, files)
+	printDiagnostics(env, diags, files)
 	if diags.HasErrors() {
-		return nil, exitError{1, fmt.Sprintf("the definition in %s is not valid (%d errors)", path, errCount(diags))}
+		return nil, notValid("the definition in "+path, diags)
 	}
 	return def, nil
+}
+
+func (d *defFlags) options() hcl.Options {
+	return hcl.Options{Vars: d.vars, VarFiles: d.varFiles, Set: d.set}
 }
 
 func errCount(diags hclv2.Diagnostics) int {
@@ -88,8 +92,8 @@ func (d *defFlags) validate(ctx context.Context, env *Env, def *hcl.Definition) 
 	src, offline := d.schemas(ctx, env)
 	diags := hcl.Validate(def, src)
 	if diags.HasErrors() {
-		hcl.WriteDiagnostics(env.Stderr, diags, def.Files)
-		return exitError{1, fmt.Sprintf("the definition is not valid (%d errors)", errCount(diags))}
+		printDiagnostics(env, diags, def.Files)
+		return notValid("the definition", diags)
 	}
 	if offline != nil {
 		// Say why: an agent that refused the token or the certificate is
@@ -120,6 +124,9 @@ func runValidate(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if d.json {
+		return d.validateJSON(ctx, env, path)
+	}
 	def, err := d.load(env, path)
 	if err != nil {
 		return err
@@ -127,7 +134,8 @@ func runValidate(ctx context.Context, env *Env, args []string) error {
 	if err := d.validate(ctx, env, def); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "The definition set %q is valid: %d profiles, %d policies, %d clusters.\n", def.Set, len(def.Profiles), len(def.Policies), len(def.Clusters))
+	fmt.Fprintf(env.Stdout, "The definition set %q is valid: %s, %s, %s.\n", def.Set,
+		plural(len(def.Profiles), "profile", "profiles"), plural(len(def.Policies), "policy", "policies"), plural(len(def.Clusters), "cluster", "clusters"))
 	return nil
 }
 
@@ -267,6 +275,10 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 	if counts[hcl.Adopt] > 0 {
 		adopted = fmt.Sprintf(", %d adopted", counts[hcl.Adopt])
 	}
+	if plan.Destroy {
+		fmt.Fprintf(env.Stdout, "\nDestroy complete! Resources: %d destroyed.\n", counts[hcl.Delete])
+		return nil
+	}
 	fmt.Fprintf(env.Stdout, "\nApply complete! Resources: %d added, %d changed, %d replaced, %d destroyed%s.\n",
 		counts[hcl.Create], counts[hcl.Update], counts[hcl.Replace], counts[hcl.Delete], adopted)
 	return nil
@@ -322,11 +334,11 @@ func runFmt(_ context.Context, env *Env, args []string) error {
 			return err
 		}
 		if diags := hcl.CheckSource(src, f); diags.HasErrors() {
-			hcl.WriteDiagnostics(env.Stderr, diags, map[string]*hclv2.File{f: {Bytes: src}})
+			printDiagnostics(env, diags, map[string]*hclv2.File{f: {Bytes: src}})
 			return exitError{1, f + " is beyond grove's limits; fix it before formatting"}
 		}
 		if _, diags := hclwrite.ParseConfig(src, f, hclv2.InitialPos); diags.HasErrors() {
-			hcl.WriteDiagnostics(env.Stderr, diags, nil)
+			printDiagnostics(env, diags, map[string]*hclv2.File{f: {Bytes: src}})
 			return exitError{1, f + " has syntax errors; fix them before formatting"}
 		}
 		out := hclwrite.Format(src)

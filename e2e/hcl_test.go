@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,7 +94,7 @@ func TestHCLApply(t *testing.T) {
 	// Destroy removes exactly what the set owns.
 	a.webProfile("unrelated")
 	out, errOut, code = a.grove("destroy", "-auto-approve", ex)
-	if code != 0 || !strings.Contains(out, "3 destroyed") {
+	if code != 0 || !strings.Contains(out, "Destroy complete! Resources: 3 destroyed.") || strings.Contains(out, "Apply complete") {
 		t.Fatalf("destroy: %d\n%s\n%s", code, out, errOut)
 	}
 	if _, err := a.client.GetCluster(t.Context(), "quickstart"); err == nil {
@@ -134,11 +136,49 @@ cluster "web" {
 		t.Fatalf("validate of a bad definition must exit 1:\n%s", s)
 	}
 	for _, want := range []string{
-		"bad.hcl:12:17:", `condition = "sometimes"`, `restart.condition: "sometimes" is not one of "none", "on-failure", "any".`,
+		"Error: Invalid orchestration setting", `bad.hcl line 12, in cluster "web":`, `condition = "sometimes"`,
+		`restart.condition: "sometimes" is not one of "none", "on-failure", "any".`, "is not valid (1 error)",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("validate output lacks %q:\n%s", want, s)
 		}
+	}
+	if !pointsAt(s, "bad.hcl", 12, 17) {
+		t.Errorf("validate output does not underline line 12 from column 17:\n%s", s)
+	}
+	// -json: terraform validate -json's document on stdout, exit 1.
+	cmd = exec.Command(groveBin, "validate", "-json", "-address", "127.0.0.1:1", dir)
+	stdout, _ := cmd.Output()
+	var doc struct {
+		FormatVersion string `json:"format_version"`
+		Valid         bool   `json:"valid"`
+		ErrorCount    int    `json:"error_count"`
+		WarningCount  int    `json:"warning_count"`
+		Diagnostics   []struct {
+			Severity, Summary, Detail string
+			Range                     struct {
+				Filename   string
+				Start, End struct{ Line, Column, Byte int }
+			}
+			Snippet struct {
+				Code                 string
+				StartLine            int `json:"start_line"`
+				HighlightStartOffset int `json:"highlight_start_offset"`
+				HighlightEndOffset   int `json:"highlight_end_offset"`
+			}
+		}
+	}
+	if err := json.Unmarshal(stdout, &doc); err != nil || cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("validate -json: exit %d, %v:\n%s", cmd.ProcessState.ExitCode(), err, stdout)
+	}
+	if doc.FormatVersion != "1.0" || doc.Valid || doc.ErrorCount != 1 || doc.WarningCount != 0 || len(doc.Diagnostics) != 1 {
+		t.Fatalf("validate -json:\n%s", stdout)
+	}
+	jd := doc.Diagnostics[0]
+	if jd.Severity != "error" || !strings.Contains(jd.Detail, "restart.condition") || filepath.Base(jd.Range.Filename) != "bad.hcl" ||
+		jd.Range.Start.Line != 12 || jd.Range.Start.Column != 17 || jd.Snippet.StartLine != 12 ||
+		jd.Snippet.Code[jd.Snippet.HighlightStartOffset:jd.Snippet.HighlightEndOffset] != `"sometimes"` {
+		t.Errorf("validate -json diagnostic:\n%s", stdout)
 	}
 	os.WriteFile(filepath.Join(dir, "bad.hcl"), []byte(`profile "web" {
   type    = "local.process"
@@ -149,7 +189,7 @@ cluster "web" {
 }
 `), 0o644)
 	out, _ = exec.Command(groveBin, "validate", "-address", "127.0.0.1:1", dir).CombinedOutput()
-	if !strings.Contains(string(out), "bad.hcl:5:15:") || !strings.Contains(string(out), "properties.command: must be a list") {
+	if !pointsAt(string(out), "bad.hcl", 5, 15) || !strings.Contains(string(out), "properties.command: must be a list") {
 		t.Errorf("a property error points at the value:\n%s", out)
 	}
 	unformatted := filepath.Join(dir, "fmt.hcl")
@@ -281,7 +321,7 @@ func TestHCLLimits(t *testing.T) {
 	for _, args := range [][]string{{"validate", "-address", "127.0.0.1:1", deep}, {"fmt", "-check", deep}} {
 		cmd := exec.Command(groveBin, args...)
 		out, _ := cmd.CombinedOutput()
-		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "Expression nested too deeply") || !strings.Contains(string(out), "deep.hcl:2:") {
+		if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "Expression nested too deeply") || !strings.Contains(string(out), "on "+deep+" line 2") {
 			t.Errorf("grove %s on a deeply nested file: %d\n%.3000s", args[0], cmd.ProcessState.ExitCode(), out)
 		}
 	}
@@ -301,7 +341,27 @@ cluster "web" {
 `), 0o644)
 	cmd := exec.Command(groveBin, "validate", "-address", "127.0.0.1:1", dir)
 	out, _ := cmd.CombinedOutput()
-	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "main.hcl:11:13:") || !strings.Contains(string(out), "timeout must be at most 2147483647 seconds") {
+	if cmd.ProcessState.ExitCode() != 1 || !pointsAt(string(out), "main.hcl", 11, 13) || !strings.Contains(string(out), "timeout must be at most 2147483647 seconds") {
 		t.Errorf("validate of a timeout that would wrap:\n%s", out)
 	}
+}
+
+// pointsAt reports whether rendered diagnostics show FILE (any directory)
+// line LINE with carets under it from column COL.
+func pointsAt(out, file string, line, col int) bool {
+	for _, part := range strings.Split(out, "  on ")[1:] {
+		head, rest, _ := strings.Cut(part, "\n")
+		if !strings.Contains(head, file+" line "+strconv.Itoa(line)) {
+			continue
+		}
+		lines := strings.Split(rest, "\n")
+		for i := 0; i+1 < len(lines); i++ {
+			if strings.HasPrefix(lines[i], fmt.Sprintf("%4d: ", line)) {
+				carets := lines[i+1]
+				at := strings.IndexByte(carets, '^')
+				return at >= 6 && strings.TrimSpace(carets[:at]) == "" && at-6+1 == col
+			}
+		}
+	}
+	return false
 }

@@ -1,43 +1,259 @@
 package hcl
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 )
 
-// WriteDiagnostics prints diagnostics as terraform validate does: the
-// summary, file:line:column, the source line with the range underlined, and
-// the rule that failed.
-func WriteDiagnostics(w io.Writer, diags hclv2.Diagnostics, files map[string]*hclv2.File) {
+// TextStyle says how WriteDiagnosticsStyled renders for its destination.
+type TextStyle struct {
+	// Width wraps the detail text at this many columns; 0 does not wrap.
+	Width uint
+	// Color uses VT100 colours and highlights the subject in the snippet;
+	// set it only for a terminal.
+	Color bool
+}
+
+// WriteDiagnostics prints diagnostics as plain text for a destination that is
+// not a terminal: no colour, no wrapping. See WriteDiagnosticsStyled.
+func WriteDiagnostics(w io.Writer, diags hclv2.Diagnostics, files map[string]*hclv2.File) error {
+	return WriteDiagnosticsStyled(w, diags, files, TextStyle{})
+}
+
+// WriteDiagnosticsStyled prints diagnostics with hcl/v2's own text writer,
+// Terraform's form: the summary, "on FILE line N, in BLOCK:", the source
+// snippet and the detail. Without colour the writer would not say where on
+// the line the problem is (it highlights the subject with colour only), so
+// the subject is then underlined with carets beneath its line, as grove's
+// earlier writer did.
+func WriteDiagnosticsStyled(w io.Writer, diags hclv2.Diagnostics, files map[string]*hclv2.File, style TextStyle) error {
+	var buf bytes.Buffer
+	tw := hclv2.NewDiagnosticTextWriter(&buf, files, style.Width, style.Color)
 	for _, d := range diags {
-		sev := "Error"
-		if d.Severity == hclv2.DiagWarning {
-			sev = "Warning"
+		buf.Reset()
+		if err := tw.WriteDiagnostic(withoutValues(d)); err != nil {
+			return err
 		}
-		fmt.Fprintf(w, "%s: %s\n", sev, d.Summary)
-		if d.Subject != nil && d.Subject.Filename != "" {
-			r := d.Subject
-			fmt.Fprintf(w, "\n  on %s:%d:%d:\n", r.Filename, r.Start.Line, r.Start.Column)
-			if f, ok := files[r.Filename]; ok && f != nil {
-				lines := strings.Split(string(f.Bytes), "\n")
-				if r.Start.Line-1 < len(lines) {
-					line := strings.ReplaceAll(lines[r.Start.Line-1], "\t", " ")
-					fmt.Fprintf(w, "  %4d: %s\n", r.Start.Line, line)
-					end := r.End.Column
-					if r.End.Line != r.Start.Line || end > len(line)+1 {
-						end = len(line) + 1
-					}
-					width := max(end-r.Start.Column, 1)
-					fmt.Fprintf(w, "        %s%s\n", strings.Repeat(" ", max(r.Start.Column-1, 0)), strings.Repeat("^", width))
-				}
-			}
+		out := buf.Bytes()
+		if !style.Color {
+			out = underline(out, d, files)
 		}
-		if d.Detail != "" {
-			fmt.Fprintf(w, "\n%s\n", d.Detail)
+		if _, err := w.Write(out); err != nil {
+			return err
 		}
-		fmt.Fprintln(w)
 	}
+	return nil
+}
+
+// withoutValues drops the expression and its evaluation context, with which
+// the writer would print the values of the variables involved ("with
+// var.x as ..."): a definition does not mark secrets, and -var values are
+// often secrets.
+func withoutValues(d *hclv2.Diagnostic) *hclv2.Diagnostic {
+	if d == nil || d.Expression == nil {
+		return d
+	}
+	c := *d
+	c.Expression, c.EvalContext = nil, nil
+	return &c
+}
+
+// underline inserts a caret line under the snippet line where the
+// diagnostic's subject starts, in the writer's output for that diagnostic.
+func underline(out []byte, d *hclv2.Diagnostic, files map[string]*hclv2.File) []byte {
+	if d.Subject == nil {
+		return out
+	}
+	f := files[d.Subject.Filename]
+	if f == nil || f.Bytes == nil {
+		return out
+	}
+	start, end := d.Subject.Start, d.Subject.End
+	src := f.Bytes
+	if start.Byte < 0 || start.Byte > len(src) {
+		return out
+	}
+	lineStart := bytes.LastIndexByte(src[:start.Byte], '\n') + 1
+	lineEnd := len(src)
+	if i := bytes.IndexByte(src[start.Byte:], '\n'); i >= 0 {
+		lineEnd = start.Byte + i
+	}
+	hiEnd := lineEnd
+	if end.Line == start.Line && end.Byte >= start.Byte && end.Byte <= lineEnd {
+		hiEnd = end.Byte
+	}
+	// Keep the line's tabs so the carets line up with what a terminal shows.
+	var carets strings.Builder
+	carets.WriteString("      ") // the writer's "%4d: " gutter
+	for _, r := range string(src[lineStart:start.Byte]) {
+		if r == '\t' {
+			carets.WriteByte('\t')
+		} else {
+			carets.WriteByte(' ')
+		}
+	}
+	carets.WriteString(strings.Repeat("^", max(utf8.RuneCount(bytes.TrimRight(src[start.Byte:hiEnd], "\r")), 1)))
+	carets.WriteByte('\n')
+
+	prefix := []byte(fmt.Sprintf("%4d: ", start.Line))
+	// The snippet follows the "  on FILE line N" header; find the subject's
+	// line there, not in the summary.
+	at := bytes.Index(out, []byte("\n  on "))
+	if at < 0 {
+		return out
+	}
+	for at < len(out) {
+		nl := bytes.IndexByte(out[at:], '\n')
+		if nl < 0 {
+			break
+		}
+		lineAt := at + nl + 1
+		if bytes.HasPrefix(out[lineAt:], prefix) {
+			e := bytes.IndexByte(out[lineAt:], '\n')
+			if e < 0 {
+				return out
+			}
+			ins := lineAt + e + 1
+			res := make([]byte, 0, len(out)+carets.Len())
+			res = append(res, out[:ins]...)
+			res = append(res, carets.String()...)
+			return append(res, out[ins:]...)
+		}
+		at = lineAt
+	}
+	return out
+}
+
+// ValidateOutput is `grove validate -json`'s document, the shape of
+// `terraform validate -json`.
+type ValidateOutput struct {
+	FormatVersion string           `json:"format_version"`
+	Valid         bool             `json:"valid"`
+	ErrorCount    int              `json:"error_count"`
+	WarningCount  int              `json:"warning_count"`
+	Diagnostics   []DiagnosticJSON `json:"diagnostics"`
+}
+
+// DiagnosticJSON is one diagnostic in Terraform's machine-readable form.
+type DiagnosticJSON struct {
+	Severity string             `json:"severity"`
+	Summary  string             `json:"summary"`
+	Detail   string             `json:"detail"`
+	Range    *RangeJSON         `json:"range,omitempty"`
+	Snippet  *DiagnosticSnippet `json:"snippet,omitempty"`
+}
+
+// RangeJSON is a source range: the file and the start and end positions.
+type RangeJSON struct {
+	Filename string  `json:"filename"`
+	Start    PosJSON `json:"start"`
+	End      PosJSON `json:"end"`
+}
+
+// PosJSON is a position: 1-based line and column, 0-based byte offset.
+type PosJSON struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Byte   int `json:"byte"`
+}
+
+// DiagnosticSnippet is the source around a diagnostic: Code holds whole
+// lines starting at StartLine, and the highlight offsets are byte offsets
+// into Code.
+type DiagnosticSnippet struct {
+	Context              *string           `json:"context"`
+	Code                 string            `json:"code"`
+	StartLine            int               `json:"start_line"`
+	HighlightStartOffset int               `json:"highlight_start_offset"`
+	HighlightEndOffset   int               `json:"highlight_end_offset"`
+	Values               []ExpressionValue `json:"values"`
+}
+
+// ExpressionValue says what a variable in the failing expression held.
+// Grove leaves Values empty, for the reason withoutValues gives.
+type ExpressionValue struct {
+	Traversal string `json:"traversal"`
+	Statement string `json:"statement"`
+}
+
+// ValidateJSON builds the -json document for diagnostics over files.
+func ValidateJSON(diags hclv2.Diagnostics, files map[string]*hclv2.File) ValidateOutput {
+	out := ValidateOutput{FormatVersion: "1.0", Diagnostics: []DiagnosticJSON{}}
+	for _, d := range diags {
+		if d.Severity == hclv2.DiagError {
+			out.ErrorCount++
+		} else {
+			out.WarningCount++
+		}
+		out.Diagnostics = append(out.Diagnostics, diagnosticJSON(d, files))
+	}
+	out.Valid = out.ErrorCount == 0
+	return out
+}
+
+func diagnosticJSON(d *hclv2.Diagnostic, files map[string]*hclv2.File) DiagnosticJSON {
+	j := DiagnosticJSON{Severity: "error", Summary: d.Summary, Detail: d.Detail}
+	if d.Severity == hclv2.DiagWarning {
+		j.Severity = "warning"
+	}
+	if d.Subject == nil {
+		return j
+	}
+	hi := *d.Subject
+	if hi.End == (hclv2.Pos{}) {
+		hi.End = hi.Start
+	}
+	j.Range = &RangeJSON{Filename: hi.Filename,
+		Start: PosJSON{hi.Start.Line, hi.Start.Column, hi.Start.Byte},
+		End:   PosJSON{hi.End.Line, hi.End.Column, hi.End.Byte}}
+	f := files[hi.Filename]
+	if f == nil || f.Bytes == nil {
+		return j
+	}
+	// As Terraform does: the snippet covers the context and the subject,
+	// and an empty range grows to one byte so there is something to show.
+	snip := hi
+	if d.Context != nil {
+		snip = hclv2.RangeOver(*d.Context, hi)
+	}
+	if snip.Empty() {
+		snip.End.Byte++
+		snip.End.Column++
+	}
+	if hi.Empty() {
+		hi.End.Byte++
+		hi.End.Column++
+	}
+	s := &DiagnosticSnippet{StartLine: snip.Start.Line, Values: []ExpressionValue{}}
+	if nav, ok := f.Nav.(interface{ ContextString(int) string }); ok {
+		if c := nav.ContextString(hi.Start.Byte); c != "" {
+			s.Context = &c
+		}
+	}
+	var code strings.Builder
+	codeStart := -1
+	sc := hclv2.NewRangeScanner(f.Bytes, hi.Filename, bufio.ScanLines)
+	for sc.Scan() {
+		lr := sc.Range()
+		if lr.Overlaps(snip) {
+			if codeStart < 0 {
+				codeStart = lr.Start.Byte
+			}
+			code.Write(lr.SliceBytes(f.Bytes))
+			code.WriteByte('\n')
+		}
+	}
+	s.Code = strings.TrimSuffix(code.String(), "\n")
+	start := hi.Start.Byte - max(codeStart, 0)
+	end := start + hi.End.Byte - hi.Start.Byte
+	s.HighlightStartOffset = min(max(start, 0), len(s.Code))
+	s.HighlightEndOffset = min(max(end, 0), len(s.Code))
+	j.Snippet = s
+	return j
 }

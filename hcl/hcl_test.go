@@ -37,8 +37,8 @@ func diagAt(t *testing.T, def *Definition, diags hclv2.Diagnostics, want string,
 			}
 			var buf bytes.Buffer
 			WriteDiagnostics(&buf, hclv2.Diagnostics{d}, def.Files)
-			if !strings.Contains(buf.String(), "main.hcl:") || !strings.Contains(buf.String(), "^") {
-				t.Errorf("rendered diagnostic lacks position or snippet:\n%s", buf.String())
+			if got := caretColumn(buf.String(), "main.hcl", line); got != col {
+				t.Errorf("rendered diagnostic does not point at line %d column %d (carets at column %d):\n%s", line, col, got, buf.String())
 			}
 			return
 		}

@@ -1,6 +1,7 @@
 package hcl
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,7 +72,7 @@ func TestHostileDefinitions(t *testing.T) {
 			// Every diagnostic renders, with its snippet.
 			var sb strings.Builder
 			WriteDiagnostics(&sb, diags, def.Files)
-			if !strings.Contains(sb.String(), "main.hcl:") {
+			if !strings.Contains(sb.String(), fmt.Sprintf("on main.hcl line %d", d.Subject.Start.Line)) {
 				t.Errorf("rendered diagnostics lack the position:\n%.2000s", sb.String())
 			}
 		})
