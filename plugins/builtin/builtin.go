@@ -9,6 +9,7 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/noop"
 	"github.com/grovehq/grove/plugins/builtin/process"
 	"github.com/grovehq/grove/plugins/builtin/scalingpolicy"
+	"github.com/grovehq/grove/plugins/builtin/vsphere"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
@@ -20,7 +21,7 @@ func Plugin(version string) *sdk.Plugin {
 	return &sdk.Plugin{
 		Name:     Name,
 		Version:  version,
-		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type()},
+		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type(), vsphere.Type()},
 		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type()},
 	}
 }
