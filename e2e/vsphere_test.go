@@ -297,3 +297,34 @@ func TestVSphereCluster(t *testing.T) {
 		t.Fatalf("VMs left after deleting the cluster: %d", len(vms))
 	}
 }
+
+// TestVSphereHCL applies examples/hcl/vsphere with the grove CLI against
+// the simulator, changes the VMs' memory and destroys it.
+func TestVSphereHCL(t *testing.T) {
+	vc, _ := vcsim(t)
+	a := startAgent(t, t.TempDir())
+	ex := "../examples/hcl/vsphere"
+	out, errOut, code := a.grove("apply", "-auto-approve", "-var", "nodes=2", ex)
+	if code != 0 || !strings.Contains(out, "Apply complete!") {
+		t.Fatalf("apply: %d\n%s\n%s", code, out, errOut)
+	}
+	id := a.cluster("vsphere").ID
+	if vms := clusterVMs(t, vc, id); len(vms) != 2 {
+		t.Fatalf("%d VMs after apply, want 2", len(vms))
+	}
+	out, errOut, code = a.grove("apply", "-auto-approve", "-var", "nodes=2", "-var", "memory_mb=512", ex)
+	if code != 0 {
+		t.Fatalf("apply more memory: %d\n%s\n%s", code, out, errOut)
+	}
+	for node, vm := range clusterVMs(t, vc, id) {
+		if vm.Config.Hardware.MemoryMB != 512 || vm.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
+			t.Errorf("node %s after the memory change: %d MiB, %s", node, vm.Config.Hardware.MemoryMB, vm.Runtime.PowerState)
+		}
+	}
+	if out, errOut, code = a.grove("destroy", "-auto-approve", ex); code != 0 {
+		t.Fatalf("destroy: %d\n%s\n%s", code, out, errOut)
+	}
+	if vms := clusterVMs(t, vc, id); len(vms) != 0 {
+		t.Fatalf("%d VMs left after destroy", len(vms))
+	}
+}
