@@ -11,6 +11,7 @@ import (
 
 	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/internal/testbin"
+	"github.com/grovehq/grove/internal/vcsimtest"
 )
 
 // TestExamples applies every example under examples/terraform with the real
@@ -47,6 +48,11 @@ func TestExamples(t *testing.T) {
 			if strings.Contains(dir, "containers") {
 				containertest.Require(t)
 			}
+			var extra []string
+			if strings.Contains(dir, "vsphere") {
+				// The simulator, in this process; the profile carries its URL.
+				extra = append(extra, "TF_VAR_vsphere_url="+vcsimtest.New(t).UserURL().String())
+			}
 			work := t.TempDir()
 			files, _ := filepath.Glob(filepath.Join(dir, "*.tf"))
 			for _, f := range files {
@@ -58,6 +64,7 @@ func TestExamples(t *testing.T) {
 				cmd.Dir = work
 				cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "GROVE_ADDR="+agentURL, "TF_VAR_grove="+groveBin,
 					"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
+				cmd.Env = append(cmd.Env, extra...)
 				var out bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &out
 				err := cmd.Run()

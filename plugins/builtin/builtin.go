@@ -11,6 +11,7 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/noop"
 	"github.com/grovehq/grove/plugins/builtin/process"
 	"github.com/grovehq/grove/plugins/builtin/scalingpolicy"
+	"github.com/grovehq/grove/plugins/builtin/vsphere"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
@@ -22,18 +23,19 @@ func Plugin(version string) *sdk.Plugin {
 	return &sdk.Plugin{
 		Name:     Name,
 		Version:  version,
-		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type()},
+		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type(), vsphere.Type()},
 		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type()},
 	}
 }
 
 // Env is the environment the built-in plugin declares it needs from the
 // agent's: the container driver's engine endpoints (DOCKER_HOST, or several
-// in GROVE_DOCKER_HOSTS). The plugin host passes these and nothing else of
-// the agent's environment beyond its minimal set.
+// in GROVE_DOCKER_HOSTS) and the vSphere driver's connection defaults
+// (vsphere.EnvNames). The plugin host passes these and nothing else of the
+// agent's environment beyond its minimal set.
 func Env() map[string]string {
 	out := map[string]string{}
-	for _, k := range []string{"DOCKER_HOST", "GROVE_DOCKER_HOSTS"} {
+	for _, k := range append([]string{"DOCKER_HOST", "GROVE_DOCKER_HOSTS"}, vsphere.EnvNames()...) {
 		if v := os.Getenv(k); v != "" {
 			out[k] = v
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/internal/testbin"
+	"github.com/grovehq/grove/internal/vcsimtest"
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/sdktest"
@@ -49,7 +50,12 @@ func TestConformance(t *testing.T) {
 	} else {
 		t.Logf("container.docker not exercised: %v", err)
 	}
-	sdktest.Run(t, sdktest.Options{Command: []string{bin, "plugin", "serve"}}, profiles,
+	// vsphere.vm runs against the vSphere simulator, in this process.
+	sim := vcsimtest.New(t)
+	profiles = append(profiles, sdktest.ProfileCase{Type: "vsphere.vm", Version: "1.0",
+		Properties: map[string]any{"cluster": vcsimtest.Cluster, "template": vcsimtest.Template, "memory_mb": 128},
+		Updated:    map[string]any{"cluster": vcsimtest.Cluster, "template": vcsimtest.Template, "memory_mb": 256}})
+	sdktest.Run(t, sdktest.Options{Command: []string{bin, "plugin", "serve"}, Env: sim.Env()}, profiles,
 		[]sdktest.PolicyCase{
 			{Type: "senlin.policy.deletion", Version: "1.1", Properties: map[string]any{"criteria": "OLDEST_FIRST"}},
 			{Type: "senlin.policy.scaling", Version: "1.0", Properties: map[string]any{"event": "CLUSTER_SCALE_OUT"}, Action: "CLUSTER_SCALE_OUT"},

@@ -1,0 +1,162 @@
+package vsphere
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vmware/govmomi"
+	vsession "github.com/vmware/govmomi/session"
+	"github.com/vmware/govmomi/session/keepalive"
+	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/soap"
+
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+// session is one logged-in client, shared by every call for the same
+// vCenter and user.
+type session struct {
+	c *govmomi.Client
+}
+
+func (s *session) vim() *vim25.Client { return s.c.Client }
+
+// EnvNames are the agent's environment variables the driver reads for what
+// a profile leaves out: govc's names and the Terraform vSphere provider's,
+// which vSphere users already keep. The plugin host passes exactly these
+// (and the other declared ones) to the built-in plugin.
+func EnvNames() []string {
+	return []string{"GOVC_URL", "GOVC_USERNAME", "GOVC_PASSWORD", "GOVC_INSECURE", "GOVC_TLS_THUMBPRINT",
+		"GOVC_DATACENTER", "GOVC_RESOURCE_POOL", "GOVC_DATASTORE",
+		"VSPHERE_SERVER", "VSPHERE_USER", "VSPHERE_PASSWORD", "VSPHERE_ALLOW_UNVERIFIED_SSL", "VSPHERE_DATACENTER"}
+}
+
+// env returns the first of the variables that is set.
+func env(names ...string) string {
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// endpoint is a connection with the environment's defaults filled in.
+type endpoint struct {
+	u          *url.URL
+	user, pass string
+	insecure   bool
+	thumbprint string
+}
+
+func (e endpoint) key() string {
+	return strings.Join([]string{e.u.Scheme, e.u.Host, e.u.Path, e.user, e.pass, strconv.FormatBool(e.insecure), e.thumbprint}, "\x00")
+}
+
+// resolveEndpoint fills a profile's connection from GOVC_* (govc's) and
+// VSPHERE_* (Terraform's vSphere provider's) variables.
+func resolveEndpoint(c Connection) (endpoint, error) {
+	raw := c.URL
+	if raw == "" {
+		raw = env("GOVC_URL", "VSPHERE_SERVER")
+	}
+	if raw == "" {
+		return endpoint{}, fmt.Errorf("no vCenter to connect to: set connection.url in the profile, or GOVC_URL (or VSPHERE_SERVER) in the agent's environment")
+	}
+	if !strings.Contains(raw, "://") {
+		raw = "https://" + raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return endpoint{}, fmt.Errorf("connection.url %q: %w", redact(raw), err)
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/sdk"
+	}
+	e := endpoint{u: u, thumbprint: c.Thumbprint}
+	if u.User != nil {
+		e.user = u.User.Username()
+		e.pass, _ = u.User.Password()
+		u.User = nil
+	}
+	if c.Username != "" {
+		e.user = c.Username
+	} else if e.user == "" {
+		e.user = env("GOVC_USERNAME", "VSPHERE_USER")
+	}
+	if c.Password != "" {
+		e.pass = c.Password
+	} else if e.pass == "" {
+		e.pass = env("GOVC_PASSWORD", "VSPHERE_PASSWORD")
+	}
+	if c.Insecure != nil {
+		e.insecure = *c.Insecure
+	} else if v := env("GOVC_INSECURE", "VSPHERE_ALLOW_UNVERIFIED_SSL"); v != "" {
+		e.insecure, _ = strconv.ParseBool(v)
+	}
+	if e.thumbprint == "" {
+		e.thumbprint = env("GOVC_TLS_THUMBPRINT")
+	}
+	return e, nil
+}
+
+// redact drops the password from a URL for messages.
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		u.User = url.User(u.User.Username())
+		return u.String()
+	}
+	return raw
+}
+
+// session returns a logged-in client for the connection, logging in once
+// per vCenter and user. A keep-alive holds the session open between calls.
+func (d *Driver) session(ctx context.Context, c Connection) (*session, error) {
+	e, err := resolveEndpoint(c)
+	if err != nil {
+		return nil, err
+	}
+	k := e.key()
+	d.mu.Lock()
+	s, ok := d.sessions[k]
+	d.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	sc := soap.NewClient(e.u, e.insecure)
+	if e.thumbprint != "" {
+		sc.SetThumbprint(e.u.Host, e.thumbprint)
+	}
+	vc, err := vim25.NewClient(ctx, sc)
+	if err != nil {
+		return nil, connError(e, err)
+	}
+	// Re-login when vCenter drops an idle session.
+	vc.RoundTripper = keepalive.NewHandlerSOAP(sc, 5*time.Minute, nil)
+	gc := &govmomi.Client{Client: vc, SessionManager: vsession.NewManager(vc)}
+	if err := gc.Login(ctx, url.UserPassword(e.user, e.pass)); err != nil {
+		return nil, connError(e, err)
+	}
+	s = &session{c: gc}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if prev, ok := d.sessions[k]; ok {
+		_ = gc.Logout(context.WithoutCancel(ctx))
+		return prev, nil
+	}
+	d.sessions[k] = s
+	return s, nil
+}
+
+func connError(e endpoint, err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such host") || strings.Contains(msg, "timeout") {
+		return sdk.Retryable(fmt.Errorf("vCenter %s does not answer: %s", e.u.Host, msg))
+	}
+	return fmt.Errorf("connect to vCenter %s as %q: %s", e.u.Host, e.user, msg)
+}

@@ -1,0 +1,615 @@
+package vsphere_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/grovehq/grove/internal/vcsimtest"
+	"github.com/grovehq/grove/plugins/builtin/vsphere"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+// recorder sits between the driver and the simulator and records each
+// SOAP call's method and body: what Grove asked vSphere for.
+type recorder struct {
+	mu    sync.Mutex
+	calls []call
+}
+
+type call struct{ method, body string }
+
+var methodRE = regexp.MustCompile(`<(?:\w+:)?Body[^>]*>\s*<(?:\w+:)?(\w+)`)
+
+func (r *recorder) count(method string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, c := range r.calls {
+		if c.method == method {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *recorder) bodies(method string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, c := range r.calls {
+		if c.method == method {
+			out = append(out, c.body)
+		}
+	}
+	return out
+}
+
+func (r *recorder) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = nil
+}
+
+type env struct {
+	sim *vcsimtest.Sim
+	rec *recorder
+	url string // the recorder's URL, with credentials
+	c   *govmomi.Client
+	f   *find.Finder
+}
+
+func setup(t *testing.T) *env {
+	t.Helper()
+	sim := vcsimtest.New(t)
+	rec := &recorder{}
+	target := *sim.URL
+	target.Path = ""
+	proxy := httputil.NewSingleHostReverseProxy(&target)
+	proxy.Transport = &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		b, _ := io.ReadAll(req.Body)
+		req.Body = io.NopCloser(bytes.NewReader(b))
+		if m := methodRE.FindSubmatch(b); m != nil {
+			rec.mu.Lock()
+			rec.calls = append(rec.calls, call{string(m[1]), string(b)})
+			rec.mu.Unlock()
+		}
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(srv.Close)
+	ctx := context.Background()
+	c, err := govmomi.NewClient(ctx, sim.UserURL(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := find.NewFinder(c.Client, true)
+	dc, err := f.Datacenter(ctx, vcsimtest.Datacenter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SetDatacenter(dc)
+	u := strings.Replace(srv.URL, "http://", "http://"+vcsimtest.Username+":"+vcsimtest.Password+"@", 1) + "/sdk"
+	return &env{sim: sim, rec: rec, url: u, c: c, f: f}
+}
+
+// spec is a profile on the simulator, through the recorder.
+func (e *env) spec(id string, props map[string]any) sdk.Spec {
+	p := map[string]any{
+		"connection": map[string]any{"url": e.url, "insecure": true},
+		"datacenter": vcsimtest.Datacenter, "cluster": vcsimtest.Cluster, "template": vcsimtest.Template,
+		"num_cpus": int64(2), "memory_mb": int64(256), "power_on": true, "wait_timeout": int64(30),
+	}
+	for k, v := range props {
+		p[k] = v
+	}
+	return sdk.Spec{ID: id, Name: id, Type: vsphere.TypeName, Version: "1.0", Properties: p}
+}
+
+func nodes(cluster string, n int) []sdk.Node {
+	out := make([]sdk.Node, n)
+	for i := range out {
+		out[i] = sdk.Node{ID: cluster + "-id-" + string(rune('a'+i)), Name: cluster + "-" + string(rune('a'+i)), Index: i + 1,
+			ClusterID: cluster + "-cid", ClusterName: cluster, Data: map[string]any{}}
+	}
+	return out
+}
+
+func apply(t *testing.T, what string, ns []sdk.Node, res []sdk.Result) {
+	t.Helper()
+	if len(res) != len(ns) {
+		t.Fatalf("%s: %d results for %d nodes", what, len(res), len(ns))
+	}
+	for i := range ns {
+		if res[i].ID != ns[i].ID {
+			t.Fatalf("%s: result %d is for %s, not %s", what, i, res[i].ID, ns[i].ID)
+		}
+		if res[i].Err != nil {
+			t.Fatalf("%s: node %s: %v", what, ns[i].Name, res[i].Err)
+		}
+		ns[i].PhysicalID, ns[i].State, ns[i].Data = res[i].PhysicalID, res[i].State, res[i].Data
+	}
+}
+
+// vm reads a VM by name, nil when there is none.
+func (e *env) vm(t *testing.T, name string) (*object.VirtualMachine, *mo.VirtualMachine) {
+	t.Helper()
+	ctx := context.Background()
+	vm, err := e.f.VirtualMachine(ctx, name)
+	if err != nil {
+		if _, ok := err.(*find.NotFoundError); ok {
+			return nil, nil
+		}
+		t.Fatal(err)
+	}
+	var m mo.VirtualMachine
+	if err := vm.Properties(ctx, vm.Reference(), []string{"name", "config", "runtime", "resourcePool", "snapshot"}, &m); err != nil {
+		t.Fatal(err)
+	}
+	return vm, &m
+}
+
+func extra(m *mo.VirtualMachine, key string) string {
+	for _, o := range m.Config.ExtraConfig {
+		if v := o.GetOptionValue(); v.Key == key {
+			return v.Value.(string)
+		}
+	}
+	return ""
+}
+
+func hostName(t *testing.T, e *env, ref *types.ManagedObjectReference) string {
+	var h mo.HostSystem
+	if err := e.c.RetrieveOne(context.Background(), *ref, []string{"name"}, &h); err != nil {
+		t.Fatal(err)
+	}
+	return h.Name
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestValidateNamesPropertyAndValue(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	if ds := d.Validate(ctx, e.spec("ok", map[string]any{"networks": []any{vcsimtest.Network}, "datastore": vcsimtest.Datastore})); len(ds) > 0 {
+		t.Fatalf("a good spec: %v", ds)
+	}
+	cases := []struct {
+		name  string
+		props map[string]any
+		field string
+		value string
+	}{
+		{"datacenter", map[string]any{"datacenter": "DC9"}, "properties.datacenter", "DC9"},
+		{"template", map[string]any{"template": "no-such-template"}, "properties.template", "no-such-template"},
+		{"pool", map[string]any{"resource_pool": "/DC0/host/DC0_C0/Resources/nope"}, "properties.resource_pool", "nope"},
+		{"cluster", map[string]any{"cluster": "DC0_C7"}, "properties.cluster", "DC0_C7"},
+		{"network", map[string]any{"networks": []any{vcsimtest.Network, "no-such-pg"}}, "properties.networks[1]", "no-such-pg"},
+		{"datastore", map[string]any{"datastore": "nods"}, "properties.datastore", "nods"},
+		{"snapshot", map[string]any{"snapshot": "nosnap"}, "properties.snapshot", "nosnap"},
+		{"static without netmask", map[string]any{"customization": map[string]any{"ip_addresses": []any{"10.0.0.5"}}}, "properties.customization.netmask", ""},
+		{"no vcenter", map[string]any{"connection": map[string]any{"url": "https://127.0.0.1:1/sdk", "insecure": true}}, "properties.connection", "127.0.0.1:1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ds := d.Validate(ctx, e.spec("bad", c.props))
+			if len(ds) != 1 || ds[0].Field != c.field || !strings.Contains(ds[0].Message, c.value) {
+				t.Errorf("Validate = %v, want one diagnostic on %s naming %q", ds, c.field, c.value)
+			}
+		})
+	}
+}
+
+func TestCreateCheckRecoverDelete(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("p1", map[string]any{"networks": []any{vcsimtest.Network}, "disks": []any{int64(1)}, "annotation": "made by grove",
+		"extra_config": map[string]any{"guestinfo.role": "web"}})
+	ns := nodes("web", 3)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	for _, n := range ns {
+		_, m := e.vm(t, n.Name)
+		if m == nil {
+			t.Fatalf("no VM named %s", n.Name)
+		}
+		if extra(m, "grove.node_id") != n.ID || extra(m, "grove.cluster_id") != n.ClusterID || extra(m, "guestinfo.role") != "web" {
+			t.Errorf("VM %s extraConfig: %v", n.Name, m.Config.ExtraConfig)
+		}
+		if m.Config.Hardware.NumCPU != 2 || m.Config.Hardware.MemoryMB != 256 {
+			t.Errorf("VM %s: %d CPUs, %d MiB", n.Name, m.Config.Hardware.NumCPU, m.Config.Hardware.MemoryMB)
+		}
+		if m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
+			t.Errorf("VM %s is %s", n.Name, m.Runtime.PowerState)
+		}
+		if n.Data["moid"] != m.Self.Value || n.Data["instance_uuid"] != m.Config.InstanceUuid || n.PhysicalID != m.Config.InstanceUuid ||
+			n.Data["host"] != hostName(t, e, m.Runtime.Host) {
+			t.Errorf("node %s data %v, physical id %s; VM %s %s", n.Name, n.Data, n.PhysicalID, m.Self.Value, m.Config.InstanceUuid)
+		}
+		if _, ok := n.Data["ip_addresses"].([]any); !ok {
+			t.Errorf("node %s data has no ip_addresses list: %v", n.Name, n.Data)
+		}
+	}
+	// What Grove asked for: one clone per node, each with the NIC on the
+	// port group and one new 1 GiB disk.
+	clones := e.rec.bodies("CloneVM_Task")
+	if len(clones) != 3 {
+		t.Fatalf("%d clones for 3 nodes", len(clones))
+	}
+	for _, b := range clones {
+		if !strings.Contains(b, "<capacityInKB>1048576</capacityInKB>") || !strings.Contains(b, "<operation>edit</operation>") ||
+			!strings.Contains(b, "<fileOperation>create</fileOperation>") || !strings.Contains(b, "<pool type=\"ResourcePool\"") ||
+			!strings.Contains(b, "<annotation>made by grove</annotation>") {
+			t.Errorf("clone spec lacks the disk, the network edit or the pool:\n%s", b)
+		}
+	}
+
+	// Create again: the same VMs, no new clone.
+	e.rec.reset()
+	again := d.Create(ctx, p, ns)
+	for i, r := range again {
+		if r.Err != nil || r.Data["moid"] != ns[i].Data["moid"] {
+			t.Errorf("create again: %v %v, want VM %v", r.Err, r.Data["moid"], ns[i].Data["moid"])
+		}
+	}
+	if n := e.rec.count("CloneVM_Task"); n != 0 {
+		t.Errorf("create again cloned %d VMs", n)
+	}
+
+	// Behind Grove's back: one powered off, one suspended, one destroyed.
+	vm0, _ := e.vm(t, ns[0].Name)
+	vm1, _ := e.vm(t, ns[1].Name)
+	vm2, _ := e.vm(t, ns[2].Name)
+	for _, f := range []func(context.Context) (*object.Task, error){vm0.PowerOff, vm1.Suspend, vm2.PowerOff, vm2.Destroy} {
+		tk, err := f(ctx)
+		if err == nil {
+			err = tk.Wait(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.rec.reset()
+	res := d.Check(ctx, p, ns)
+	if n := len(e.rec.calls); n != 1 || e.rec.count("RetrievePropertiesEx") != 1 {
+		t.Errorf("check of 3 VMs made %d calls (%v); want one property-collector round trip", n, e.rec.calls)
+	}
+	want := []string{"poweredOff", "suspended", "missing"}
+	for i, r := range res {
+		if r.Err != nil || r.Healthy || !strings.Contains(r.Reason, want[i]) {
+			t.Errorf("check %s: healthy=%v reason=%q err=%v; want dead, %s", ns[i].Name, r.Healthy, r.Reason, r.Err, want[i])
+		}
+	}
+
+	// Recovery powers the stopped ones on and clones the missing one.
+	oldMoid := ns[2].Data["moid"]
+	apply(t, "recover", ns, d.Recover(ctx, p, ns, "REBOOT", nil))
+	if ns[2].Data["moid"] == oldMoid {
+		t.Errorf("the destroyed VM was not cloned again")
+	}
+	for _, r := range d.Check(ctx, p, ns) {
+		if !r.Healthy {
+			t.Errorf("after recover: %s %s", r.ID, r.Reason)
+		}
+	}
+
+	// Delete: powered off and destroyed, twice without error.
+	for round := 0; round < 2; round++ {
+		for _, r := range d.Delete(ctx, p, ns) {
+			if r.Err != nil {
+				t.Fatalf("delete round %d: %v", round, r.Err)
+			}
+		}
+	}
+	for _, n := range ns {
+		if vm, _ := e.vm(t, n.Name); vm != nil {
+			t.Errorf("VM %s outlived its delete", n.Name)
+		}
+	}
+	for _, r := range d.Check(ctx, p, ns) {
+		if r.Healthy || !strings.Contains(r.Reason, "missing") {
+			t.Errorf("check after delete: %+v", r)
+		}
+	}
+}
+
+func TestPlacementLinkedCloneAndCustomization(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("p2", map[string]any{"snapshot": vcsimtest.Snapshot, "wait_for_ip": true,
+		"customization": map[string]any{"ip_addresses": []any{"10.0.0.11", "10.0.0.12"}, "netmask": "255.255.255.0", "gateway": "10.0.0.1"}})
+	ns := nodes("db", 2)
+	ns[1].Data = map[string]any{"placement": map[string]any{"host": vcsimtest.DRSHost}}
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	_, m := e.vm(t, ns[1].Name)
+	if got := hostName(t, e, m.Runtime.Host); got != vcsimtest.DRSHost || ns[1].Data["host"] != vcsimtest.DRSHost {
+		t.Errorf("node placed on %s (data %v), want %s", got, ns[1].Data["host"], vcsimtest.DRSHost)
+	}
+	for i, n := range ns {
+		if n.Data["address"] != []string{"10.0.0.11", "10.0.0.12"}[i] {
+			t.Errorf("node %s address %v", n.Name, n.Data["address"])
+		}
+	}
+	for _, b := range e.rec.bodies("CloneVM_Task") {
+		if !strings.Contains(b, "<diskMoveType>createNewChildDiskBacking</diskMoveType>") || !strings.Contains(b, "<snapshot type=\"VirtualMachineSnapshot\"") {
+			t.Errorf("not a linked clone on the snapshot:\n%s", b)
+		}
+		if !strings.Contains(b, "CustomizationLinuxPrep") || !strings.Contains(b, "<gateway>10.0.0.1</gateway>") {
+			t.Errorf("no Linux customization with the gateway:\n%s", b)
+		}
+	}
+	d.Delete(ctx, p, ns)
+
+	// A third node has no address in the list: it fails, naming the property.
+	r := d.Create(ctx, p, nodes("db3", 3)[2:])[0]
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "customization.ip_addresses") {
+		t.Errorf("node 3 of 2 addresses: %v", r.Err)
+	}
+}
+
+func TestCloneFaultFailsTheNodeAndLeavesNothing(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("p3", map[string]any{"cluster": vcsimtest.Cluster2, "template": vcsimtest.FaultyTemplate})
+	ns := nodes("bad", 2)
+	for i, r := range d.Create(ctx, p, ns) {
+		if r.Err == nil || !strings.Contains(r.Err.Error(), vcsimtest.FaultMessage) || sdk.IsRetryable(r.Err) {
+			t.Errorf("node %d: %v; want the fault's message, not retryable", i, r.Err)
+		}
+	}
+	for _, n := range ns {
+		if vm, _ := e.vm(t, n.Name); vm != nil {
+			t.Errorf("a failed clone left VM %s", n.Name)
+		}
+	}
+}
+
+func TestUpdateInPlaceAndReplace(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("u1", nil)
+	ns := nodes("up", 2)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	// Node 0 can hot-add memory; node 1 cannot.
+	vm0, _ := e.vm(t, ns[0].Name)
+	tk, err := vm0.Reconfigure(ctx, types.VirtualMachineConfigSpec{MemoryHotAddEnabled: types.NewBool(true), CpuHotAddEnabled: types.NewBool(true)})
+	if err == nil {
+		err = tk.Wait(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	step := func(id string, props map[string]any, cycles int) sdk.Spec {
+		t.Helper()
+		np := e.spec(id, props)
+		e.rec.reset()
+		apply(t, "update to "+id, ns, d.Update(ctx, p, np, ns))
+		if got := e.rec.count("PowerOffVM_Task"); got != cycles {
+			t.Errorf("update to %s power-cycled %d VMs, want %d", id, got, cycles)
+		}
+		p = np
+		return np
+	}
+	step("u2", map[string]any{"memory_mb": int64(512)}, 1) // only the VM without hot-add
+	for _, n := range ns {
+		if _, m := e.vm(t, n.Name); m.Config.Hardware.MemoryMB != 512 || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
+			t.Errorf("VM %s after the memory change: %d MiB, %s", n.Name, m.Config.Hardware.MemoryMB, m.Runtime.PowerState)
+		}
+	}
+	step("u3", map[string]any{"memory_mb": int64(512), "annotation": "v3"}, 0)
+	if _, m := e.vm(t, ns[1].Name); m.Config.Annotation != "v3" {
+		t.Errorf("annotation %q", m.Config.Annotation)
+	}
+	before := ns[0].Data["moid"]
+	step("u4", map[string]any{"memory_mb": int64(512), "annotation": "v3", "snapshot": vcsimtest.Snapshot}, 2)
+	if ns[0].Data["moid"] == before {
+		t.Errorf("a snapshot change kept the VM; it must replace it")
+	}
+	if e.rec.count("CloneVM_Task") != 2 || e.rec.count("Destroy_Task") != 2 {
+		t.Errorf("replace: %d clones, %d destroys", e.rec.count("CloneVM_Task"), e.rec.count("Destroy_Task"))
+	}
+	d.Delete(ctx, p, ns)
+}
+
+func TestOperations(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("o1", nil)
+	ns := nodes("ops", 1)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	steps := []struct {
+		op     string
+		params map[string]any
+		power  types.VirtualMachinePowerState
+		err    string // vcsim runs no VMware Tools in its VMs
+	}{
+		{"snapshot_create", map[string]any{"name": "s1"}, types.VirtualMachinePowerStatePoweredOn, ""},
+		{"power_off", nil, types.VirtualMachinePowerStatePoweredOff, ""},
+		{"power_on", nil, types.VirtualMachinePowerStatePoweredOn, ""},
+		{"reset", nil, types.VirtualMachinePowerStatePoweredOn, ""},
+		{"suspend", nil, types.VirtualMachinePowerStateSuspended, ""},
+		{"power_on", nil, types.VirtualMachinePowerStatePoweredOn, ""},
+		{"reboot_guest", nil, types.VirtualMachinePowerStatePoweredOn, "ToolsUnavailable"},
+		{"shutdown_guest", nil, types.VirtualMachinePowerStatePoweredOff, ""},
+		{"snapshot_revert", map[string]any{"name": "s1"}, types.VirtualMachinePowerStatePoweredOff, ""}, // a snapshot without memory reverts to off,
+	}
+	for _, s := range steps {
+		r := d.Operate(ctx, p, ns, s.op, s.params)[0]
+		if s.err != "" {
+			if r.Err == nil || !strings.Contains(r.Err.Error(), s.err) || !strings.Contains(r.Err.Error(), s.op) {
+				t.Errorf("%s: %v, want an error naming the operation and %s", s.op, r.Err, s.err)
+			}
+		} else if r.Err != nil {
+			t.Fatalf("%s: %v", s.op, r.Err)
+		}
+		if _, m := e.vm(t, ns[0].Name); m.Runtime.PowerState != s.power {
+			t.Errorf("after %s the VM is %s, want %s", s.op, m.Runtime.PowerState, s.power)
+		}
+	}
+	if r := d.Operate(ctx, p, ns, "explode", nil)[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "power_on") {
+		t.Errorf("an unknown operation: %v", r.Err)
+	}
+	d.Delete(ctx, p, ns)
+}
+
+func TestDRSRulesNamedAfterTheClusterAndRemovedWithIt(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("r1", nil)
+	ns := nodes("drs", 3)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	moids := []string{ns[0].Data["moid"].(string), ns[1].Data["moid"].(string), ns[2].Data["moid"].(string)}
+	cid := ns[0].ClusterID
+	rules := []vsphere.Rule{
+		{Name: "spread", Type: vsphere.AntiAffinity, Mandatory: true, VMs: moids},
+		{Name: "together", Type: vsphere.Affinity, VMs: moids[:2]},
+		{Name: "drs-hosts", Type: vsphere.VMHost, VMs: moids[2:], Hosts: []string{vcsimtest.DRSHost}},
+	}
+	for _, r := range rules {
+		if err := d.CreateRule(ctx, p, cid, r); err != nil {
+			t.Fatalf("create rule %s: %v", r.Name, err)
+		}
+	}
+	// Created again (after a restart): replaced, not doubled.
+	if err := d.CreateRule(ctx, p, cid, rules[0]); err != nil {
+		t.Fatal(err)
+	}
+	// Another Grove cluster's rule is not ours.
+	if err := d.CreateRule(ctx, p, "other", vsphere.Rule{Name: "spread", Type: vsphere.AntiAffinity, VMs: moids[:2]}); err != nil {
+		t.Fatal(err)
+	}
+	// A fresh driver (a restarted plugin) reads them back by name.
+	got, err := vsphere.New().Rules(ctx, p, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("read back %d rules: %+v", len(got), got)
+	}
+	byName := map[string]vsphere.Rule{}
+	for _, r := range got {
+		byName[r.Name] = r
+		if r.VSphereName != "grove-"+cid+"-"+r.Name || !r.Enabled {
+			t.Errorf("rule %+v", r)
+		}
+	}
+	if r := byName["spread"]; r.Type != vsphere.AntiAffinity || !r.Mandatory || strings.Join(r.VMs, ",") != strings.Join(moids, ",") {
+		t.Errorf("spread: %+v", r)
+	}
+	if r := byName["together"]; r.Type != vsphere.Affinity || r.Mandatory || strings.Join(r.VMs, ",") != strings.Join(moids[:2], ",") {
+		t.Errorf("together: %+v", r)
+	}
+	if r := byName["drs-hosts"]; r.Type != vsphere.VMHost || r.AntiHost || strings.Join(r.VMs, ",") != moids[2] || strings.Join(r.Hosts, ",") != vcsimtest.DRSHost {
+		t.Errorf("drs-hosts: %+v", r)
+	}
+
+	// Deleting the first node leaves spread with 2 VMs and together with 1:
+	// together goes. Deleting the rest removes every rule and group.
+	apply(t, "delete", ns[:1], d.Delete(ctx, p, ns[:1]))
+	got, _ = d.Rules(ctx, p, cid)
+	if len(got) != 2 || got[0].Name != "spread" || len(got[0].VMs) != 2 {
+		t.Errorf("after deleting one node: %+v", got)
+	}
+	d.Delete(ctx, p, ns[1:])
+	got, _ = d.Rules(ctx, p, cid)
+	if len(got) != 0 {
+		t.Errorf("rules outlived their cluster's VMs: %+v", got)
+	}
+	cl, err := e.f.ClusterComputeResource(ctx, vcsimtest.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := cl.Configuration(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range cfg.Group {
+		if strings.HasPrefix(g.GetClusterGroupInfo().Name, "grove-"+cid) {
+			t.Errorf("group %s outlived its rule", g.GetClusterGroupInfo().Name)
+		}
+	}
+	if other, _ := d.Rules(ctx, p, "other"); len(other) != 1 {
+		t.Errorf("another Grove cluster's rule was touched: %+v", other)
+	}
+	if err := d.DeleteRules(ctx, p, "other"); err != nil {
+		t.Fatal(err)
+	}
+	if other, _ := d.Rules(ctx, p, "other"); len(other) != 0 {
+		t.Errorf("DeleteRules left %+v", other)
+	}
+}
+
+func TestHosts(t *testing.T) {
+	e := setup(t)
+	for _, kv := range e.sim.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("h1", nil)
+	ns := nodes("h", 1)
+	ns[0].Data = map[string]any{"placement": map[string]any{"host": vcsimtest.DRSHost}}
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	defer d.Delete(ctx, p, ns)
+	hosts, err := d.Hosts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hosts) != 6 {
+		t.Fatalf("%d hosts, want 2 clusters x 3: %+v", len(hosts), hosts)
+	}
+	perCluster := map[string]int{}
+	for _, h := range hosts {
+		perCluster[h.Attributes["cluster"]]++
+		if h.Err != "" || h.Attributes["connection_state"] != "connected" || h.Attributes["maintenance_mode"] != "false" || h.Attributes["memory_mib"] == "" {
+			t.Errorf("host %+v", h)
+		}
+		if _, ok := h.Load["cpu_mhz"]; !ok {
+			t.Errorf("host %s has no cpu load", h.Name)
+		}
+		if h.Name == vcsimtest.DRSHost && h.Load["vms"] < 1 {
+			t.Errorf("%s carries the node's VM but counts %v", h.Name, h.Load["vms"])
+		}
+	}
+	if perCluster[vcsimtest.Cluster] != 3 || perCluster[vcsimtest.Cluster2] != 3 {
+		t.Errorf("hosts per cluster: %v", perCluster)
+	}
+	b, _ := json.Marshal(hosts)
+	if !strings.Contains(string(b), vcsimtest.DRSHost) {
+		t.Errorf("no host named %s", vcsimtest.DRSHost)
+	}
+
+	t.Setenv("GOVC_URL", "")
+	t.Setenv("VSPHERE_SERVER", "")
+	if hs, err := vsphere.New().Hosts(ctx); err != nil || len(hs) != 0 {
+		t.Errorf("without a vCenter configured: %v %v", hs, err)
+	}
+}
