@@ -42,6 +42,11 @@ func TestMain(m *testing.M) {
 	if runRoot, err = filepath.EvalSymlinks(root); err != nil {
 		panic(err)
 	}
+	// Others may pass through, not list: the throwaway PostgreSQL runs as
+	// the postgres user when the tests run as root.
+	if err := os.Chmod(runRoot, 0o711); err != nil {
+		panic(err)
+	}
 	os.Setenv("TMPDIR", runRoot)
 	code := run(m)
 	os.RemoveAll(runRoot)
@@ -84,6 +89,9 @@ type agentOptions struct {
 	// The agent's client then carries the bootstrap token, which the agent
 	// wrote before it printed its address.
 	secure bool
+	// env is added to the agent's environment only, not to the test's:
+	// the test's own client reads GROVE_TOKEN, for one.
+	env []string
 }
 
 // startAgent starts `grove agent -dev` on a free port with dataDir, and
@@ -106,6 +114,9 @@ func startAgentWith(t *testing.T, opts agentOptions, dataDir string, extra ...st
 	}
 	args = append(args, extra...)
 	cmd := exec.Command(groveBin, args...)
+	if len(opts.env) > 0 {
+		cmd.Env = append(os.Environ(), opts.env...)
+	}
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -28,10 +28,8 @@ func environOf(t *testing.T, pid int) []string {
 // sees the agent's secrets. The profile's env is shown as (sensitive), and
 // neither the store nor the agent's log hold it in clear.
 func TestNodesAndPluginsGetACleanEnvironment(t *testing.T) {
-	t.Setenv("GROVE_TOKEN", "canary-grove-token")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "canary-aws-secret")
 	dir := t.TempDir()
-	a := startAgent(t, dir)
+	a := startAgentWith(t, agentOptions{env: []string{"GROVE_TOKEN=canary-grove-token", "AWS_SECRET_ACCESS_KEY=canary-aws-secret"}}, dir)
 	t.Cleanup(func() { killProcessesOf("envy") })
 	const secret = "canary-profile-secret"
 	a.createProfile("envy", map[string]any{"command": []any{groveBin, "demo-http"}, "stop_timeout": 5,
