@@ -136,27 +136,30 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // describeError turns an API failure into one sentence plus the API's reason.
 func describeError(err error) string {
 	var ae *api.Error
-	if errors.As(err, &ae) {
-		switch ae.Status {
-		case 400:
-			return "The request was refused: " + ae.Message
-		case 401:
-			return "The agent needs a valid token: pass one with -token or GROVE_TOKEN (this one is missing, unknown, expired or revoked): " + ae.Message
-		case 403:
-			return "The token's role or project does not allow this: " + ae.Message
-		case 404:
-			return ae.Message
-		case 409:
-			return "The request conflicts with the current state: " + ae.Message
-		case 413:
-			return "The request is too large: " + ae.Message
-		case 503:
-			if ae.RetryAfter > 0 {
-				return fmt.Sprintf("The agent cannot serve this now; try again in %s: %s", plural(ae.RetryAfter, "second", "seconds"), ae.Message)
-			}
-			return "The agent cannot serve this now; try again shortly: " + ae.Message
-		}
+	if !errors.As(err, &ae) {
 		return err.Error()
+	}
+	// What the CLI said around the agent's answer ("create cluster.web: ")
+	// stays in front of the sentence that explains the answer.
+	context := strings.TrimSuffix(err.Error(), ae.Error())
+	switch ae.Status {
+	case 400:
+		return context + "The request was refused: " + ae.Message
+	case 401:
+		return context + "The agent needs a valid token: pass one with -token or GROVE_TOKEN (this one is missing, unknown, expired or revoked): " + ae.Message
+	case 403:
+		return context + "The token's role or project does not allow this: " + ae.Message
+	case 404:
+		return context + ae.Message
+	case 409:
+		return context + "The request conflicts with the current state: " + ae.Message
+	case 413:
+		return context + "The request is too large: " + ae.Message
+	case 503:
+		if ae.RetryAfter > 0 {
+			return fmt.Sprintf("%sThe agent cannot serve this now; try again in %s: %s", context, plural(ae.RetryAfter, "second", "seconds"), ae.Message)
+		}
+		return context + "The agent cannot serve this now; try again shortly: " + ae.Message
 	}
 	return err.Error()
 }

@@ -258,11 +258,14 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 			return exitError{1, err.Error()}
 		}
 		// Say exactly what the failed apply left behind.
-		fmt.Fprintf(env.Stderr, "Error: %s\n\n", err)
+		fmt.Fprintf(env.Stderr, "Error: %s\n\n", describeError(err))
 		var pe *hcl.PartialError
-		if errors.As(err, &pe) {
+		switch {
+		case plan.Destroy:
+			fmt.Fprintln(env.Stderr, "The destroy stopped before it removed everything: `grove plan -destroy` shows what remains.")
+		case errors.As(err, &pe):
 			pe.Report(env.Stderr)
-		} else {
+		default:
 			fmt.Fprintln(env.Stderr, "The apply created nothing before it stopped.")
 		}
 		return exitError{1, ""}

@@ -217,7 +217,7 @@ cluster "sec-noop" {
 	if err != nil || cl.Status != "ACTIVE" || len(cl.Nodes) != 2 || cl.Project != "team-a" {
 		t.Fatalf("cluster sec-noop after apply: %+v %v", cl, err)
 	}
-	refused(reader, []string{"A reader may only read", "HTTP 403"}, "destroy", "-auto-approve", def)
+	refused(reader, []string{"The token's role or project does not allow this", "A reader may only read", "The destroy stopped before it removed everything"}, "destroy", "-auto-approve", def)
 	if got := must(member, "destroy", "-auto-approve", def); !strings.Contains(got, "2 destroyed") {
 		t.Fatalf("destroy as a member: %s", got)
 	}
