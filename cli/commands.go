@@ -85,7 +85,7 @@ func commands() []*entry {
 		{name: "event", synopsis: "List and show events."},
 		{name: "event list", args: "[options]", synopsis: "List events.", run: verbCmd(listVerb(eventRes, clusterFilter,
 			filter{flag: "object-id", param: "oid", help: "only those about this object id", old: "oid"},
-			filter{flag: "object-name", param: "oname", help: "only those about the object of this name, e.g. a node's", old: "oname"},
+			objectNameFilter,
 			filter{flag: "object-type", param: "otype", help: "only those about objects of this type: CLUSTER, NODE or ACTION", old: "otype"},
 			filter{flag: "action", param: "action", help: "only those of this action kind, e.g. CLUSTER_CREATE"},
 			filter{flag: "level", param: "level", help: "only those of this level, e.g. ERROR"}))},

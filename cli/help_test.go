@@ -136,6 +136,8 @@ func startFakeAgent(t *testing.T) *fakeAgent {
 		switch r.URL.Path {
 		case "/v1/clusters/web", "/v1/clusters/6f1c2a4e":
 			w.Write([]byte(`{"cluster":{"id":"6f1c2a4e-0000-4000-8000-00000000000c","name":"web"}}`))
+		case "/v1/nodes/web-1":
+			w.Write([]byte(`{"node":{"id":"7e0ea3f3-0000-4000-8000-00000000000e","name":"web-1"}}`))
 		case "/v1/nodes", "/v1/events", "/v1/actions":
 			f.mu.Lock()
 			f.queries[r.URL.Path] = r.URL.RawQuery
@@ -175,7 +177,7 @@ func TestClusterFiltersTakeNames(t *testing.T) {
 		{[]string{"action", "list", "-cluster", "6f1c2a4e"}, "/v1/actions", "cluster_id=" + id, ""},
 		{[]string{"node", "list", "-cluster", "web"}, "/v1/nodes", "cluster_id=" + id + "&sort=index", ""},
 		{[]string{"node", "list", "-cluster_id", "web"}, "/v1/nodes", "cluster_id=" + id + "&sort=index", "Warning: -cluster_id is deprecated and will be removed in the next release; use -cluster.\n"},
-		{[]string{"event", "list", "-cluster_id", "web", "-oname", "web-1"}, "/v1/events", "cluster_id=" + id + "&oname=web-1", "use -object-name."},
+		{[]string{"event", "list", "-cluster_id", "web", "-oname", "web-1"}, "/v1/events", "cluster_id=" + id + "&oid=7e0ea3f3-0000-4000-8000-00000000000e", "Warning: -oname is deprecated and will be removed in the next release; use -object-name."},
 		{[]string{"event", "list", "-object-type", "NODE", "-object-id", "n1"}, "/v1/events", "oid=n1&otype=NODE", ""},
 	}
 	for _, tc := range cases {
@@ -190,7 +192,11 @@ func TestClusterFiltersTakeNames(t *testing.T) {
 			t.Errorf("grove %v: stderr %q; want %q", tc.args, errOut, tc.warning)
 		}
 	}
-	_, errOut, code := grove(t, "event", "list", "-cluster", "ghost")
+	_, errOut, code := grove(t, "event", "list", "-object-name", "ghost")
+	if code != 1 || !strings.Contains(errOut, `Error: no node or cluster is named "ghost"`) {
+		t.Errorf("event list -object-name ghost: exit %d %q", code, errOut)
+	}
+	_, errOut, code = grove(t, "event", "list", "-cluster", "ghost")
 	if code != 1 || !strings.Contains(errOut, "The cluster 'ghost' could not be found.") {
 		t.Errorf("event list -cluster ghost: exit %d %q; want the cluster's not-found error", code, errOut)
 	}
@@ -251,4 +257,3 @@ func TestCLIReference(t *testing.T) {
 		t.Fatalf("docs/cli.md is not what the commands' help says (%v); regenerate it with:\n\n  GROVE_UPDATE_DOCS=1 go test ./cli -run TestCLIReference\n", err)
 	}
 }
-

@@ -79,12 +79,56 @@ func get(ctx context.Context, c *api.Client, path string, query url.Values) (map
 // the old spelling still accepted for one release.
 type filter struct {
 	flag, param, help, old string
-	// cluster: the value is a cluster's name, id or short id, resolved to
-	// its id before the query (the events and actions filters match ids).
-	cluster bool
+	// resolve, when set, turns the flag's value into the parameter's: a
+	// cluster's name into its id (events and actions match cluster ids).
+	resolve func(ctx context.Context, c *api.Client, v string, flags map[string]string) (string, error)
 }
 
-var clusterFilter = filter{"cluster", "cluster_id", "only those of this cluster: its name, id or short id", "cluster_id", true}
+var clusterFilter = filter{flag: "cluster", param: "cluster_id", help: "only those of this cluster: its name, id or short id", old: "cluster_id",
+	resolve: func(ctx context.Context, c *api.Client, v string, _ map[string]string) (string, error) {
+		cl, err := c.GetCluster(ctx, v)
+		if err != nil {
+			return "", err
+		}
+		return cl.ID, nil
+	}}
+
+// objectNameFilter finds events by their object's name: the node or
+// cluster of that name, by id, since the engine's action events record the
+// object's id and not its name.
+var objectNameFilter = filter{flag: "object-name", param: "oid", help: "only those about the node or cluster of this name (with -object-type, of that type)", old: "oname",
+	resolve: func(ctx context.Context, c *api.Client, v string, flags map[string]string) (string, error) {
+		if flags["object-id"] != "" {
+			return "", usagef("give -object-id or -object-name, not both")
+		}
+		var ids, kinds []string
+		typ := strings.ToUpper(flags["object-type"])
+		if typ == "" || typ == "NODE" {
+			n, err := c.GetNode(ctx, v)
+			if err != nil && !api.IsNotFound(err) {
+				return "", err
+			}
+			if err == nil {
+				ids, kinds = append(ids, n.ID), append(kinds, "a node")
+			}
+		}
+		if typ == "" || typ == "CLUSTER" {
+			cl, err := c.GetCluster(ctx, v)
+			if err != nil && !api.IsNotFound(err) {
+				return "", err
+			}
+			if err == nil {
+				ids, kinds = append(ids, cl.ID), append(kinds, "a cluster")
+			}
+		}
+		switch len(ids) {
+		case 0:
+			return "", fmt.Errorf("no node or cluster is named %q", v)
+		case 1:
+			return ids[0], nil
+		}
+		return "", usagef("both %s are named %q; add -object-type NODE or CLUSTER", strings.Join(kinds, " and "), v)
+	}}
 
 func listVerb(r *resource, filters ...filter) verb {
 	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
@@ -93,7 +137,7 @@ func listVerb(r *resource, filters ...filter) verb {
 		sortBy := fs.String("sort", "", "sort keys, e.g. name:desc")
 		vals := map[string]*string{}
 		for _, f := range filters {
-			vals[f.param] = fs.String(f.flag, "", f.help)
+			vals[f.flag] = fs.String(f.flag, "", f.help)
 			if f.old != "" {
 				g.alias(fs, f.old, f.flag)
 			}
@@ -101,19 +145,22 @@ func listVerb(r *resource, filters ...filter) verb {
 		if _, err := parseFlags(fs, args); err != nil {
 			return err
 		}
+		given := map[string]string{}
+		for k, v := range vals {
+			given[k] = *v
+		}
 		c := g.client()
 		q := url.Values{}
 		for _, f := range filters {
-			v := *vals[f.param]
+			v := given[f.flag]
 			if v == "" {
 				continue
 			}
-			if f.cluster {
-				cl, err := c.GetCluster(ctx, v)
-				if err != nil {
+			if f.resolve != nil {
+				var err error
+				if v, err = f.resolve(ctx, c, v, given); err != nil {
 					return err
 				}
-				v = cl.ID
 			}
 			q.Set(f.param, v)
 		}

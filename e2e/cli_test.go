@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -61,6 +62,39 @@ func TestCLI(t *testing.T) {
 	out, _, code = a.grove("cluster", "show", "cli")
 	if code != 0 || !strings.Contains(out, "desired_capacity: 3") {
 		t.Fatalf("cluster show:\n%s", out)
+	}
+
+	// The cluster filters take its name: events and actions of "cli" are
+	// found, and only its; -object-name narrows events to one node.
+	cliID := a.cluster("cli").ID
+	for _, args := range [][]string{{"event", "list", "-cluster", "cli", "-json"}, {"action", "list", "-cluster", "cli", "-json"}, {"event", "list", "-cluster_id", "cli", "-json"}} {
+		out, errOut, code := a.grove(args...)
+		var items []map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &items) != nil || len(items) == 0 {
+			t.Fatalf("grove %v: %d %s %s", args, code, out, errOut)
+		}
+		for _, it := range items {
+			if it["cluster_id"] != cliID {
+				t.Errorf("grove %v lists %v of cluster %v", args, it["id"], it["cluster_id"])
+			}
+		}
+		if deprecated := args[2] == "-cluster_id"; deprecated != strings.Contains(errOut, "-cluster_id is deprecated") {
+			t.Errorf("grove %v: stderr %q", args, errOut)
+		}
+	}
+	out, _, code = a.grove("event", "list", "-object-name", "cli-1", "-json")
+	var named []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &named) != nil || len(named) == 0 {
+		t.Fatalf("event list -object-name cli-1: %d %s", code, out)
+	}
+	node1, err := a.client.GetNode(context.Background(), "cli-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range named {
+		if e["oid"] != node1.ID {
+			t.Errorf("event list -object-name cli-1 lists an event of %v (%v), not of node %s", e["oid"], e["oname"], node1.ID)
+		}
 	}
 
 	// Errors: one sentence with the API's reason, exit 1; usage errors exit 2.
