@@ -294,11 +294,14 @@ func (t *cmdTable) rootHelp() string {
 // Run runs one command line and returns the exit code.
 func Run(ctx context.Context, env *Env, args []string) int {
 	t := newTable(commands())
-	if len(args) == 0 {
+	// A shell asking for completions (COMP_LINE) gets them from
+	// posener/complete, whatever the arguments.
+	completing := os.Getenv("COMP_LINE") != ""
+	if len(args) == 0 && !completing {
 		fmt.Fprint(env.Stderr, t.rootHelp())
 		return 2
 	}
-	if args[0] == "help" {
+	if len(args) > 0 && args[0] == "help" {
 		// `grove help cluster create` is `grove cluster create -h`.
 		args = append(slices.Clone(args[1:]), "-h")
 	}
@@ -318,7 +321,6 @@ func Run(ctx context.Context, env *Env, args []string) int {
 			c.HiddenCommands = append(c.HiddenCommands, e.name)
 		}
 	}
-	completing := os.Getenv("COMP_LINE") != ""
 	if sub := c.Subcommand(); !completing && t.byName[sub] == nil {
 		if sub == "" && !c.IsHelp() && !c.IsVersion() && !slices.ContainsFunc(args, isAutocompleteFlag) {
 			fmt.Fprintf(env.Stderr, "Error: %s is not a grove command; run `grove -h` for the list.\n", strings.Join(args, " "))

@@ -257,3 +257,13 @@ func TestCLIReference(t *testing.T) {
 		t.Fatalf("docs/cli.md is not what the commands' help says (%v); regenerate it with:\n\n  GROVE_UPDATE_DOCS=1 go test ./cli -run TestCLIReference\n", err)
 	}
 }
+
+// TestAutocompleteFlags: -autocomplete-install and -autocomplete-uninstall
+// reach posener/complete's installer (asked for both, it refuses before it
+// touches any shell file).
+func TestAutocompleteFlags(t *testing.T) {
+	_, errOut, code := grove(t, "-autocomplete-install", "-autocomplete-uninstall")
+	if code != 1 || !strings.Contains(errOut, "Either the autocomplete install or uninstall flag may be specified, but not both.") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -141,5 +143,25 @@ func TestDescribe(t *testing.T) {
 	}
 	if err := json.Unmarshal(out, &d); err != nil || d.Name != "builtin" || len(d.Components) != 5 {
 		t.Fatalf("describe: %v %s", err, out)
+	}
+}
+
+// TestCLICompletion: the binary answers the shell's completion requests
+// (COMP_LINE, as bash's `complete -C grove grove` that -autocomplete-install
+// writes sends them) with commands, subcommands and a command's flags.
+func TestCLICompletion(t *testing.T) {
+	cases := []struct{ line, want string }{
+		{"grove clu", "cluster"},
+		{"grove cluster cr", "create"},
+		{"grove cluster create -pro", "-profile"},
+		{"grove event list -obj", "-object-name"},
+	}
+	for _, tc := range cases {
+		cmd := exec.Command(groveBin)
+		cmd.Env = append(os.Environ(), "COMP_LINE="+tc.line, "COMP_POINT="+strconv.Itoa(len(tc.line)))
+		out, err := cmd.Output()
+		if err != nil || !slices.Contains(strings.Fields(string(out)), tc.want) {
+			t.Errorf("completing %q: %v %q; want %q among them", tc.line, err, out, tc.want)
+		}
 	}
 }
