@@ -23,7 +23,7 @@ import (
 )
 
 func runAgent(ctx context.Context, env *Env, args []string) error {
-	g := &globals{}
+	g := newGlobals(env)
 	fs := flagSet("agent", g)
 	dev := fs.Bool("dev", false, "development mode: embedded SQLite store, bound to "+agent.DefaultBind+"; callers on loopback need no token, so it is refused on any other address")
 	bind := fs.String("bind", "", "ADDR:PORT to listen on (default "+agent.DefaultBind+")")
@@ -55,74 +55,78 @@ func runAgent(ctx context.Context, env *Env, args []string) error {
 		*logLevel = cfg.LogLevel
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "grove", Level: hclog.LevelFromString(*logLevel), Output: env.Stderr})
-	a, err := agent.Start(ctx, cfg, Version, log)
+	a, err := agent.Start(ctx, cfg, version(), log)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	fmt.Fprintf(env.Stdout, "Grove agent %s listening on %s (data dir %s, %s store).\n", Version, a.Addr, cfg.DataDir, cfg.Store.Driver)
+	fmt.Fprintf(env.Stdout, "Grove agent %s listening on %s (data dir %s, %s store).\n", version(), a.Addr, cfg.DataDir, cfg.Store.Driver)
 	<-ctx.Done()
 	fmt.Fprintln(env.Stdout, "Grove agent stopping; nodes keep running and are found again at the next start.")
 	return nil
 }
 
-func runPlugin(ctx context.Context, env *Env, args []string) error {
-	if len(args) == 0 {
-		return usagef("usage: grove plugin serve|describe|list|info")
+// pluginServe serves the built-in plugin over go-plugin (the agent starts
+// it). `grove plugin serve describe` describes, like any plugin binary
+// given `describe` after its serving command.
+func pluginServe(_ context.Context, env *Env, args []string) error {
+	if len(args) > 0 && args[0] == "describe" {
+		return sdk.WriteDescription(env.Stdout, builtin.Plugin(version()))
 	}
-	switch args[0] {
-	case "serve":
-		// `grove plugin serve describe` describes, like any plugin binary
-		// given `describe` after its serving command.
-		if len(args) > 1 && args[1] == "describe" {
-			return sdk.WriteDescription(env.Stdout, builtin.Plugin(Version))
-		}
-		sdk.Serve(builtin.Plugin(Version))
-		return nil
-	case "describe":
-		return sdk.WriteDescription(env.Stdout, builtin.Plugin(Version))
-	case "list", "info":
-		g := &globals{}
-		fs := flagSet("plugin "+args[0], g)
-		pos, err := parseFlags(fs, args[1:])
-		if err != nil {
-			return err
-		}
-		if args[0] == "info" {
-			if len(pos) != 1 {
-				return usagef("usage: grove plugin info <name>")
-			}
-			var one struct {
-				Plugin api.PluginStatus `json:"plugin"`
-			}
-			if _, err := g.client().Do(ctx, http.MethodGet, "/v1/plugins/"+url.PathEscape(pos[0]), nil, nil, &one); err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(env.Stdout, one.Plugin)
-			}
-			return details(env, one.Plugin)
-		}
-		var out struct {
-			Plugins []api.PluginStatus `json:"plugins"`
-		}
-		if _, err := g.client().Do(ctx, http.MethodGet, "/v1/plugins", nil, nil, &out); err != nil {
-			return err
-		}
-		if g.json {
-			return printJSON(env.Stdout, out.Plugins)
-		}
-		fmt.Fprintf(env.Stdout, "%-12s %-10s %-8s %-8s %s\n", "NAME", "STATE", "PID", "RESTARTS", "COMPONENTS / LAST ERROR")
-		for _, p := range out.Plugins {
-			info := strings.Join(p.Components, ", ")
-			if p.LastError != "" {
-				info += " " + p.LastError
-			}
-			fmt.Fprintf(env.Stdout, "%-12s %-10s %-8d %-8d %s\n", p.Name, p.State, p.PID, p.Restarts, strings.TrimSpace(info))
-		}
-		return nil
+	sdk.Serve(builtin.Plugin(version()))
+	return nil
+}
+
+func pluginDescribe(_ context.Context, env *Env, _ []string) error {
+	return sdk.WriteDescription(env.Stdout, builtin.Plugin(version()))
+}
+
+func pluginInfo(ctx context.Context, env *Env, args []string) error {
+	g := newGlobals(env)
+	fs := flagSet("plugin info", g)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
-	return usagef("%q is not a plugin subcommand; use serve, describe, list or info", args[0])
+	if len(pos) != 1 {
+		return usagef("usage: grove plugin info <name>")
+	}
+	var one struct {
+		Plugin api.PluginStatus `json:"plugin"`
+	}
+	if _, err := g.client().Do(ctx, http.MethodGet, "/v1/plugins/"+url.PathEscape(pos[0]), nil, nil, &one); err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(env.Stdout, one.Plugin)
+	}
+	return details(env, one.Plugin)
+}
+
+func pluginList(ctx context.Context, env *Env, args []string) error {
+	g := newGlobals(env)
+	fs := flagSet("plugin list", g)
+	if _, err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	var out struct {
+		Plugins []api.PluginStatus `json:"plugins"`
+	}
+	if _, err := g.client().Do(ctx, http.MethodGet, "/v1/plugins", nil, nil, &out); err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(env.Stdout, out.Plugins)
+	}
+	fmt.Fprintf(env.Stdout, "%-12s %-10s %-8s %-8s %s\n", "NAME", "STATE", "PID", "RESTARTS", "COMPONENTS / LAST ERROR")
+	for _, p := range out.Plugins {
+		info := strings.Join(p.Components, ", ")
+		if p.LastError != "" {
+			info += " " + p.LastError
+		}
+		fmt.Fprintf(env.Stdout, "%-12s %-10s %-8d %-8d %s\n", p.Name, p.State, p.PID, p.Restarts, strings.TrimSpace(info))
+	}
+	return nil
 }
 
 // runDemoHTTP is the small HTTP server the quick start's nodes run, so the
@@ -152,18 +156,23 @@ func runDemoHTTP(ctx context.Context, env *Env, _ []string) error {
 // SQLite and the built-in plugins, and the examples/hcl/quickstart definition
 // applied to it (a local.process cluster whose nodes answer HTTP).
 func runQuickstart(ctx context.Context, env *Env, args []string) error {
-	g := &globals{}
+	g := newGlobals(env)
 	fs := flagSet("quickstart", g)
-	dataDir := fs.String("data-dir", filepath.Join(os.TempDir(), "grove-quickstart"), "data directory")
+	// The default is named, not shown: the temporary directory differs by
+	// machine, and docs/cli.md is generated from this help.
+	dataDir := fs.String("data-dir", "", "data directory (default: grove-quickstart in the system's temporary directory)")
 	bind := fs.String("bind", "127.0.0.1:0", "agent address")
 	size := fs.Int("nodes", 3, "number of nodes")
 	keep := fs.Bool("keep", false, "leave the cluster running at exit")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if *dataDir == "" {
+		*dataDir = filepath.Join(os.TempDir(), "grove-quickstart")
+	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "grove", Level: hclog.Warn, Output: env.Stderr})
 	// Dev mode: the quick start's agent is on loopback and needs no token.
-	a, err := agent.Start(ctx, &agent.Config{Bind: *bind, DataDir: *dataDir, Dev: true}, Version, log)
+	a, err := agent.Start(ctx, &agent.Config{Bind: *bind, DataDir: *dataDir, Dev: true}, version(), log)
 	if err != nil {
 		return err
 	}
@@ -249,7 +258,7 @@ func fetch(ctx context.Context, url string) string {
 // runDemoImage imports a static grove binary (CGO_ENABLED=0) as the image
 // the container examples run: `grove demo-http` on $GROVE_NODE_PORT.
 func runDemoImage(ctx context.Context, env *Env, args []string) error {
-	g := &globals{}
+	g := newGlobals(env)
 	fs := flagSet("demo-image", g)
 	binary := fs.String("binary", "", "static grove binary (default: this one)")
 	tag := fs.String("tag", container.DemoImage, "image tag")

@@ -1,5 +1,18 @@
 // Package cli is the grove command line: the agent, the plugin server, and
 // commands that talk to an agent's API.
+//
+// The command tree runs on github.com/hashicorp/cli (the maintained
+// successor of mitchellh/cli) with github.com/posener/complete, as Terraform
+// and Nomad do, rather than on cobra: hashicorp/cli leaves each command's
+// flag parsing to the standard flag package, so every existing single-dash
+// flag (-spec-file, -wait, -json) keeps working unchanged, where cobra's
+// pflag would read -wait as the shorthands -w -a -i -t. The library gives
+// -h/-help/--help at every level, -version, nested subcommands, hidden
+// commands and shell completion (-autocomplete-install); this package adds
+// the help text rendered from each command's own flag set, `help CMD`, and
+// "did you mean" suggestions for an unknown command.
+//
+// commands.go is the command table: adding a command is one entry.
 package cli
 
 import (
@@ -11,7 +24,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -19,8 +33,45 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/process"
 )
 
-// Version is stamped at build time.
-var Version = "0.1.0-dev"
+// Version is stamped at build time by the GNUmakefile's build target
+// (-ldflags "-X github.com/grovehq/grove/cli.Version=$(git describe)").
+// Empty, version() falls back to what the Go toolchain recorded.
+var Version = ""
+
+// version is the version this binary reports: the stamped one, else the
+// module version or VCS revision recorded at build (go install, go build
+// in a checkout), else a development marker.
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "0.1.0-dev"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "0.1.0-dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "0.1.0-dev+" + rev
+}
 
 // Env is what a command may touch; tests swap the writers.
 type Env struct {
@@ -31,38 +82,11 @@ type Env struct {
 	Terminal bool
 	// Interactive is true when Stdin is a terminal (questions may be asked).
 	Interactive bool
-}
 
-type command struct {
-	summary string
-	run     func(ctx context.Context, env *Env, args []string) error
-}
-
-func commands() map[string]command {
-	return map[string]command{
-		"agent":      {"Run a Grove agent (the API, the engine and the plugins).", runAgent},
-		"quickstart": {"Bring up a 3-node local.process cluster on an embedded agent and show its nodes.", runQuickstart},
-		"plugin":     {"Serve, describe and inspect plugins.", runPlugin},
-		"profile":    {"Manage profiles: create, list, show, update, delete, validate, types.", resourceCommand(profileRes)},
-		"policy":     {"Manage policies: create, list, show, update, delete, validate, types.", resourceCommand(policyRes)},
-		"cluster":    {"Manage clusters and run cluster actions.", resourceCommand(clusterRes)},
-		"node":       {"Manage nodes: create, list, show, update, delete, check, recover.", resourceCommand(nodeRes)},
-		"action":     {"Inspect, wait for and cancel actions.", resourceCommand(actionRes)},
-		"event":      {"List and show events.", resourceCommand(eventRes)},
-		"token":      {"Manage API tokens: create, list, show, revoke (admin).", resourceCommand(tokenCmd)},
-		"project":    {"Grant projects host-access profile types: allow, deny, grants (admin).", resourceCommand(projectCmd)},
-		"version": {"Print the version.", func(_ context.Context, env *Env, _ []string) error {
-			fmt.Fprintln(env.Stdout, "grove", Version)
-			return nil
-		}},
-		"demo-http":  {"Serve a small HTTP page on $GROVE_NODE_PORT (used by the quick start's nodes).", runDemoHTTP},
-		"demo-image": {"Import a static grove binary into the engine at $DOCKER_HOST as the demo image (make demo-image).", runDemoImage},
-		"validate":   {"Check HCL service definitions: syntax, references, settings and plugin schemas.", runValidate},
-		"plan":       {"Show what applying HCL service definitions would change on the agent.", runPlan},
-		"apply":      {"Apply HCL service definitions (or a saved plan) to the agent.", runApply},
-		"destroy":    {"Destroy everything a definition set owns.", runDestroy},
-		"fmt":        {"Rewrite HCL service definitions in the canonical format.", runFmt},
-	}
+	// help, when set, asks a command only to declare its flags: flagSet
+	// records the command's flag set there for the help text, and the
+	// command stops at parsing "-h".
+	help *flagCapture
 }
 
 // Main runs the CLI and returns the exit code.
@@ -76,62 +100,81 @@ func Main(args []string) int {
 	return Run(ctx, env, args)
 }
 
-// Run runs one command line.
-func Run(ctx context.Context, env *Env, args []string) int {
-	cmds := commands()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "help" {
-		usage(env.Stderr, cmds)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	cmd, ok := cmds[args[0]]
-	if !ok {
-		fmt.Fprintf(env.Stderr, "Error: %q is not a grove command.\n\n", args[0])
-		usage(env.Stderr, cmds)
-		return 2
-	}
-	if err := cmd.run(ctx, env, args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		var ee exitError
-		if errors.As(err, &ee) {
-			if ee.msg != "" {
-				fmt.Fprintf(env.Stderr, "Error: %s\n", ee.msg)
-			}
-			return ee.code
-		}
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(env.Stderr, "Error: %s\n", ue.msg)
-			return 2
-		}
-		fmt.Fprintf(env.Stderr, "Error: %s\n", describeError(err))
-		return 1
-	}
-	return 0
-}
-
-func usage(w io.Writer, cmds map[string]command) {
-	fmt.Fprintln(w, "Usage: grove <command> [arguments]\n\nCommands:")
-	names := make([]string, 0, len(cmds))
-	for n := range cmds {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-11s %s\n", n, cmds[n].summary)
-	}
-	fmt.Fprintln(w, "\nRun `grove <command> -h` for a command's flags. Commands that talk to an agent use -address or $GROVE_ADDR (default "+api.DefaultAddress+"),\n-token or $GROVE_TOKEN, and for an https:// agent -ca-cert or $GROVE_CACERT.")
-}
-
 type usageError struct{ msg string }
 
 func (u usageError) Error() string { return u.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// report prints a command's error and returns its exit code: 2 for a
+// usage error, the chosen code for an exitError, else 1. With -json the
+// error is a JSON object shaped as the API's, on stdout, so a script that
+// reads stdout sees either the result or the error.
+func report(env *Env, err error, jsonMode bool) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	code, typ, msg := 1, "Error", describeError(err)
+	var ee exitError
+	var ue usageError
+	var ae *api.Error
+	switch {
+	case errors.As(err, &ee):
+		code, msg = ee.code, ee.msg
+		if code == 2 && msg == "" {
+			// plan -detailed-exitcode: changes are not an error.
+			return code
+		}
+	case errors.As(err, &ue):
+		code, typ, msg = 2, "UsageError", ue.msg
+	case errors.As(err, &ae):
+		typ = ae.Type
+		if typ == "" {
+			typ = "APIError"
+		}
+	}
+	if !jsonMode {
+		if msg != "" {
+			fmt.Fprintf(env.Stderr, "Error: %s\n", msg)
+		}
+		return code
+	}
+	if msg == "" {
+		// The command printed its own account on stderr (a failed apply).
+		msg = "the command failed; see the messages on stderr"
+	}
+	// code is the agent's HTTP status when the agent refused, else the
+	// exit code; exit_code is always the exit code.
+	body := map[string]any{"code": code, "type": typ, "message": msg, "exit_code": code}
+	if ae != nil {
+		body["code"] = ae.Status
+	}
+	printJSON(env.Stdout, map[string]any{"error": body})
+	return code
+}
+
+// jsonRequested reports whether a command line asks for -json output,
+// before the command's own flags are parsed (so a flag error is JSON too).
+func jsonRequested(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if name != "json" {
+			continue
+		}
+		if !hasVal {
+			return true
+		}
+		b, _ := strconv.ParseBool(val)
+		return b
+	}
+	return false
+}
 
 // describeError turns an API failure into one sentence plus the API's reason.
 func describeError(err error) string {
@@ -164,12 +207,16 @@ func describeError(err error) string {
 	return err.Error()
 }
 
-// flags parses flags that may come before or after positional arguments.
+// parseFlags parses flags that may come before or after positional
+// arguments. A flag error is a usage error that names the command's help.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usagef("%s; run `%s -h` for its flags", err, fs.Name())
 		}
 		args = fs.Args()
 		if len(args) == 0 {

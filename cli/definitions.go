@@ -84,7 +84,7 @@ func (d *defFlags) schemas(ctx context.Context, env *Env) (hcl.SchemaSource, err
 	if err == nil {
 		return &hcl.AgentSchemas{Client: c}, nil
 	}
-	desc, _ := sdk.DescriptionToJSON(builtin.Plugin(Version).Describe())
+	desc, _ := sdk.DescriptionToJSON(builtin.Plugin(version()).Describe())
 	return &hcl.DescribedSchemas{Components: desc.Components}, err
 }
 
@@ -114,7 +114,7 @@ func pathArg(pos []string) (string, error) {
 }
 
 func runValidate(ctx context.Context, env *Env, args []string) error {
-	d := &defFlags{}
+	d := &defFlags{globals: *newGlobals(env)}
 	fs := d.register("validate")
 	pos, err := parseFlags(fs, args)
 	if err != nil {
@@ -157,7 +157,7 @@ func (d *defFlags) plan(ctx context.Context, env *Env, path string, destroy bool
 }
 
 func runPlan(ctx context.Context, env *Env, args []string) error {
-	d := &defFlags{}
+	d := &defFlags{globals: *newGlobals(env)}
 	fs := d.register("plan")
 	out := fs.String("out", "", "save the plan to FILE for `grove apply FILE`")
 	detailed := fs.Bool("detailed-exitcode", false, "exit 0 with no changes, 2 with changes, 1 on error")
@@ -209,7 +209,7 @@ func confirm(env *Env, auto bool, question string) error {
 }
 
 func runApply(ctx context.Context, env *Env, args []string) error {
-	d := &defFlags{}
+	d := &defFlags{globals: *newGlobals(env)}
 	fs := d.register("apply")
 	auto := fs.Bool("auto-approve", false, "apply without asking")
 	pos, err := parseFlags(fs, args)
@@ -288,7 +288,7 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 }
 
 func runDestroy(ctx context.Context, env *Env, args []string) error {
-	d := &defFlags{}
+	d := &defFlags{globals: *newGlobals(env)}
 	fs := d.register("destroy")
 	auto := fs.Bool("auto-approve", false, "destroy without asking")
 	pos, err := parseFlags(fs, args)
@@ -307,7 +307,7 @@ func runDestroy(ctx context.Context, env *Env, args []string) error {
 }
 
 func runFmt(_ context.Context, env *Env, args []string) error {
-	g := &globals{}
+	g := newGlobals(env)
 	fs := flagSet("fmt", g)
 	check := fs.Bool("check", false, "list files that are not formatted and exit 3, changing nothing")
 	pos, err := parseFlags(fs, args)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -23,7 +24,6 @@ type resource struct {
 	plural  string
 	path    string
 	columns []column
-	verbs   map[string]verb
 }
 
 type column struct {
@@ -40,6 +40,9 @@ type globals struct {
 	tls     api.TLSOptions
 	json    bool
 	wait    bool
+
+	help   *flagCapture // set in help mode: see entry
+	stderr io.Writer    // deprecation notes
 }
 
 func (g *globals) register(fs *flag.FlagSet) {
@@ -52,34 +55,11 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.BoolVar(&g.json, "json", false, "print JSON instead of a table")
 }
 
-func resourceCommand(r *resource) func(ctx context.Context, env *Env, args []string) error {
+// verbCmd adapts a verb to the command table's signature.
+func verbCmd(v verb) func(ctx context.Context, env *Env, args []string) error {
 	return func(ctx context.Context, env *Env, args []string) error {
-		if len(args) == 0 {
-			return usagef("grove %s needs a subcommand: %s", r.name, strings.Join(verbNames(r), ", "))
-		}
-		v, ok := r.verbs[args[0]]
-		if !ok {
-			return usagef("%q is not a %s subcommand; use one of %s", args[0], r.name, strings.Join(verbNames(r), ", "))
-		}
-		g := &globals{}
-		return v(ctx, env, nil, g, args[1:])
+		return v(ctx, env, nil, newGlobals(env), args)
 	}
-}
-
-func verbNames(r *resource) []string {
-	var out []string
-	for k := range r.verbs {
-		out = append(out, k)
-	}
-	sortStrings(out)
-	return out
-}
-
-// flagSet returns a flag set with the global flags registered.
-func flagSet(name string, g *globals) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	g.register(fs)
-	return fs
 }
 
 // client is the agent client the flags (and their environment defaults)
@@ -95,23 +75,94 @@ func get(ctx context.Context, c *api.Client, path string, query url.Values) (map
 	return out, err
 }
 
-func listVerb(r *resource, filters ...string) verb {
+// filter is one list filter: its flag, the query parameter it sets, and
+// the old spelling still accepted for one release.
+type filter struct {
+	flag, param, help, old string
+	// resolve, when set, turns the flag's value into the parameter's: a
+	// cluster's name into its id (events and actions match cluster ids).
+	resolve func(ctx context.Context, c *api.Client, v string, flags map[string]string) (string, error)
+}
+
+var clusterFilter = filter{flag: "cluster", param: "cluster_id", help: "only those of this cluster: its name, id or short id", old: "cluster_id",
+	resolve: func(ctx context.Context, c *api.Client, v string, _ map[string]string) (string, error) {
+		cl, err := c.GetCluster(ctx, v)
+		if err != nil {
+			return "", err
+		}
+		return cl.ID, nil
+	}}
+
+// objectNameFilter finds events by their object's name: the node or
+// cluster of that name, by id, since the engine's action events record the
+// object's id and not its name.
+var objectNameFilter = filter{flag: "object-name", param: "oid", help: "only those about the node or cluster of this name (with -object-type, of that type)", old: "oname",
+	resolve: func(ctx context.Context, c *api.Client, v string, flags map[string]string) (string, error) {
+		if flags["object-id"] != "" {
+			return "", usagef("give -object-id or -object-name, not both")
+		}
+		var ids, kinds []string
+		typ := strings.ToUpper(flags["object-type"])
+		if typ == "" || typ == "NODE" {
+			n, err := c.GetNode(ctx, v)
+			if err != nil && !api.IsNotFound(err) {
+				return "", err
+			}
+			if err == nil {
+				ids, kinds = append(ids, n.ID), append(kinds, "a node")
+			}
+		}
+		if typ == "" || typ == "CLUSTER" {
+			cl, err := c.GetCluster(ctx, v)
+			if err != nil && !api.IsNotFound(err) {
+				return "", err
+			}
+			if err == nil {
+				ids, kinds = append(ids, cl.ID), append(kinds, "a cluster")
+			}
+		}
+		switch len(ids) {
+		case 0:
+			return "", fmt.Errorf("no node or cluster is named %q", v)
+		case 1:
+			return ids[0], nil
+		}
+		return "", usagef("both %s are named %q; add -object-type NODE or CLUSTER", strings.Join(kinds, " and "), v)
+	}}
+
+func listVerb(r *resource, filters ...filter) verb {
 	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
 		fs := flagSet(r.name+" list", g)
 		limit := fs.Int("limit", 0, "return at most this many")
 		sortBy := fs.String("sort", "", "sort keys, e.g. name:desc")
 		vals := map[string]*string{}
 		for _, f := range filters {
-			vals[f] = fs.String(f, "", "filter by "+f)
+			vals[f.flag] = fs.String(f.flag, "", f.help)
+			if f.old != "" {
+				g.alias(fs, f.old, f.flag)
+			}
 		}
 		if _, err := parseFlags(fs, args); err != nil {
 			return err
 		}
-		q := url.Values{}
+		given := map[string]string{}
 		for k, v := range vals {
-			if *v != "" {
-				q.Set(k, *v)
+			given[k] = *v
+		}
+		c := g.client()
+		q := url.Values{}
+		for _, f := range filters {
+			v := given[f.flag]
+			if v == "" {
+				continue
 			}
+			if f.resolve != nil {
+				var err error
+				if v, err = f.resolve(ctx, c, v, given); err != nil {
+					return err
+				}
+			}
+			q.Set(f.param, v)
 		}
 		if *limit > 0 {
 			q.Set("limit", strconv.Itoa(*limit))
@@ -121,7 +172,7 @@ func listVerb(r *resource, filters ...string) verb {
 		} else if r.name == "node" && q.Get("cluster_id") != "" {
 			q.Set("sort", "index") // a cluster's nodes read best in index order
 		}
-		out, err := get(ctx, g.client(), r.path, q)
+		out, err := get(ctx, c, r.path, q)
 		if err != nil {
 			return err
 		}

@@ -14,15 +14,6 @@ import (
 // roles are the token roles the agent knows, least first.
 var roles = []string{"reader", "member", "admin"}
 
-var (
-	tokenCmd = &resource{name: "token", verbs: map[string]verb{
-		"create": tokenCreate, "list": tokenList, "show": tokenShow, "revoke": tokenRevoke,
-	}}
-	projectCmd = &resource{name: "project", verbs: map[string]verb{
-		"allow": projectGrant(true), "deny": projectGrant(false), "grants": projectGrants,
-	}}
-)
-
 func tokenCreate(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
 	fs := flagSet("token create", g)
 	project := fs.String("project", "", "project the token acts in (required)")

@@ -33,41 +33,6 @@ var (
 		{"STATUS", "status", false}, {"LEVEL", "level", false}, {"REASON", "status_reason", false}}}
 )
 
-func init() {
-	profileRes.verbs = map[string]verb{
-		"list": listVerb(profileRes, "name", "type"), "show": showVerb(profileRes), "delete": deleteVerb(profileRes, false),
-		"create": specCreate(profileRes), "validate": specValidate(profileRes), "update": renameVerb(profileRes), "types": typesVerb("profile"),
-		"hosts": profileHosts,
-	}
-	policyRes.verbs = map[string]verb{
-		"list": listVerb(policyRes, "name", "type"), "show": showVerb(policyRes), "delete": deleteVerb(policyRes, false),
-		"create": specCreate(policyRes), "validate": specValidate(policyRes), "update": renameVerb(policyRes), "types": typesVerb("policy"),
-	}
-	clusterRes.verbs = map[string]verb{
-		"list": listVerb(clusterRes, "name", "status"), "show": showVerb(clusterRes), "delete": deleteVerb(clusterRes, true),
-		"create": clusterCreate, "update": clusterUpdate, "resize": clusterResize,
-		"scale-in": clusterScale("scale_in"), "scale-out": clusterScale("scale_out"),
-		"add-nodes": clusterNodes("add_nodes"), "del-nodes": clusterNodes("del_nodes"), "replace-nodes": clusterReplace,
-		"check": clusterSimple("check"), "recover": clusterRecover,
-		"policy-attach": clusterPolicy("policy_attach"), "policy-detach": clusterPolicy("policy_detach"), "policy-update": clusterPolicy("policy_update"),
-		"policies": clusterPolicies, "status": clusterStatus,
-		"update-resume": clusterSimple("update_resume"), "update-rollback": clusterSimple("update_rollback"),
-	}
-	nodeRes.verbs = map[string]verb{
-		"list": listVerb(nodeRes, "cluster_id", "name", "status"), "show": showVerb(nodeRes), "delete": deleteVerb(nodeRes, true),
-		"create": nodeCreate, "update": nodeUpdate, "check": nodeAction("check"), "recover": nodeAction("recover"),
-	}
-	actionRes.verbs = map[string]verb{
-		"list": listVerb(actionRes, "name", "cluster_id", "target", "action", "status"), "show": showVerb(actionRes),
-		"cancel": actionCancel, "wait": actionWait,
-	}
-	eventRes.verbs = map[string]verb{
-		"list": listVerb(eventRes, "oid", "oname", "otype", "cluster_id", "action", "level"), "show": showVerb(eventRes),
-	}
-}
-
-func sortStrings(s []string) { sort.Strings(s) }
-
 func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }
 
 func specCreate(r *resource) verb {

@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -69,6 +72,39 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("cluster show:\n%s", out)
 	}
 
+	// The cluster filters take its name: events and actions of "cli" are
+	// found, and only its; -object-name narrows events to one node.
+	cliID := a.cluster("cli").ID
+	for _, args := range [][]string{{"event", "list", "-cluster", "cli", "-json"}, {"action", "list", "-cluster", "cli", "-json"}, {"event", "list", "-cluster_id", "cli", "-json"}} {
+		out, errOut, code := a.grove(args...)
+		var items []map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &items) != nil || len(items) == 0 {
+			t.Fatalf("grove %v: %d %s %s", args, code, out, errOut)
+		}
+		for _, it := range items {
+			if it["cluster_id"] != cliID {
+				t.Errorf("grove %v lists %v of cluster %v", args, it["id"], it["cluster_id"])
+			}
+		}
+		if deprecated := args[2] == "-cluster_id"; deprecated != strings.Contains(errOut, "-cluster_id is deprecated") {
+			t.Errorf("grove %v: stderr %q", args, errOut)
+		}
+	}
+	out, _, code = a.grove("event", "list", "-object-name", "cli-1", "-json")
+	var named []map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &named) != nil || len(named) == 0 {
+		t.Fatalf("event list -object-name cli-1: %d %s", code, out)
+	}
+	node1, err := a.client.GetNode(context.Background(), "cli-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range named {
+		if e["oid"] != node1.ID {
+			t.Errorf("event list -object-name cli-1 lists an event of %v (%v), not of node %s", e["oid"], e["oname"], node1.ID)
+		}
+	}
+
 	// Errors: one sentence with the API's reason, exit 1; usage errors exit 2.
 	_, errOut, code = a.grove("cluster", "resize", "-capacity", "-4", "cli")
 	if code != 1 || !strings.HasPrefix(errOut, "Error: The request was refused: ") || !strings.Contains(errOut, "non-negative") {
@@ -113,5 +149,25 @@ func TestDescribe(t *testing.T) {
 	}
 	if err := json.Unmarshal(out, &d); err != nil || d.Name != "builtin" || len(d.Components) != 5 {
 		t.Fatalf("describe: %v %s", err, out)
+	}
+}
+
+// TestCLICompletion: the binary answers the shell's completion requests
+// (COMP_LINE, as bash's `complete -C grove grove` that -autocomplete-install
+// writes sends them) with commands, subcommands and a command's flags.
+func TestCLICompletion(t *testing.T) {
+	cases := []struct{ line, want string }{
+		{"grove clu", "cluster"},
+		{"grove cluster cr", "create"},
+		{"grove cluster create -pro", "-profile"},
+		{"grove event list -obj", "-object-name"},
+	}
+	for _, tc := range cases {
+		cmd := exec.Command(groveBin)
+		cmd.Env = append(os.Environ(), "COMP_LINE="+tc.line, "COMP_POINT="+strconv.Itoa(len(tc.line)))
+		out, err := cmd.Output()
+		if err != nil || !slices.Contains(strings.Fields(string(out)), tc.want) {
+			t.Errorf("completing %q: %v %q; want %q among them", tc.line, err, out, tc.want)
+		}
 	}
 }
