@@ -121,6 +121,9 @@ func report(env *Env, err error, jsonMode bool) int {
 	switch {
 	case errors.As(err, &ee):
 		code, msg = ee.code, ee.msg
+		if ee.answered {
+			return code
+		}
 		if code == 2 && msg == "" {
 			// plan -detailed-exitcode: changes are not an error.
 			return code

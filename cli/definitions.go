@@ -26,6 +26,9 @@ import (
 type exitError struct {
 	code int
 	msg  string
+	// answered is set when the command's JSON output already is its
+	// answer, failure included (validate -json): nothing more is printed.
+	answered bool
 }
 
 func (e exitError) Error() string { return e.msg }
@@ -187,7 +190,7 @@ func runPlan(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "\nSaved the plan to %s. Apply exactly it with: grove apply %s\n", *out, *out)
 	}
 	if *detailed && !plan.Empty() {
-		return exitError{2, ""}
+		return exitError{code: 2, msg: ""}
 	}
 	return nil
 }
@@ -203,7 +206,7 @@ func confirm(env *Env, auto bool, question string) error {
 	fmt.Fprintf(env.Stdout, "\nDo you want to %s?\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: ", question)
 	line, _ := bufio.NewReader(env.Stdin).ReadString('\n')
 	if strings.TrimSpace(line) != "yes" {
-		return exitError{1, "cancelled: nothing was changed"}
+		return exitError{code: 1, msg: "cancelled: nothing was changed"}
 	}
 	return nil
 }
@@ -255,7 +258,7 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 	a := &hcl.Applier{Client: d.client(), Progress: env.Stdout, Terminal: env.Terminal}
 	if err := a.Apply(ctx, plan, saved); err != nil {
 		if errors.Is(err, hcl.ErrStalePlan) {
-			return exitError{1, err.Error()}
+			return exitError{code: 1, msg: err.Error()}
 		}
 		// Say exactly what the failed apply left behind.
 		fmt.Fprintf(env.Stderr, "Error: %s\n\n", describeError(err))
@@ -268,7 +271,7 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 		default:
 			fmt.Fprintln(env.Stderr, "The apply created nothing before it stopped.")
 		}
-		return exitError{1, ""}
+		return exitError{code: 1, msg: ""}
 	}
 	counts := map[string]int{}
 	for _, c := range plan.Changes {
@@ -338,11 +341,11 @@ func runFmt(_ context.Context, env *Env, args []string) error {
 		}
 		if diags := hcl.CheckSource(src, f); diags.HasErrors() {
 			printDiagnostics(env, diags, map[string]*hclv2.File{f: {Bytes: src}})
-			return exitError{1, f + " is beyond grove's limits; fix it before formatting"}
+			return exitError{code: 1, msg: f + " is beyond grove's limits; fix it before formatting"}
 		}
 		if _, diags := hclwrite.ParseConfig(src, f, hclv2.InitialPos); diags.HasErrors() {
 			printDiagnostics(env, diags, map[string]*hclv2.File{f: {Bytes: src}})
-			return exitError{1, f + " has syntax errors; fix them before formatting"}
+			return exitError{code: 1, msg: f + " has syntax errors; fix them before formatting"}
 		}
 		out := hclwrite.Format(src)
 		if bytes.Equal(out, src) {
@@ -357,7 +360,7 @@ func runFmt(_ context.Context, env *Env, args []string) error {
 		fmt.Fprintln(env.Stdout, f)
 	}
 	if *check && len(unformatted) > 0 {
-		return exitError{3, ""}
+		return exitError{code: 3, msg: ""}
 	}
 	return nil
 }

@@ -52,14 +52,15 @@ func (d *defFlags) validateJSON(ctx context.Context, env *Env, path string) erro
 		return err
 	}
 	if !out.Valid {
-		return exitError{1, ""}
+		// The document says why, as terraform validate -json's does.
+		return exitError{code: 1, answered: true}
 	}
 	return nil
 }
 
 // notValid is the error of a definition with errors, counted in words.
 func notValid(what string, diags hclv2.Diagnostics) error {
-	return exitError{1, fmt.Sprintf("%s is not valid (%s)", what, plural(errCount(diags), "error", "errors"))}
+	return exitError{code: 1, msg: fmt.Sprintf("%s is not valid (%s)", what, plural(errCount(diags), "error", "errors"))}
 }
 
 // plural says "1 error", "2 errors", "0 errors".
