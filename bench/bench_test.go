@@ -30,8 +30,8 @@ import (
 	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/host"
-	pb "github.com/grovehq/grove/plugins/proto"
 	"github.com/grovehq/grove/plugins/sdk"
+	pb "github.com/grovehq/grove/plugins/sdk/proto"
 )
 
 var groveBin string

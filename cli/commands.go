@@ -94,6 +94,7 @@ func commands() []*entry {
 		{name: "plugin", synopsis: "Serve, describe and inspect plugins."},
 		{name: "plugin list", args: "[options]", synopsis: "List the agent's plugins, their state and restarts.", run: pluginList},
 		{name: "plugin info", args: "[options] NAME", synopsis: "Show one of the agent's plugins.", run: pluginInfo},
+		{name: "plugin init", args: "[options] NAME", synopsis: "Write a new plugin from Grove's template: module, main, a profile or policy skeleton, its conformance test, a GNUmakefile and a release config.", run: runPluginInit},
 		{name: "plugin describe", synopsis: "Print the built-in plugin's description as JSON.", run: pluginDescribe, noFlags: true},
 		{name: "plugin serve", args: "[describe]", synopsis: "Serve the built-in plugins over go-plugin (the agent runs this).", run: pluginServe, noFlags: true},
 

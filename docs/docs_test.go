@@ -13,26 +13,97 @@ import (
 	"testing"
 )
 
-var goBlock = regexp.MustCompile("(?s)```go\n(.*?)```")
+var (
+	goBlock = regexp.MustCompile("(?s)```go\n(.*?)```")
+	shBlock = regexp.MustCompile("(?s)```sh\n(.*?)```")
+	// sdkReplace is the checkout path the guide's replace line uses.
+	sdkReplace = "../grove/plugins/sdk"
+)
 
-// TestPluginGuideCompiles writes every Go block of plugins.md to the file
-// its first line names, compiles and vets the result, and runs its test.
+// TestPluginGuideCompiles follows plugins.md as an author outside the
+// repository would: in a temporary directory of its own, it runs the shell
+// steps that make the module (with the guide's replace line pointing at
+// this checkout, since the SDK is not published from here), writes every Go
+// block to the file its first line names, runs the guide's `go mod tidy`
+// and `go test`, and builds and vets the result. The module is not Grove's,
+// so only what the SDK module provides can resolve.
 func TestPluginGuideCompiles(t *testing.T) {
-	doc, err := os.ReadFile("plugins.md")
+	raw, err := os.ReadFile("plugins.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := goBlock.FindAllStringSubmatch(string(doc), -1)
+	doc := string(raw)
+	blocks := goBlock.FindAllStringSubmatch(doc, -1)
 	if len(blocks) < 4 {
 		t.Fatalf("found %d Go blocks in plugins.md", len(blocks))
 	}
-	// Inside the module, so the SDK resolves to this checkout; the leading
-	// dot keeps `./...` from picking the directory up.
-	dir, err := os.MkdirTemp(".", ".snippets-")
+	sdkDir, err := filepath.Abs(filepath.Join("..", "plugins", "sdk"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.RemoveAll(dir)
+	// shell returns the guide's shell block holding want.
+	shell := func(want string) string {
+		for _, b := range shBlock.FindAllStringSubmatch(doc, -1) {
+			if strings.Contains(b[1], want) {
+				return b[1]
+			}
+		}
+		t.Fatalf("plugins.md has no shell block with %q", want)
+		return ""
+	}
+	// The checksums this checkout pins for the SDK's dependencies, so that
+	// nothing needs the checksum database; go mod tidy trims the rest.
+	sums, err := os.ReadFile(filepath.Join(sdkDir, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(dir, script string) {
+		t.Helper()
+		cmd := exec.Command("sh", "-e", "-x", "-c", script)
+		cmd.Dir = dir
+		// Outside any workspace, like the author's machine.
+		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+
+	// Step 1: make the module. Its `go get ...@latest` needs the published
+	// SDK; the local-checkout replace stands in for it.
+	parent := t.TempDir()
+	start := shell("go mod init")
+	var lines []string
+	for _, l := range strings.Split(start, "\n") {
+		if !strings.HasPrefix(l, "go get ") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == len(strings.Split(start, "\n")) {
+		t.Fatal("step 1 of plugins.md no longer runs go get")
+	}
+	run(parent, strings.Join(lines, "\n"))
+	entries, err := os.ReadDir(parent)
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("step 1 made %d directories (%v), want one", len(entries), err)
+	}
+	dir := filepath.Join(parent, entries[0].Name())
+	run(dir, strings.ReplaceAll(shell("go mod edit -replace"), sdkReplace, sdkDir))
+	gomod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := "replace github.com/grovehq/grove/plugins/sdk => " + sdkReplace
+	if !strings.Contains(doc, "```\n"+line+"\n```") {
+		t.Errorf("plugins.md no longer shows the line %q", line)
+	}
+	if !strings.Contains(string(gomod), strings.ReplaceAll(line, sdkReplace, sdkDir)) {
+		t.Errorf("the guide's replace command wrote a go.mod without the line it shows:\n%s", gomod)
+	}
+
+	// Steps 2 to 5: the code, then the guide's tidy and test.
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sums, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, b := range blocks {
 		first, _, _ := strings.Cut(b[1], "\n")
 		name, ok := strings.CutPrefix(first, "// file: ")
@@ -43,14 +114,7 @@ func TestPluginGuideCompiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Build, vet, and run the guide's own conformance test: the plugin the
-	// guide builds must pass the kit it recommends.
-	for _, args := range [][]string{{"build", "-o", os.DevNull, "./" + dir}, {"vet", "./" + dir}, {"test", "-count=1", "./" + dir}} {
-		out, err := exec.Command("go", args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
+	run(dir, shell("go mod tidy")+"go build -o /dev/null .\ngo vet ./...\n")
 }
 
 var (
@@ -187,11 +251,16 @@ func TestArchitectureImportRules(t *testing.T) {
 	if len(rules) < 10 {
 		t.Fatalf("found %d rows in architecture.md's package table", len(rules))
 	}
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
-	cmd.Dir = ".."
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+	// Both modules: `./...` in Grove's does not reach into the SDK's.
+	var out []byte
+	for _, dir := range []string{"..", filepath.Join("..", "plugins", "sdk")} {
+		cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+		cmd.Dir = dir
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list in %s: %v", dir, err)
+		}
+		out = append(out, b...)
 	}
 	within := func(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

@@ -20,8 +20,8 @@ import (
 	"github.com/grovehq/grove/plugins/builtin"
 	"github.com/grovehq/grove/plugins/builtin/process"
 	"github.com/grovehq/grove/plugins/host"
-	pb "github.com/grovehq/grove/plugins/proto"
 	"github.com/grovehq/grove/plugins/sdk"
+	pb "github.com/grovehq/grove/plugins/sdk/proto"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 

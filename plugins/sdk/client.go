@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	pb "github.com/grovehq/grove/plugins/proto"
+	pb "github.com/grovehq/grove/plugins/sdk/proto"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
-	pb "github.com/grovehq/grove/plugins/proto"
+	pb "github.com/grovehq/grove/plugins/sdk/proto"
 )
 
 // The generated marshalling must produce what protobuf itself reads and read

@@ -6,7 +6,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	pb "github.com/grovehq/grove/plugins/proto"
+	pb "github.com/grovehq/grove/plugins/sdk/proto"
 )
 
 // The converters below are shared by the serving side (Serve) and the calling

@@ -7,7 +7,7 @@ import (
 	json "github.com/goccy/go-json"
 	"google.golang.org/protobuf/proto"
 
-	pb "github.com/grovehq/grove/plugins/proto"
+	pb "github.com/grovehq/grove/plugins/sdk/proto"
 )
 
 // jsonRoundTrip is what the host reads when data travels as JSON.

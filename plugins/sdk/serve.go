@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/grovehq/grove/plugins/proto"
+	pb "github.com/grovehq/grove/plugins/sdk/proto"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 

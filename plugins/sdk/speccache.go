@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 
-	pb "github.com/grovehq/grove/plugins/proto"
+	pb "github.com/grovehq/grove/plugins/sdk/proto"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 

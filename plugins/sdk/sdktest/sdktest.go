@@ -28,8 +28,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	pb "github.com/grovehq/grove/plugins/proto"
 	"github.com/grovehq/grove/plugins/sdk"
+	pb "github.com/grovehq/grove/plugins/sdk/proto"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 

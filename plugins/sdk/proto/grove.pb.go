@@ -2478,7 +2478,7 @@ const file_grove_proto_rawDesc = "" +
 	"\x06Detach\x12\x1e.grove.plugin.v1.AttachRequest\x1a\x1f.grove.plugin.v1.AttachResponse\x12F\n" +
 	"\x05Check\x12\x1d.grove.plugin.v1.CheckRequest\x1a\x1e.grove.plugin.v1.CheckResponse2J\n" +
 	"\x04Echo\x12B\n" +
-	"\x04Echo\x12\x1c.grove.plugin.v1.EchoMessage\x1a\x1c.grove.plugin.v1.EchoMessageB.Z,github.com/grovehq/grove/plugins/proto;protob\x06proto3"
+	"\x04Echo\x12\x1c.grove.plugin.v1.EchoMessage\x1a\x1c.grove.plugin.v1.EchoMessageB2Z0github.com/grovehq/grove/plugins/sdk/proto;protob\x06proto3"
 
 var (
 	file_grove_proto_rawDescOnce sync.Once
