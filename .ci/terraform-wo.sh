@@ -9,12 +9,13 @@
 # nested modules the module zip does not contain, and declares
 # `godebug tlskyber=0`, which newer Go refuses. So the module is copied, those
 # backends are left out of internal/backend/init (the tests use the local
-# backend) and the godebug line dropped. Takes a few minutes on two cores.
+# backend) and the godebug line dropped. Took 11 minutes on two busy cores
+# (3 minutes of CPU), with the module cache already holding most modules.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(realpath -m "${1:-.ci/tmp/terraform-1.11}")
 version=v1.11.4
-if [ -x "$dir/terraform" ] && "$dir/terraform" version | grep -q "Terraform ${version}$"; then
+if [ -x "$dir/terraform" ] && [[ $(CHECKPOINT_DISABLE=1 "$dir/terraform" version || true) == "Terraform $version"$'\n'* ]]; then
   exit 0
 fi
 mod=$(GOFLAGS=-mod=mod go mod download -json "github.com/hashicorp/terraform@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
@@ -32,5 +33,5 @@ done
 go mod edit -dropreplace=github.com/hashicorp/terraform/internal/legacy -droprequire=github.com/hashicorp/terraform/internal/legacy
 sed -i -E '/^[[:space:]]+"(azurerm|consul|cos|gcs|kubernetes|oss|pg|s3)":/d' internal/backend/init/init.go
 mkdir -p "$dir"
-GOWORK=off GOFLAGS=-mod=mod GOBIN="$dir" go install -trimpath .
-"$dir/terraform" version | head -n 1
+GOWORK=off GOFLAGS=-mod=mod GOBIN="$dir" go install -trimpath -ldflags "-X github.com/hashicorp/terraform/version.dev=no" .
+CHECKPOINT_DISABLE=1 "$dir/terraform" version
