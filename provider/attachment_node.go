@@ -208,12 +208,12 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"profile_id": schema.StringAttribute{Required: true, Description: "The profile's id; another profile of the same type updates the node in place."},
 			"cluster_id": schema.StringAttribute{Optional: true, Description: "The cluster the node joins at creation.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
-			"role":        schema.StringAttribute{Optional: true, Computed: true, Description: "A free role.", PlanModifiers: stable},
-			"index":       schema.Int64Attribute{Computed: true, Description: "The node's index in its cluster (-1 when orphan).", PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}},
-			"status":      schema.StringAttribute{Computed: true, Description: "The node's status."},
+			"role":   schema.StringAttribute{Optional: true, Computed: true, Description: "A free role.", PlanModifiers: stable},
+			"index":  schema.Int64Attribute{Computed: true, Description: "The node's index in its cluster (-1 when orphan).", PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}},
+			"status": schema.StringAttribute{Computed: true, Description: "The node's status."},
 			"physical_id": schema.StringAttribute{Computed: true, Description: "What the driver calls the node; another profile may change it.",
 				PlanModifiers: []planmodifier.String{sameProfileSameValue{}}},
-			"data":        schema.StringAttribute{Computed: true, Description: "The node's data as JSON (address, port …)."},
+			"data": schema.StringAttribute{Computed: true, Description: "The node's data as JSON (address, port …)."},
 		},
 		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})},
 	}
@@ -344,7 +344,9 @@ func (sameProfileSameValue) Description(context.Context) string {
 	return "Unchanged unless profile_id changes."
 }
 
-func (m sameProfileSameValue) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+func (m sameProfileSameValue) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
 
 func (sameProfileSameValue) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	if req.StateValue.IsNull() || !req.PlanValue.IsUnknown() || req.ConfigValue.IsUnknown() {
