@@ -15,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(realpath -m "${1:-.ci/tmp/terraform-1.11}")
 version=v1.11.4
-if [ -x "$dir/terraform" ] && [[ $(CHECKPOINT_DISABLE=1 "$dir/terraform" version || true) == "Terraform $version"$'\n'* ]]; then
+if [ -x "$dir/terraform" ] && [[ $(CHECKPOINT_DISABLE=1 "$dir/terraform" version 2>/dev/null || true) == "Terraform $version"$'\n'* ]]; then
   exit 0
 fi
 mod=$(GOFLAGS=-mod=mod go mod download -json "github.com/hashicorp/terraform@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
