@@ -208,11 +208,12 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"profile_id": schema.StringAttribute{Required: true, Description: "The profile's id; another profile of the same type updates the node in place."},
 			"cluster_id": schema.StringAttribute{Optional: true, Description: "The cluster the node joins at creation.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
-			"role":        schema.StringAttribute{Optional: true, Computed: true, Description: "A free role.", PlanModifiers: stable},
-			"index":       schema.Int64Attribute{Computed: true, Description: "The node's index in its cluster (-1 when orphan).", PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}},
-			"status":      schema.StringAttribute{Computed: true, Description: "The node's status."},
-			"physical_id": schema.StringAttribute{Computed: true, Description: "What the driver calls the node.", PlanModifiers: stable},
-			"data":        schema.StringAttribute{Computed: true, Description: "The node's data as JSON (address, port …)."},
+			"role":   schema.StringAttribute{Optional: true, Computed: true, Description: "A free role.", PlanModifiers: stable},
+			"index":  schema.Int64Attribute{Computed: true, Description: "The node's index in its cluster (-1 when orphan).", PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}},
+			"status": schema.StringAttribute{Computed: true, Description: "The node's status."},
+			"physical_id": schema.StringAttribute{Computed: true, Description: "What the driver calls the node; another profile may change it.",
+				PlanModifiers: []planmodifier.String{sameProfileSameValue{}}},
+			"data": schema.StringAttribute{Computed: true, Description: "The node's data as JSON (address, port …)."},
 		},
 		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})},
 	}
@@ -332,4 +333,29 @@ func (r *nodeResource) Delete(ctx context.Context, req resource.DeleteRequest, r
 
 func (r *nodeResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	importByIDOrName(ctx, r.client, "node", req, resp)
+}
+
+// sameProfileSameValue keeps the state's value in the plan unless
+// profile_id changes: moving a node onto another profile may recreate what
+// the driver calls it (a local.process node restarts with a new pid).
+type sameProfileSameValue struct{}
+
+func (sameProfileSameValue) Description(context.Context) string {
+	return "Unchanged unless profile_id changes."
+}
+
+func (m sameProfileSameValue) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+
+func (sameProfileSameValue) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.StateValue.IsNull() || !req.PlanValue.IsUnknown() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	var planned, current types.String
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("profile_id"), &planned)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("profile_id"), &current)...)
+	if planned.Equal(current) {
+		resp.PlanValue = req.StateValue
+	}
 }

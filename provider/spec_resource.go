@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -36,6 +37,11 @@ type specModel struct {
 	Properties types.String `tfsdk:"properties"`
 	Metadata   types.Map    `tfsdk:"metadata"`
 	FullType   types.String `tfsdk:"full_type"`
+	// PropertiesWO is write-only: Terraform 1.11 and later send it in the
+	// configuration and keep it out of plans and state, so it is always null
+	// here except in Create's config.
+	PropertiesWO        types.String `tfsdk:"properties_wo"`
+	PropertiesWOVersion types.Int64  `tfsdk:"properties_wo_version"`
 }
 
 func (r *specResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -55,6 +61,15 @@ func (r *specResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			Description: "The properties as JSON (use jsonencode). They are validated against the plugin's schema at plan time. A change forces a replacement: specs are immutable. " +
 				"Sensitive: some properties (a process's or container's env) are secrets, which the API shows as \"(sensitive)\"; the state keeps what was configured.",
 			PlanModifiers: []planmodifier.String{jsonSemantic{}, stringplanmodifier.RequiresReplace()}},
+		"properties_wo": schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
+			Description: "Sensitive property values as JSON (use jsonencode), merged over properties when the " + r.kind + " is created and never stored in the plan or state: " +
+				"for values such as a process's env that only the agent should keep. Only properties the type marks sensitive are accepted, and not ones also set in properties. " +
+				"Terraform does not see a change of a write-only value: change properties_wo_version to roll a new one in (specs are immutable, so that replaces the " + r.kind + "). " +
+				"Needs Terraform 1.11 or later.",
+		},
+		"properties_wo_version": schema.Int64Attribute{Optional: true,
+			Description:   "A number to change whenever properties_wo changes: a change replaces the " + r.kind + " with one carrying the current properties_wo. Needs properties_wo.",
+			PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()}},
 		"full_type": schema.StringAttribute{Computed: true, Description: "Type and version, as Senlin writes them (local.process-1.0).",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 	}
@@ -84,6 +99,15 @@ func (r *specResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	props, err := decodeProps(plan.Properties.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("properties"), "Invalid properties", "properties must be a JSON object (use jsonencode): "+err.Error())
+		return
+	}
+	// The spec to validate is the one Create would send: with properties_wo.
+	props, known, err := r.specWithWriteOnly(ctx, req.Config, plan.Type.ValueString(), plan.Version.ValueString(), props)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("properties_wo"), "Invalid properties_wo", err.Error())
+		return
+	}
+	if !known {
 		return
 	}
 	spec := map[string]any{"type": plan.Type.ValueString(), "version": plan.Version.ValueString(), "properties": props}
@@ -121,6 +145,12 @@ func (r *specResource) Create(ctx context.Context, req resource.CreateRequest, r
 	props, err := decodeProps(plan.Properties.ValueString())
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("properties"), "Invalid properties", err.Error())
+		return
+	}
+	// properties_wo is only in the configuration: the plan holds it as null.
+	props, _, err = r.specWithWriteOnly(ctx, req.Config, plan.Type.ValueString(), plan.Version.ValueString(), props)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("properties_wo"), "Invalid properties_wo", err.Error())
 		return
 	}
 	body := map[string]any{"name": plan.Name.ValueString(), "spec": map[string]any{"type": plan.Type.ValueString(), "version": plan.Version.ValueString(), "properties": props}}
@@ -167,9 +197,11 @@ func (r *specResource) read(ctx context.Context, m *specModel, diags *diag.Diagn
 		props = map[string]any{}
 	}
 	// The API shows sensitive values as a placeholder; the state keeps the
-	// configured value in its place, or every read would be a change.
+	// configured value in its place, or every read would be a change, and
+	// leaves out what properties_wo added.
 	if cur, err := decodeProps(m.Properties.ValueString()); err == nil && !m.Properties.IsNull() && !m.Properties.IsUnknown() {
-		props = restoreRedacted(props, cur).(map[string]any)
+		stripped, _ := stripWriteOnly(props, cur, true)
+		props = stripped.(map[string]any)
 	}
 	remote := toJSON(props)
 	// Keep the configured spelling when it means the same JSON.
@@ -254,32 +286,3 @@ func (jsonSemantic) PlanModifyString(_ context.Context, req planmodifier.StringR
 
 // redacted is what the API shows in place of a sensitive value.
 const redacted = "(sensitive)"
-
-// restoreRedacted returns remote with each redacted value replaced by the
-// value at the same place in known, when known has one.
-func restoreRedacted(remote, known any) any {
-	if remote == redacted && known != nil {
-		return known
-	}
-	switch x := remote.(type) {
-	case map[string]any:
-		km, _ := known.(map[string]any)
-		out := make(map[string]any, len(x))
-		for k, v := range x {
-			out[k] = restoreRedacted(v, km[k])
-		}
-		return out
-	case []any:
-		kl, _ := known.([]any)
-		out := make([]any, len(x))
-		for i, v := range x {
-			var kv any
-			if i < len(kl) {
-				kv = kl[i]
-			}
-			out[i] = restoreRedacted(v, kv)
-		}
-		return out
-	}
-	return remote
-}
