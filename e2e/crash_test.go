@@ -125,9 +125,22 @@ func TestPluginKilledMidCreate(t *testing.T) {
 	if act.Status != "SUCCEEDED" {
 		t.Fatalf("create across a plugin crash: %s %s", act.Status, act.StatusReason)
 	}
+	// A node whose first process died with the plugin may be found dead
+	// by the health loop and restarted; the cluster must still end with
+	// exactly its 30 nodes. What was not ACTIVE at first is logged, so a
+	// restart here stays visible.
 	if n := activeNodes(a, "pk"); n != 30 {
-		t.Fatalf("%d ACTIVE nodes, want 30", n)
+		ns, _ := a.client.ListNodes(context.Background(), map[string][]string{"cluster_id": {"pk"}})
+		for _, nd := range ns {
+			if nd.Status != "ACTIVE" {
+				t.Logf("right after the create: node %s is %s (%s)", nd.Name, nd.Status, nd.StatusReason)
+			}
+		}
 	}
+	eventually(t, 30*time.Second, "30 ACTIVE nodes", func() (bool, string) {
+		n := activeNodes(a, "pk")
+		return n == 30, strconv.Itoa(n)
+	})
 	eventually(t, 10*time.Second, "exactly 30 node processes", func() (bool, string) {
 		n := len(processesOf("pk"))
 		return n == 30, strconv.Itoa(n)
