@@ -23,3 +23,7 @@ sed 's#"registry.terraform.io/grovehq/grove"#"grove"#' "$tmp/schema.raw.json" > 
 cd "$root/tools"
 go tool tfplugindocs generate --provider-dir "$root" --provider-name grove --providers-schema "$tmp/schema.json" \
   --examples-dir examples/terraform --rendered-website-dir docs/terraform-provider >/dev/null
+# Nothing in the repository links outside it (docs/links_test.go): the links
+# tfplugindocs's templates and the timeouts descriptions carry become their text.
+find "$root/docs/terraform-provider" -name '*.md' -exec \
+  sed -i -E 's/\[([^]]*)\]\((https?:|www\.)[^)]*\)/\1/g' {} +
