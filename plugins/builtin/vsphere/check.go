@@ -67,16 +67,16 @@ func gone(oc types.ObjectContent) bool {
 	return false
 }
 
-// Check reports powered-on VMs healthy and powered-off, suspended and
-// missing ones dead with the reason, for the whole batch in one round trip.
-func (d *Driver) Check(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+// powerStates opens the profile's vCenter session and reads the power state
+// of every VM of the batch in one property-collector round trip. When that
+// fails, fail holds the batch's results.
+func (d *Driver) powerStates(ctx context.Context, p sdk.Spec, nodes []sdk.Node) (s *session, got map[string]vmStatus, fail []sdk.Result) {
 	pr, err := propsOf(p)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return nil, nil, failAll(ctx, nodes, err)
 	}
-	s, err := d.session(ctx, pr.Connection)
-	if err != nil {
-		return failAll(ctx, nodes, err)
+	if s, err = d.session(ctx, pr.Connection); err != nil {
+		return nil, nil, failAll(ctx, nodes, err)
 	}
 	var refs []types.ManagedObjectReference
 	for _, n := range nodes {
@@ -84,9 +84,18 @@ func (d *Driver) Check(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.
 			refs = append(refs, st.ref())
 		}
 	}
-	got, err := statuses(ctx, s, refs)
-	if err != nil {
-		return failAll(ctx, nodes, vmError(ctx, "read the VMs' power states", err))
+	if got, err = statuses(ctx, s, refs); err != nil {
+		return nil, nil, failAll(ctx, nodes, vmError(ctx, "read the VMs' power states", err))
+	}
+	return s, got, nil
+}
+
+// Check reports powered-on VMs healthy and powered-off, suspended and
+// missing ones dead with the reason, for the whole batch in one round trip.
+func (d *Driver) Check(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	_, got, fail := d.powerStates(ctx, p, nodes)
+	if fail != nil {
+		return fail
 	}
 	out := make([]sdk.Result, len(nodes))
 	for i, n := range nodes {

@@ -317,23 +317,9 @@ func (d *Driver) Recover(ctx context.Context, p sdk.Spec, nodes []sdk.Node, oper
 	case op != "" && op != "reboot":
 		return failAll(ctx, nodes, fmt.Errorf("vsphere.vm cannot recover with %q; it knows %s", operation, strings.Join(Operations, ", ")))
 	}
-	pr, err := propsOf(p)
-	if err != nil {
-		return failAll(ctx, nodes, err)
-	}
-	s, err := d.session(ctx, pr.Connection)
-	if err != nil {
-		return failAll(ctx, nodes, err)
-	}
-	var refs []types.ManagedObjectReference
-	for _, n := range nodes {
-		if st := stateOf(n); st.MOID != "" {
-			refs = append(refs, st.ref())
-		}
-	}
-	got, err := statuses(ctx, s, refs)
-	if err != nil {
-		return failAll(ctx, nodes, vmError(ctx, "read the VMs' power states", err))
+	s, got, fail := d.powerStates(ctx, p, nodes)
+	if fail != nil {
+		return fail
 	}
 	out := make([]sdk.Result, len(nodes))
 	var missing []int
