@@ -306,6 +306,46 @@ func (c *Client) GetNode(ctx context.Context, ident string) (*Node, error) {
 	return &out.Node, nil
 }
 
+// ProfileTypeOperations lists the node operations of a profile type.
+func (c *Client) ProfileTypeOperations(ctx context.Context, typ string) (map[string]Operation, error) {
+	var out struct {
+		Operations map[string]Operation `json:"operations"`
+	}
+	if _, err := c.Do(ctx, http.MethodGet, "/v1/profile-types/"+url.PathEscape(typ)+"/ops", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	return out.Operations, nil
+}
+
+// NodeOperation runs a node operation and returns its action's id.
+func (c *Client) NodeOperation(ctx context.Context, node, name string, params map[string]any) (string, error) {
+	if params == nil {
+		params = map[string]any{}
+	}
+	r, err := c.Do(ctx, http.MethodPost, "/v1/nodes/"+url.PathEscape(node)+"/ops", nil, map[string]any{name: params}, nil)
+	if err != nil {
+		return "", err
+	}
+	return r.ActionID(), nil
+}
+
+// ClusterOperation runs a node operation on the cluster's nodes that match
+// filters (all of them when nil) and returns its action's id.
+func (c *Client) ClusterOperation(ctx context.Context, cluster, name string, filters, params map[string]any) (string, error) {
+	body := map[string]any{}
+	if filters != nil {
+		body["filters"] = filters
+	}
+	if params != nil {
+		body["params"] = params
+	}
+	r, err := c.Do(ctx, http.MethodPost, "/v1/clusters/"+url.PathEscape(cluster)+"/ops", nil, map[string]any{name: body}, nil)
+	if err != nil {
+		return "", err
+	}
+	return r.ActionID(), nil
+}
+
 // ClusterAction posts {name: params} to a cluster and returns the action id.
 func (c *Client) ClusterAction(ctx context.Context, cluster, name string, params map[string]any) (string, error) {
 	if params == nil {

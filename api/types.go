@@ -168,6 +168,13 @@ type TypeDetail struct {
 	Plugin        string                     `json:"plugin,omitempty"`
 }
 
+// Operation is one node operation of a profile type, as
+// GET /v1/profile-types/{type}/ops lists it under its name.
+type Operation struct {
+	Description string         `json:"description"`
+	Parameters  map[string]any `json:"parameters"`
+}
+
 // ErrorBody is Senlin's fault body.
 type ErrorBody struct {
 	Code        int    `json:"code"`

@@ -32,7 +32,10 @@
 //     membership.go (add, delete and replace nodes; joining and leaving),
 //     check_recover.go (cluster check and recover), update.go (the rolling
 //     update of a profile change), policy.go (the policy pipeline and
-//     attach, detach, update of bindings).
+//     attach, detach, update of bindings), operations.go (node and
+//     cluster operations: checking a request against the profile type's
+//     operations, CLUSTER_OPERATION forking NODE_OPERATION, the driver
+//     call).
 //   - Node work: node_actions.go (batches of derived node actions, and a
 //     node action a user asked for), drivers.go (the batch calls to a
 //     profile's driver and the node rows they update), ports.go (ports for

@@ -191,6 +191,16 @@ func (d gateDriver) Recover(ctx context.Context, _ sdk.Spec, nodes []sdk.Node, _
 	return d.each(ctx, "recover", nodes)
 }
 
+// Operate runs the test.gate operations: "stop" leaves a node not running,
+// the others running.
+func (d gateDriver) Operate(ctx context.Context, _ sdk.Spec, nodes []sdk.Node, op string, _ map[string]any) []sdk.Result {
+	out := d.each(ctx, "operate", nodes)
+	for i := range out {
+		out[i].Healthy = op != "stop"
+	}
+	return out
+}
+
 type holdPolicy struct{ g *gate }
 
 func (holdPolicy) Attach(context.Context, sdk.Spec, sdk.Cluster) (map[string]any, error) {
@@ -232,7 +242,12 @@ func testPlugin(g *gate) *sdk.Plugin {
 	return &sdk.Plugin{
 		Name: "test", Version: "1.0",
 		Profiles: []sdk.ProfileType{{Type: "test.gate", Versions: []string{"1.0"}, Description: "Nodes whose calls a test can hold.",
-			Schema: schema.Schema{"label": {Type: schema.String, Updatable: true, Default: ""}}, Operations: []string{"RECREATE"}, Driver: gateDriver{g}}},
+			Schema: schema.Schema{"label": {Type: schema.String, Updatable: true, Default: ""}}, Operations: []string{"RECREATE"}, Driver: gateDriver{g},
+			NodeOperations: []sdk.NodeOperation{
+				{Name: "start", Description: "Start.", Parameters: schema.Schema{}},
+				{Name: "stop", Description: "Stop.", Parameters: schema.Schema{
+					"mode": {Type: schema.String, Default: "soft", Constraints: []schema.Constraint{schema.AllowedValues("soft", "hard")}}}},
+			}}},
 		Policies: []sdk.PolicyType{
 			{Type: "test.hold", Versions: []string{"1.0"}, Description: "A policy whose checks a test can hold.",
 				Schema: schema.Schema{}, Targets: hold, Policy: holdPolicy{g}},
@@ -315,10 +330,12 @@ func serve(t *testing.T, plugins ...*sdk.Plugin) *inProcess {
 		if err != nil {
 			t.Fatalf("describe the plugin %s: %v", plugin.Name, err)
 		}
-		if _, err := client.Info.Configure(context.Background(), &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions(),
-			PolicyApiVersions: sdk.PolicyAPIVersions(), DataDir: t.TempDir()}); err != nil {
+		agreed, err := client.Info.Configure(context.Background(), &pb.ConfigureRequest{ProfileApiVersions: sdk.ProfileAPIVersions(),
+			PolicyApiVersions: sdk.PolicyAPIVersions(), DataDir: t.TempDir()})
+		if err != nil {
 			t.Fatalf("configure the plugin %s: %v", plugin.Name, err)
 		}
+		apiVersion := agreed.ProfileApiVersion
 		dj, err := sdk.DescriptionToJSON(desc)
 		if err != nil {
 			t.Fatal(err)
@@ -327,7 +344,7 @@ func serve(t *testing.T, plugins ...*sdk.Plugin) *inProcess {
 		for _, c := range dj.Components {
 			sp.comps = append(sp.comps, &host.Component{Kind: c.Kind, Type: c.Type, Versions: c.Versions, Description: c.Description, Schema: c.Schema,
 				Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, Operations: c.Operations, NeedsPort: c.NeedsPort,
-				Plugin: plugin.Name})
+				Plugin: plugin.Name, NodeOperations: c.NodeOperations, APIVersion: apiVersion})
 		}
 		out.plugins = append(out.plugins, sp)
 	}

@@ -120,6 +120,7 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 	// read fails alone.
 	updates := map[string]model.NodeUpdateInputs{}
 	recovers := map[string]model.RecoverInputs{}
+	operations := map[string]model.OperationInputs{}
 	var readable []*model.Node
 	for _, n := range nodes {
 		var err error
@@ -128,6 +129,8 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 			updates[n.ID], err = inputsOf[model.NodeUpdateInputs](a)
 		case model.NodeRecoverAction:
 			recovers[n.ID], err = inputsOf[model.RecoverInputs](a)
+		case model.NodeOperationAction:
+			operations[n.ID], err = inputsOf[model.OperationInputs](a)
 		}
 		if err != nil {
 			out[n.ID] = err
@@ -143,6 +146,9 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 		key := n.ProfileID
 		if in, ok := updates[n.ID]; ok {
 			key += "->" + in.NewProfileID
+		}
+		if in, ok := operations[n.ID]; ok {
+			key += "/" + in.Operation // children of one parent share it; a batch may not
 		}
 		if _, ok := groups[key]; !ok {
 			order = append(order, key)
@@ -163,6 +169,8 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 			res = e.checkNodes(ctx, group, true)
 		case model.NodeRecoverAction:
 			res = e.recoverNodes(ctx, group, recovers[group[0].ID])
+		case model.NodeOperationAction:
+			res = e.operateNodes(ctx, group, operations[group[0].ID])
 		default:
 			err := fmt.Errorf("unknown node action %s", actions[0].Action)
 			res = map[string]error{}
@@ -229,7 +237,7 @@ func (e *Engine) doNodeRPC(ctx context.Context, a *model.Action) error {
 				cl.DesiredCapacity = count
 			}
 		}, nil)
-	case model.NodeRecoverAction, model.NodeCheckAction, model.NodeUpdateAction:
+	case model.NodeRecoverAction, model.NodeCheckAction, model.NodeUpdateAction, model.NodeOperationAction:
 		return e.settle(ctx, n.ClusterID, a.Action, nil, nil)
 	}
 	return nil

@@ -76,7 +76,9 @@ func (e *Engine) dispatch(ctx context.Context, a *model.Action) error {
 		return e.doDetachPolicy(ctx, a)
 	case model.ClusterUpdatePolicyAction:
 		return e.doUpdatePolicy(ctx, a)
-	case model.NodeCreateAction, model.NodeDeleteAction, model.NodeUpdateAction, model.NodeCheckAction, model.NodeRecoverAction:
+	case model.ClusterOperationAction:
+		return e.doClusterOperation(ctx, a)
+	case model.NodeCreateAction, model.NodeDeleteAction, model.NodeUpdateAction, model.NodeCheckAction, model.NodeRecoverAction, model.NodeOperationAction:
 		return e.doNodeRPC(ctx, a)
 	}
 	return fmt.Errorf("unknown action %s", a.Action)

@@ -57,6 +57,9 @@ var stopCases = []stopCase{
 		}
 		return h.eng.ClusterAction(h.ctx(), caller, cl.ID, map[string]any{"recover": map[string]any{}})
 	}},
+	{"operation", "operate", func(h *harness, cl *model.Cluster) (*model.Action, error) {
+		return h.eng.ClusterOperation(h.ctx(), caller, cl.ID, map[string]any{"stop": map[string]any{}})
+	}},
 	{"update", "update", func(h *harness, cl *model.Cluster) (*model.Action, error) {
 		h.profile("p2")
 		p2 := "p2"
@@ -124,7 +127,7 @@ func TestClusterActionsEndCancelledOrTimedOut(t *testing.T) {
 				}
 				got := h.getCluster(cl.ID)
 				stuck := []string{model.ClusterInit, model.ClusterCreating, model.ClusterUpdating, model.ClusterResizing, model.ClusterDeleting,
-					model.ClusterChecking, model.ClusterRecovering}
+					model.ClusterChecking, model.ClusterRecovering, model.ClusterOperating}
 				if slices.Contains(stuck, got.Status) {
 					t.Errorf("after the %s ended, the cluster is %s (%s)", end.Action, got.Status, got.StatusReason)
 				}

@@ -143,6 +143,22 @@ type NodeUpdateInputs struct {
 	NewProfileID string         `json:"new_profile_id,omitzero"`
 }
 
+// OperationInputs are NODE_OPERATION's inputs: the operation of the node's
+// profile type and its parameters, checked against the operation's schema.
+type OperationInputs struct {
+	Operation string         `json:"operation"`
+	Params    map[string]any `json:"params,omitzero"`
+}
+
+// ClusterOperationInputs are CLUSTER_OPERATION's inputs, in Senlin's keys:
+// the operation, its parameters, and the nodes the request's filters
+// matched when it was accepted.
+type ClusterOperationInputs struct {
+	Operation string         `json:"operation"`
+	Params    map[string]any `json:"params,omitzero"`
+	Nodes     []string       `json:"nodes"`
+}
+
 // InputsFor returns a pointer to the zero inputs of an action kind, or nil
 // for a kind Grove does not know.
 func InputsFor(action string) any {
@@ -179,6 +195,10 @@ func InputsFor(action string) any {
 		return &NodeDeleteInputs{}
 	case NodeUpdateAction:
 		return &NodeUpdateInputs{}
+	case NodeOperationAction:
+		return &OperationInputs{}
+	case ClusterOperationAction:
+		return &ClusterOperationInputs{}
 	}
 	return nil
 }

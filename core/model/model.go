@@ -81,6 +81,8 @@ const (
 	NodeUpdateAction          = "NODE_UPDATE"
 	NodeCheckAction           = "NODE_CHECK"
 	NodeRecoverAction         = "NODE_RECOVER"
+	NodeOperationAction       = "NODE_OPERATION"
+	ClusterOperationAction    = "CLUSTER_OPERATION"
 )
 
 // Event levels, stored as Python logging's numbers as Senlin does.

@@ -211,6 +211,7 @@ var accessCases = map[string]accessCase{
 	"GET /v1/profile-types":              {path: fixed("/v1/profile-types"), wrong: wrongOwn},
 	"GET /v1/profile-types/{type}":       {path: fixed("/v1/profile-types/grove.noop-1.0"), wrong: wrongOwn},
 	"GET /v1/profile-types/{type}/hosts": {path: fixed("/v1/profile-types/grove.noop-1.0/hosts"), wrong: wrongOwn},
+	"GET /v1/profile-types/{type}/ops":   {path: fixed("/v1/profile-types/grove.noop-1.0/ops"), wrong: wrongOwn},
 	"GET /v1/policy-types":               {path: fixed("/v1/policy-types"), wrong: wrongOwn},
 	"GET /v1/policy-types/{type}":        {path: fixed("/v1/policy-types/senlin.policy.deletion-1.1"), wrong: wrongOwn},
 	"GET /v1/plugins":                    {path: fixed("/v1/plugins"), wrong: wrongOwn},
@@ -243,6 +244,8 @@ var accessCases = map[string]accessCase{
 	"DELETE /v1/clusters/{id}": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster }, wrong: wrongNotFound},
 	"POST /v1/clusters/{id}/actions": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/actions" },
 		body: map[string]any{"check": map[string]any{}}, wrong: wrongNotFound},
+	"POST /v1/clusters/{id}/ops": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/ops" },
+		body: map[string]any{"touch": map[string]any{}}, wrong: wrongNotFound},
 	"GET /v1/clusters/{id}/policies": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies" }, wrong: wrongNotFound},
 	"GET /v1/clusters/{id}/policies/{policy}": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies/" + f.policy },
 		wrong: wrongNotFound},
@@ -258,6 +261,9 @@ var accessCases = map[string]accessCase{
 	"DELETE /v1/nodes/{id}": {path: func(f fixture) string { return "/v1/nodes/" + f.node }, wrong: wrongNotFound},
 	"POST /v1/nodes/{id}/actions": {path: func(f fixture) string { return "/v1/nodes/" + f.node + "/actions" },
 		body: map[string]any{"check": map[string]any{}}, wrong: wrongNotFound},
+
+	"POST /v1/nodes/{id}/ops": {path: func(f fixture) string { return "/v1/nodes/" + f.node + "/ops" },
+		body: map[string]any{"touch": map[string]any{}}, wrong: wrongNotFound},
 
 	"GET /v1/actions":      {path: fixed("/v1/actions"), wrong: wrongList},
 	"GET /v1/actions/{id}": {path: func(f fixture) string { return "/v1/actions/" + f.action }, wrong: wrongNotFound},

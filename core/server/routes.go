@@ -2,7 +2,7 @@ package server
 
 // routes is the API's route table. Each resource's handlers live in the
 // file named for it: profiles.go, policies.go, clusters.go,
-// cluster_actions.go, cluster_policies.go, nodes.go, actions.go,
+// cluster_actions.go, cluster_policies.go, operations.go, nodes.go, actions.go,
 // events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
 //
 // handle registers a route any token of the project may read and a member
@@ -16,6 +16,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/profile-types", s.listTypes("profile"))
 	s.handle("GET /v1/profile-types/{type}", s.showType("profile"))
 	s.handle("GET /v1/profile-types/{type}/hosts", s.listHosts)
+	s.handle("GET /v1/profile-types/{type}/ops", s.listOperations)
 	s.handle("GET /v1/policy-types", s.listTypes("policy"))
 	s.handle("GET /v1/policy-types/{type}", s.showType("policy"))
 	s.handle("GET /v1/plugins", s.listPlugins)
@@ -41,6 +42,7 @@ func (s *Server) routes() {
 	s.handle("PATCH /v1/clusters/{id}", s.updateCluster)
 	s.handle("DELETE /v1/clusters/{id}", s.deleteCluster)
 	s.handle("POST /v1/clusters/{id}/actions", s.clusterAction)
+	s.handle("POST /v1/clusters/{id}/ops", s.clusterOperation)
 	s.handle("GET /v1/clusters/{id}/policies", s.listBindings)
 	s.handle("GET /v1/clusters/{id}/policies/{policy}", s.showBinding)
 
@@ -50,6 +52,7 @@ func (s *Server) routes() {
 	s.handle("PATCH /v1/nodes/{id}", s.updateNode)
 	s.handle("DELETE /v1/nodes/{id}", s.deleteNode)
 	s.handle("POST /v1/nodes/{id}/actions", s.nodeAction)
+	s.handle("POST /v1/nodes/{id}/ops", s.nodeOperation)
 
 	s.handle("GET /v1/actions", s.listActions)
 	s.handle("GET /v1/actions/{id}", s.showAction)

@@ -61,6 +61,11 @@ type Component struct {
 	Operations      []string
 	NeedsPort       bool
 	Plugin          string
+	// NodeOperations are a profile type's node operations.
+	NodeOperations []sdk.NodeOperation
+	// APIVersion is the API version of the component's kind agreed with
+	// its plugin.
+	APIVersion string
 }
 
 // WantsCheck reports whether a policy checks the given phase and action.
@@ -292,7 +297,8 @@ func (in *instance) launch(ctx context.Context) error {
 	var comps []*Component
 	for _, c := range dj.Components {
 		comps = append(comps, &Component{Kind: c.Kind, Type: c.Type, Versions: c.Versions, Description: c.Description, Schema: c.Schema,
-			Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, Operations: c.Operations, NeedsPort: c.NeedsPort, Plugin: cfg.Name})
+			Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, Operations: c.Operations, NeedsPort: c.NeedsPort, Plugin: cfg.Name,
+			NodeOperations: c.NodeOperations, APIVersion: apis[c.Kind]})
 	}
 	in.mu.Lock()
 	in.client, in.rpc, in.state, in.startedAt, in.comps, in.apis = client, rpc, "running", time.Now(), comps, apis

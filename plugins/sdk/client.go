@@ -133,6 +133,13 @@ func (c *Client) Recover(ctx context.Context, p Spec, nodes []Node, op string, p
 	return batchResult(resp, err)
 }
 
+// Operate runs a node operation on nodes. The plugin must have agreed on
+// profile API 2 (ProfileAPIOperate); an older one answers Unimplemented.
+func (c *Client) Operate(ctx context.Context, p Spec, nodes []Node, op string, params map[string]any) ([]Result, error) {
+	resp, err := c.Profile.Operate(ctx, &pb.OperateRequest{Profile: c.wire(p), Nodes: nodesToProto(nodes), Operation: op, ParamsJson: encodeJSON(params)})
+	return batchResult(resp, err)
+}
+
 func batchResult(resp *pb.BatchResponse, err error) ([]Result, error) {
 	if err != nil {
 		return nil, err

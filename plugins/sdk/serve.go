@@ -39,8 +39,13 @@ const (
 )
 
 // ProfileAPIVersions returns the profile API versions this SDK speaks,
-// newest last.
-func ProfileAPIVersions() []string { return []string{"1"} }
+// newest last. Profile API 2 adds node operations (Profile.Operate); a host
+// that agreed on 1 with a plugin refuses operations on its types.
+func ProfileAPIVersions() []string { return []string{"1", "2"} }
+
+// ProfileAPIOperate is the profile API version from which a plugin serves
+// node operations.
+const ProfileAPIOperate = "2"
 
 // PolicyAPIVersions returns the policy API versions this SDK speaks, newest
 // last. Policy API 2 passes data.deletion and data.creation as typed
@@ -101,7 +106,8 @@ func (p *Plugin) Describe() *pb.Description {
 	d := &pb.Description{Name: p.Name, Version: p.Version, HandshakeVersion: HandshakeVersion}
 	for _, pt := range p.Profiles {
 		d.Components = append(d.Components, &pb.Component{Kind: pb.Kind_KIND_PROFILE, Type: pt.Type, Versions: pt.Versions,
-			ApiVersions: p.profileAPIs(), Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), Operations: pt.Operations, NeedsPort: pt.NeedsPort})
+			ApiVersions: p.profileAPIs(), Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), Operations: pt.Operations, NeedsPort: pt.NeedsPort,
+			NodeOperations: nodeOperationsToProto(pt.NodeOperations)})
 	}
 	for _, pt := range p.Policies {
 		c := &pb.Component{Kind: pb.Kind_KIND_POLICY, Type: pt.Type, Versions: pt.Versions, ApiVersions: p.policyAPIs(),
@@ -135,6 +141,8 @@ type ComponentJSON struct {
 	Singleton       bool          `json:"singleton,omitempty"`
 	Operations      []string      `json:"operations,omitempty"`
 	NeedsPort       bool          `json:"needs_port,omitempty"`
+	// NodeOperations are a profile type's node operations.
+	NodeOperations []NodeOperation `json:"node_operations,omitempty"`
 }
 
 // DescriptionToJSON converts a wire description to its JSON form.
@@ -151,6 +159,11 @@ func DescriptionToJSON(d *pb.Description) (DescriptionJSON, error) {
 		default:
 			return out, fmt.Errorf("component %s has an unknown kind %d", c.Type, c.Kind)
 		}
+		ops, err := nodeOperationsFromProto(c.NodeOperations)
+		if err != nil {
+			return out, fmt.Errorf("component %s: %w", c.Type, err)
+		}
+		cj.NodeOperations = ops
 		if len(c.SchemaJson) > 0 {
 			if err := json.Unmarshal(c.SchemaJson, &cj.Schema); err != nil {
 				return out, fmt.Errorf("component %s: schema is not valid JSON: %w", c.Type, err)
@@ -435,6 +448,54 @@ func (s *profileServer) Hosts(ctx context.Context, req *pb.HostsRequest) (*pb.Ho
 	out := &pb.HostsResponse{}
 	for _, h := range hosts {
 		out.Hosts = append(out.Hosts, &pb.Host{Name: h.Name, Attributes: h.Attributes, Load: h.Load, Error: h.Err})
+	}
+	return out, nil
+}
+
+func (s *profileServer) Operate(ctx context.Context, req *pb.OperateRequest) (*pb.BatchResponse, error) {
+	return s.batch(ctx, req.Profile, req.Nodes, func(ctx context.Context, pt *ProfileType, sp Spec, n []Node) []Result {
+		op, ok := FindNodeOperation(pt.NodeOperations, req.Operation)
+		operator, can := pt.Driver.(Operator)
+		if !ok || !can {
+			return failNodes(n, fmt.Errorf("profile type %s has no node operation %q", pt.Type, req.Operation))
+		}
+		params, diags := op.Parameters.Validate("params", decodeMap(req.ParamsJson))
+		if err := diags.Err(); err != nil {
+			return failNodes(n, fmt.Errorf("operation %s: %w", op.Name, err))
+		}
+		return operator.Operate(ctx, sp, n, op.Name, params)
+	})
+}
+
+func failNodes(nodes []Node, err error) []Result {
+	out := make([]Result, len(nodes))
+	for i, n := range nodes {
+		out[i] = Result{ID: n.ID, Err: err}
+	}
+	return out
+}
+
+func nodeOperationsToProto(ops []NodeOperation) []*pb.NodeOperation {
+	var out []*pb.NodeOperation
+	for _, op := range ops {
+		out = append(out, &pb.NodeOperation{Name: op.Name, Description: op.Description, ParametersJson: encodeJSON(op.Parameters)})
+	}
+	return out
+}
+
+func nodeOperationsFromProto(ops []*pb.NodeOperation) ([]NodeOperation, error) {
+	var out []NodeOperation
+	for _, op := range ops {
+		o := NodeOperation{Name: op.Name, Description: op.Description, Parameters: schema.Schema{}}
+		if len(op.ParametersJson) > 0 {
+			if err := json.Unmarshal(op.ParametersJson, &o.Parameters); err != nil {
+				return nil, fmt.Errorf("the parameters of operation %s are not valid JSON: %w", op.Name, err)
+			}
+			if o.Parameters == nil {
+				o.Parameters = schema.Schema{}
+			}
+		}
+		out = append(out, o)
 	}
 	return out, nil
 }

@@ -94,6 +94,38 @@ type ProfileType struct {
 	// Hosts lists where the driver places nodes, with attributes and load.
 	// Optional.
 	Hosts func(ctx context.Context) ([]Host, error)
+	// NodeOperations are the operations a user can run on this type's
+	// nodes (Senlin's OPERATIONS): the API lists them and checks a
+	// request's parameters against them before any call. A type with
+	// operations has a Driver that implements Operator. Optional.
+	NodeOperations []NodeOperation
+}
+
+// Operator is the optional driver hook behind NodeOperations: Operate runs
+// one of them on a batch of nodes, with its parameters validated and
+// defaults filled in. A node's Result.Healthy says whether it runs after
+// the operation: false (a node stopped on purpose) leaves it WARNING, which
+// the restart supervisor leaves alone. Profile API 2.
+type Operator interface {
+	Operate(ctx context.Context, p Spec, nodes []Node, operation string, params map[string]any) []Result
+}
+
+// NodeOperation describes an operation on nodes: its name (such as "stop"
+// or "power_off"), what it does, and its parameters.
+type NodeOperation struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Parameters  schema.Schema `json:"parameters"`
+}
+
+// FindNodeOperation returns the operation called name, if ops has it.
+func FindNodeOperation(ops []NodeOperation, name string) (NodeOperation, bool) {
+	for _, op := range ops {
+		if op.Name == name {
+			return op, true
+		}
+	}
+	return NodeOperation{}, false
 }
 
 // Host is a place a driver can put nodes: a container engine, a hypervisor.

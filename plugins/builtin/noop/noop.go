@@ -26,7 +26,9 @@ func Type() sdk.ProfileType {
 				Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(60000))}},
 		},
 		Operations: []string{"RECREATE"},
-		Driver:     driver{},
+		NodeOperations: []sdk.NodeOperation{{Name: "touch", Description: "Does nothing and succeeds; for trying node and cluster operations.",
+			Parameters: schema.Schema{"note": {Type: schema.String, Default: "", Description: "A free note, ignored."}}}},
+		Driver: driver{},
 	}
 }
 
@@ -73,4 +75,13 @@ func (driver) Update(_ context.Context, _, p sdk.Spec, nodes []sdk.Node) []sdk.R
 
 func (driver) Recover(_ context.Context, p sdk.Spec, nodes []sdk.Node, _ string, _ map[string]any) []sdk.Result {
 	return each(nodes, created(p))
+}
+
+// Operate runs touch, which does nothing: every node stays running.
+func (driver) Operate(_ context.Context, _ sdk.Spec, nodes []sdk.Node, _ string, _ map[string]any) []sdk.Result {
+	out := make([]sdk.Result, len(nodes))
+	for i, n := range nodes {
+		out[i] = sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State, Healthy: true}
+	}
+	return out
 }

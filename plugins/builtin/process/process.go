@@ -353,6 +353,34 @@ func (d *Driver) Recover(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op s
 	return d.recreate(ctx, p, p, nodes)
 }
 
+// Operate runs start, stop or restart. A stopped node keeps its id, name
+// and port; start runs its process again with them.
+func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op string, _ map[string]any) []sdk.Result {
+	switch op {
+	case "start":
+		return d.Create(ctx, p, nodes)
+	case "restart":
+		return d.recreate(ctx, p, p, nodes)
+	case "stop":
+		out := d.Delete(ctx, p, nodes)
+		for i, n := range nodes {
+			if out[i].Err == nil {
+				out[i] = sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State, Reason: "stopped by operation stop"}
+			}
+		}
+		return out
+	}
+	return failAll(nodes, fmt.Errorf("%s has no operation %q", TypeName, op))
+}
+
+func failAll(nodes []sdk.Node, err error) []sdk.Result {
+	out := make([]sdk.Result, len(nodes))
+	for i, n := range nodes {
+		out[i] = sdk.Result{ID: n.ID, Err: err}
+	}
+	return out
+}
+
 func (d *Driver) recreate(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	del := d.Delete(ctx, old, nodes)
 	out := make([]sdk.Result, len(nodes))

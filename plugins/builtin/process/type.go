@@ -33,9 +33,14 @@ func Type() sdk.ProfileType {
 			"stop_timeout": {Type: schema.Integer, Updatable: true, Default: int64(10), Description: "Seconds between SIGTERM and SIGKILL when a node is stopped.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(3600))}},
 		},
 		Operations: []string{"RECREATE", "REBOOT"},
-		NeedsPort:  true,
-		Driver:     d,
-		Watch:      d.watcher(),
+		NodeOperations: []sdk.NodeOperation{
+			{Name: "start", Description: "Start the node's process again, with the node's id, name and port.", Parameters: schema.Schema{}},
+			{Name: "stop", Description: "Stop the node's process (SIGTERM, then SIGKILL after stop_timeout); the node stays, WARNING, until started.", Parameters: schema.Schema{}},
+			{Name: "restart", Description: "Stop the node's process and start it again.", Parameters: schema.Schema{}},
+		},
+		NeedsPort: true,
+		Driver:    d,
+		Watch:     d.watcher(),
 		Validate: func(_ context.Context, p sdk.Spec) schema.Diagnostics {
 			if err := supported(); err != nil {
 				return schema.Diagnostics{{Field: "type", Message: err.Error()}}

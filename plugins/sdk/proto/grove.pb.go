@@ -209,9 +209,12 @@ type Component struct {
 	Operations []string `protobuf:"bytes,10,rep,name=operations,proto3" json:"operations,omitempty"`
 	// Profiles: the engine allocates a free TCP port on 127.0.0.1 for each node
 	// and puts it in the node's data as "port" before create.
-	NeedsPort     bool `protobuf:"varint,11,opt,name=needs_port,json=needsPort,proto3" json:"needs_port,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NeedsPort bool `protobuf:"varint,11,opt,name=needs_port,json=needsPort,proto3" json:"needs_port,omitempty"`
+	// Profiles: the operations a user can run on a node (Senlin's
+	// OPERATIONS), served by Profile.Operate from profile API 2.
+	NodeOperations []*NodeOperation `protobuf:"bytes,12,rep,name=node_operations,json=nodeOperations,proto3" json:"node_operations,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Component) Reset() {
@@ -321,6 +324,75 @@ func (x *Component) GetNeedsPort() bool {
 	return false
 }
 
+func (x *Component) GetNodeOperations() []*NodeOperation {
+	if x != nil {
+		return x.NodeOperations
+	}
+	return nil
+}
+
+// NodeOperation describes one node operation: its name, what it does and
+// its parameters as a JSON schema document (plugins/sdk/schema.Schema).
+type NodeOperation struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description    string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	ParametersJson []byte                 `protobuf:"bytes,3,opt,name=parameters_json,json=parametersJson,proto3" json:"parameters_json,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *NodeOperation) Reset() {
+	*x = NodeOperation{}
+	mi := &file_grove_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeOperation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeOperation) ProtoMessage() {}
+
+func (x *NodeOperation) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeOperation.ProtoReflect.Descriptor instead.
+func (*NodeOperation) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *NodeOperation) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NodeOperation) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *NodeOperation) GetParametersJson() []byte {
+	if x != nil {
+		return x.ParametersJson
+	}
+	return nil
+}
+
 type Target struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Phase         string                 `protobuf:"bytes,1,opt,name=phase,proto3" json:"phase,omitempty"`   // BEFORE or AFTER
@@ -331,7 +403,7 @@ type Target struct {
 
 func (x *Target) Reset() {
 	*x = Target{}
-	mi := &file_grove_proto_msgTypes[3]
+	mi := &file_grove_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -343,7 +415,7 @@ func (x *Target) String() string {
 func (*Target) ProtoMessage() {}
 
 func (x *Target) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[3]
+	mi := &file_grove_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -356,7 +428,7 @@ func (x *Target) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Target.ProtoReflect.Descriptor instead.
 func (*Target) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{3}
+	return file_grove_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Target) GetPhase() string {
@@ -388,7 +460,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_grove_proto_msgTypes[4]
+	mi := &file_grove_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -400,7 +472,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[4]
+	mi := &file_grove_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -413,7 +485,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{4}
+	return file_grove_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ConfigureRequest) GetProfileApiVersions() []string {
@@ -454,7 +526,7 @@ type ConfigureResponse struct {
 
 func (x *ConfigureResponse) Reset() {
 	*x = ConfigureResponse{}
-	mi := &file_grove_proto_msgTypes[5]
+	mi := &file_grove_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -466,7 +538,7 @@ func (x *ConfigureResponse) String() string {
 func (*ConfigureResponse) ProtoMessage() {}
 
 func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[5]
+	mi := &file_grove_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -479,7 +551,7 @@ func (x *ConfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureResponse.ProtoReflect.Descriptor instead.
 func (*ConfigureResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{5}
+	return file_grove_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ConfigureResponse) GetProfileApiVersion() string {
@@ -510,7 +582,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_grove_proto_msgTypes[6]
+	mi := &file_grove_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -522,7 +594,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[6]
+	mi := &file_grove_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -535,7 +607,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{6}
+	return file_grove_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Error) GetMessage() string {
@@ -569,7 +641,7 @@ type Diagnostic struct {
 
 func (x *Diagnostic) Reset() {
 	*x = Diagnostic{}
-	mi := &file_grove_proto_msgTypes[7]
+	mi := &file_grove_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -581,7 +653,7 @@ func (x *Diagnostic) String() string {
 func (*Diagnostic) ProtoMessage() {}
 
 func (x *Diagnostic) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[7]
+	mi := &file_grove_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -594,7 +666,7 @@ func (x *Diagnostic) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Diagnostic.ProtoReflect.Descriptor instead.
 func (*Diagnostic) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{7}
+	return file_grove_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Diagnostic) GetField() string {
@@ -625,7 +697,7 @@ type Spec struct {
 
 func (x *Spec) Reset() {
 	*x = Spec{}
-	mi := &file_grove_proto_msgTypes[8]
+	mi := &file_grove_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +709,7 @@ func (x *Spec) String() string {
 func (*Spec) ProtoMessage() {}
 
 func (x *Spec) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[8]
+	mi := &file_grove_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +722,7 @@ func (x *Spec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Spec.ProtoReflect.Descriptor instead.
 func (*Spec) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{8}
+	return file_grove_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Spec) GetType() string {
@@ -697,7 +769,7 @@ type ValidateRequest struct {
 
 func (x *ValidateRequest) Reset() {
 	*x = ValidateRequest{}
-	mi := &file_grove_proto_msgTypes[9]
+	mi := &file_grove_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -709,7 +781,7 @@ func (x *ValidateRequest) String() string {
 func (*ValidateRequest) ProtoMessage() {}
 
 func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[9]
+	mi := &file_grove_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -722,7 +794,7 @@ func (x *ValidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{9}
+	return file_grove_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ValidateRequest) GetSpec() *Spec {
@@ -741,7 +813,7 @@ type ValidateResponse struct {
 
 func (x *ValidateResponse) Reset() {
 	*x = ValidateResponse{}
-	mi := &file_grove_proto_msgTypes[10]
+	mi := &file_grove_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -753,7 +825,7 @@ func (x *ValidateResponse) String() string {
 func (*ValidateResponse) ProtoMessage() {}
 
 func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[10]
+	mi := &file_grove_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -766,7 +838,7 @@ func (x *ValidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateResponse.ProtoReflect.Descriptor instead.
 func (*ValidateResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{10}
+	return file_grove_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ValidateResponse) GetDiagnostics() []*Diagnostic {
@@ -796,7 +868,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_grove_proto_msgTypes[11]
+	mi := &file_grove_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -808,7 +880,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[11]
+	mi := &file_grove_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -821,7 +893,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{11}
+	return file_grove_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Node) GetId() string {
@@ -907,7 +979,7 @@ type NodeResult struct {
 
 func (x *NodeResult) Reset() {
 	*x = NodeResult{}
-	mi := &file_grove_proto_msgTypes[12]
+	mi := &file_grove_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +991,7 @@ func (x *NodeResult) String() string {
 func (*NodeResult) ProtoMessage() {}
 
 func (x *NodeResult) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[12]
+	mi := &file_grove_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1004,7 @@ func (x *NodeResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeResult.ProtoReflect.Descriptor instead.
 func (*NodeResult) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{12}
+	return file_grove_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *NodeResult) GetId() string {
@@ -991,6 +1063,76 @@ func (x *NodeResult) GetCompleted() bool {
 	return false
 }
 
+type OperateRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Profile   *Spec                  `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
+	Nodes     []*Node                `protobuf:"bytes,2,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Operation string                 `protobuf:"bytes,3,opt,name=operation,proto3" json:"operation,omitempty"`
+	// The operation's parameters (JSON object), checked by the host against
+	// the operation's schema.
+	ParamsJson    []byte `protobuf:"bytes,4,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OperateRequest) Reset() {
+	*x = OperateRequest{}
+	mi := &file_grove_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OperateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OperateRequest) ProtoMessage() {}
+
+func (x *OperateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OperateRequest.ProtoReflect.Descriptor instead.
+func (*OperateRequest) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *OperateRequest) GetProfile() *Spec {
+	if x != nil {
+		return x.Profile
+	}
+	return nil
+}
+
+func (x *OperateRequest) GetNodes() []*Node {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
+}
+
+func (x *OperateRequest) GetOperation() string {
+	if x != nil {
+		return x.Operation
+	}
+	return ""
+}
+
+func (x *OperateRequest) GetParamsJson() []byte {
+	if x != nil {
+		return x.ParamsJson
+	}
+	return nil
+}
+
 type HostsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
@@ -1000,7 +1142,7 @@ type HostsRequest struct {
 
 func (x *HostsRequest) Reset() {
 	*x = HostsRequest{}
-	mi := &file_grove_proto_msgTypes[13]
+	mi := &file_grove_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1012,7 +1154,7 @@ func (x *HostsRequest) String() string {
 func (*HostsRequest) ProtoMessage() {}
 
 func (x *HostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[13]
+	mi := &file_grove_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1025,7 +1167,7 @@ func (x *HostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostsRequest.ProtoReflect.Descriptor instead.
 func (*HostsRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{13}
+	return file_grove_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HostsRequest) GetType() string {
@@ -1048,7 +1190,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_grove_proto_msgTypes[14]
+	mi := &file_grove_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1202,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[14]
+	mi := &file_grove_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1215,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{14}
+	return file_grove_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Host) GetName() string {
@@ -1113,7 +1255,7 @@ type HostsResponse struct {
 
 func (x *HostsResponse) Reset() {
 	*x = HostsResponse{}
-	mi := &file_grove_proto_msgTypes[15]
+	mi := &file_grove_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1125,7 +1267,7 @@ func (x *HostsResponse) String() string {
 func (*HostsResponse) ProtoMessage() {}
 
 func (x *HostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[15]
+	mi := &file_grove_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1138,7 +1280,7 @@ func (x *HostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostsResponse.ProtoReflect.Descriptor instead.
 func (*HostsResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{15}
+	return file_grove_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HostsResponse) GetHosts() []*Host {
@@ -1157,7 +1299,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_grove_proto_msgTypes[16]
+	mi := &file_grove_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1311,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[16]
+	mi := &file_grove_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,7 +1324,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{16}
+	return file_grove_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WatchRequest) GetType() string {
@@ -1204,7 +1346,7 @@ type NodeEvent struct {
 
 func (x *NodeEvent) Reset() {
 	*x = NodeEvent{}
-	mi := &file_grove_proto_msgTypes[17]
+	mi := &file_grove_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1358,7 @@ func (x *NodeEvent) String() string {
 func (*NodeEvent) ProtoMessage() {}
 
 func (x *NodeEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[17]
+	mi := &file_grove_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1371,7 @@ func (x *NodeEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeEvent.ProtoReflect.Descriptor instead.
 func (*NodeEvent) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{17}
+	return file_grove_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *NodeEvent) GetNodeId() string {
@@ -1270,7 +1412,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_grove_proto_msgTypes[18]
+	mi := &file_grove_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1424,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[18]
+	mi := &file_grove_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1437,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{18}
+	return file_grove_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *BatchRequest) GetProfile() *Spec {
@@ -1323,7 +1465,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_grove_proto_msgTypes[19]
+	mi := &file_grove_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1335,7 +1477,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[19]
+	mi := &file_grove_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1348,7 +1490,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{19}
+	return file_grove_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BatchResponse) GetResults() []*NodeResult {
@@ -1376,7 +1518,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_grove_proto_msgTypes[20]
+	mi := &file_grove_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1530,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[20]
+	mi := &file_grove_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1543,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{20}
+	return file_grove_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UpdateRequest) GetOldProfile() *Spec {
@@ -1437,7 +1579,7 @@ type RecoverRequest struct {
 
 func (x *RecoverRequest) Reset() {
 	*x = RecoverRequest{}
-	mi := &file_grove_proto_msgTypes[21]
+	mi := &file_grove_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1449,7 +1591,7 @@ func (x *RecoverRequest) String() string {
 func (*RecoverRequest) ProtoMessage() {}
 
 func (x *RecoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[21]
+	mi := &file_grove_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1462,7 +1604,7 @@ func (x *RecoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverRequest.ProtoReflect.Descriptor instead.
 func (*RecoverRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{21}
+	return file_grove_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RecoverRequest) GetProfile() *Spec {
@@ -1504,7 +1646,7 @@ type DetailsResponse struct {
 
 func (x *DetailsResponse) Reset() {
 	*x = DetailsResponse{}
-	mi := &file_grove_proto_msgTypes[22]
+	mi := &file_grove_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1516,7 +1658,7 @@ func (x *DetailsResponse) String() string {
 func (*DetailsResponse) ProtoMessage() {}
 
 func (x *DetailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[22]
+	mi := &file_grove_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1529,7 +1671,7 @@ func (x *DetailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetailsResponse.ProtoReflect.Descriptor instead.
 func (*DetailsResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{22}
+	return file_grove_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DetailsResponse) GetDetailsJson() map[string][]byte {
@@ -1564,7 +1706,7 @@ type ClusterSnapshot struct {
 
 func (x *ClusterSnapshot) Reset() {
 	*x = ClusterSnapshot{}
-	mi := &file_grove_proto_msgTypes[23]
+	mi := &file_grove_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1576,7 +1718,7 @@ func (x *ClusterSnapshot) String() string {
 func (*ClusterSnapshot) ProtoMessage() {}
 
 func (x *ClusterSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[23]
+	mi := &file_grove_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1589,7 +1731,7 @@ func (x *ClusterSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSnapshot.ProtoReflect.Descriptor instead.
 func (*ClusterSnapshot) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{23}
+	return file_grove_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ClusterSnapshot) GetId() string {
@@ -1673,7 +1815,7 @@ type SnapshotNode struct {
 
 func (x *SnapshotNode) Reset() {
 	*x = SnapshotNode{}
-	mi := &file_grove_proto_msgTypes[24]
+	mi := &file_grove_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1685,7 +1827,7 @@ func (x *SnapshotNode) String() string {
 func (*SnapshotNode) ProtoMessage() {}
 
 func (x *SnapshotNode) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[24]
+	mi := &file_grove_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1698,7 +1840,7 @@ func (x *SnapshotNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotNode.ProtoReflect.Descriptor instead.
 func (*SnapshotNode) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{24}
+	return file_grove_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SnapshotNode) GetId() string {
@@ -1775,7 +1917,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_grove_proto_msgTypes[25]
+	mi := &file_grove_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1787,7 +1929,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[25]
+	mi := &file_grove_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1800,7 +1942,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{25}
+	return file_grove_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AttachRequest) GetPolicy() *Spec {
@@ -1834,7 +1976,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_grove_proto_msgTypes[26]
+	mi := &file_grove_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1846,7 +1988,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[26]
+	mi := &file_grove_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1859,7 +2001,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{26}
+	return file_grove_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AttachResponse) GetBindingDataJson() []byte {
@@ -1889,7 +2031,7 @@ type ActionSnapshot struct {
 
 func (x *ActionSnapshot) Reset() {
 	*x = ActionSnapshot{}
-	mi := &file_grove_proto_msgTypes[27]
+	mi := &file_grove_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1901,7 +2043,7 @@ func (x *ActionSnapshot) String() string {
 func (*ActionSnapshot) ProtoMessage() {}
 
 func (x *ActionSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[27]
+	mi := &file_grove_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1914,7 +2056,7 @@ func (x *ActionSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionSnapshot.ProtoReflect.Descriptor instead.
 func (*ActionSnapshot) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{27}
+	return file_grove_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ActionSnapshot) GetId() string {
@@ -1969,7 +2111,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_grove_proto_msgTypes[28]
+	mi := &file_grove_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1981,7 +2123,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[28]
+	mi := &file_grove_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1994,7 +2136,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{28}
+	return file_grove_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CheckRequest) GetPolicy() *Spec {
@@ -2065,7 +2207,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_grove_proto_msgTypes[29]
+	mi := &file_grove_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2077,7 +2219,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[29]
+	mi := &file_grove_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +2232,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{29}
+	return file_grove_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CheckResponse) GetStatus() string {
@@ -2150,7 +2292,7 @@ type Decision struct {
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_grove_proto_msgTypes[30]
+	mi := &file_grove_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2162,7 +2304,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[30]
+	mi := &file_grove_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2175,7 +2317,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{30}
+	return file_grove_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Decision) GetCount() int64 {
@@ -2222,7 +2364,7 @@ type EchoMessage struct {
 
 func (x *EchoMessage) Reset() {
 	*x = EchoMessage{}
-	mi := &file_grove_proto_msgTypes[31]
+	mi := &file_grove_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2234,7 +2376,7 @@ func (x *EchoMessage) String() string {
 func (*EchoMessage) ProtoMessage() {}
 
 func (x *EchoMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[31]
+	mi := &file_grove_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2247,7 +2389,7 @@ func (x *EchoMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EchoMessage.ProtoReflect.Descriptor instead.
 func (*EchoMessage) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{31}
+	return file_grove_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *EchoMessage) GetPayload() []byte {
@@ -2269,7 +2411,7 @@ const file_grove_proto_rawDesc = "" +
 	"\x11handshake_version\x18\x03 \x01(\x05R\x10handshakeVersion\x12:\n" +
 	"\n" +
 	"components\x18\x04 \x03(\v2\x1a.grove.plugin.v1.ComponentR\n" +
-	"components\"\x87\x03\n" +
+	"components\"\xd0\x03\n" +
 	"\tComponent\x12)\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x15.grove.plugin.v1.KindR\x04kind\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
@@ -2286,7 +2428,12 @@ const file_grove_proto_rawDesc = "" +
 	" \x03(\tR\n" +
 	"operations\x12\x1d\n" +
 	"\n" +
-	"needs_port\x18\v \x01(\bR\tneedsPort\"6\n" +
+	"needs_port\x18\v \x01(\bR\tneedsPort\x12G\n" +
+	"\x0fnode_operations\x18\f \x03(\v2\x1e.grove.plugin.v1.NodeOperationR\x0enodeOperations\"n\n" +
+	"\rNodeOperation\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12'\n" +
+	"\x0fparameters_json\x18\x03 \x01(\fR\x0eparametersJson\"6\n" +
 	"\x06Target\x12\x14\n" +
 	"\x05phase\x18\x01 \x01(\tR\x05phase\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\"\xb0\x01\n" +
@@ -2339,7 +2486,13 @@ const file_grove_proto_rawDesc = "" +
 	"\ahealthy\x18\x05 \x01(\bR\ahealthy\x12#\n" +
 	"\rstatus_reason\x18\x06 \x01(\tR\fstatusReason\x12,\n" +
 	"\x05error\x18\a \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\x12\x1c\n" +
-	"\tcompleted\x18\b \x01(\bR\tcompleted\"\"\n" +
+	"\tcompleted\x18\b \x01(\bR\tcompleted\"\xad\x01\n" +
+	"\x0eOperateRequest\x12/\n" +
+	"\aprofile\x18\x01 \x01(\v2\x15.grove.plugin.v1.SpecR\aprofile\x12+\n" +
+	"\x05nodes\x18\x02 \x03(\v2\x15.grove.plugin.v1.NodeR\x05nodes\x12\x1c\n" +
+	"\toperation\x18\x03 \x01(\tR\toperation\x12\x1f\n" +
+	"\vparams_json\x18\x04 \x01(\fR\n" +
+	"paramsJson\"\"\n" +
 	"\fHostsRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\"\xa4\x02\n" +
 	"\x04Host\x12\x12\n" +
@@ -2461,7 +2614,7 @@ const file_grove_proto_rawDesc = "" +
 	"\vKIND_POLICY\x10\x022\xa6\x01\n" +
 	"\x04Info\x12J\n" +
 	"\bDescribe\x12 .grove.plugin.v1.DescribeRequest\x1a\x1c.grove.plugin.v1.Description\x12R\n" +
-	"\tConfigure\x12!.grove.plugin.v1.ConfigureRequest\x1a\".grove.plugin.v1.ConfigureResponse2\xa4\x05\n" +
+	"\tConfigure\x12!.grove.plugin.v1.ConfigureRequest\x1a\".grove.plugin.v1.ConfigureResponse2\xf0\x05\n" +
 	"\aProfile\x12O\n" +
 	"\bValidate\x12 .grove.plugin.v1.ValidateRequest\x1a!.grove.plugin.v1.ValidateResponse\x12G\n" +
 	"\x06Create\x12\x1d.grove.plugin.v1.BatchRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12G\n" +
@@ -2471,7 +2624,8 @@ const file_grove_proto_rawDesc = "" +
 	"\aRecover\x12\x1f.grove.plugin.v1.RecoverRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12J\n" +
 	"\aDetails\x12\x1d.grove.plugin.v1.BatchRequest\x1a .grove.plugin.v1.DetailsResponse\x12D\n" +
 	"\x05Watch\x12\x1d.grove.plugin.v1.WatchRequest\x1a\x1a.grove.plugin.v1.NodeEvent0\x01\x12F\n" +
-	"\x05Hosts\x12\x1d.grove.plugin.v1.HostsRequest\x1a\x1e.grove.plugin.v1.HostsResponse2\xb7\x02\n" +
+	"\x05Hosts\x12\x1d.grove.plugin.v1.HostsRequest\x1a\x1e.grove.plugin.v1.HostsResponse\x12J\n" +
+	"\aOperate\x12\x1f.grove.plugin.v1.OperateRequest\x1a\x1e.grove.plugin.v1.BatchResponse2\xb7\x02\n" +
 	"\x06Policy\x12O\n" +
 	"\bValidate\x12 .grove.plugin.v1.ValidateRequest\x1a!.grove.plugin.v1.ValidateResponse\x12I\n" +
 	"\x06Attach\x12\x1e.grove.plugin.v1.AttachRequest\x1a\x1f.grove.plugin.v1.AttachResponse\x12I\n" +
@@ -2493,113 +2647,120 @@ func file_grove_proto_rawDescGZIP() []byte {
 }
 
 var file_grove_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_grove_proto_goTypes = []any{
 	(Kind)(0),                 // 0: grove.plugin.v1.Kind
 	(*DescribeRequest)(nil),   // 1: grove.plugin.v1.DescribeRequest
 	(*Description)(nil),       // 2: grove.plugin.v1.Description
 	(*Component)(nil),         // 3: grove.plugin.v1.Component
-	(*Target)(nil),            // 4: grove.plugin.v1.Target
-	(*ConfigureRequest)(nil),  // 5: grove.plugin.v1.ConfigureRequest
-	(*ConfigureResponse)(nil), // 6: grove.plugin.v1.ConfigureResponse
-	(*Error)(nil),             // 7: grove.plugin.v1.Error
-	(*Diagnostic)(nil),        // 8: grove.plugin.v1.Diagnostic
-	(*Spec)(nil),              // 9: grove.plugin.v1.Spec
-	(*ValidateRequest)(nil),   // 10: grove.plugin.v1.ValidateRequest
-	(*ValidateResponse)(nil),  // 11: grove.plugin.v1.ValidateResponse
-	(*Node)(nil),              // 12: grove.plugin.v1.Node
-	(*NodeResult)(nil),        // 13: grove.plugin.v1.NodeResult
-	(*HostsRequest)(nil),      // 14: grove.plugin.v1.HostsRequest
-	(*Host)(nil),              // 15: grove.plugin.v1.Host
-	(*HostsResponse)(nil),     // 16: grove.plugin.v1.HostsResponse
-	(*WatchRequest)(nil),      // 17: grove.plugin.v1.WatchRequest
-	(*NodeEvent)(nil),         // 18: grove.plugin.v1.NodeEvent
-	(*BatchRequest)(nil),      // 19: grove.plugin.v1.BatchRequest
-	(*BatchResponse)(nil),     // 20: grove.plugin.v1.BatchResponse
-	(*UpdateRequest)(nil),     // 21: grove.plugin.v1.UpdateRequest
-	(*RecoverRequest)(nil),    // 22: grove.plugin.v1.RecoverRequest
-	(*DetailsResponse)(nil),   // 23: grove.plugin.v1.DetailsResponse
-	(*ClusterSnapshot)(nil),   // 24: grove.plugin.v1.ClusterSnapshot
-	(*SnapshotNode)(nil),      // 25: grove.plugin.v1.SnapshotNode
-	(*AttachRequest)(nil),     // 26: grove.plugin.v1.AttachRequest
-	(*AttachResponse)(nil),    // 27: grove.plugin.v1.AttachResponse
-	(*ActionSnapshot)(nil),    // 28: grove.plugin.v1.ActionSnapshot
-	(*CheckRequest)(nil),      // 29: grove.plugin.v1.CheckRequest
-	(*CheckResponse)(nil),     // 30: grove.plugin.v1.CheckResponse
-	(*Decision)(nil),          // 31: grove.plugin.v1.Decision
-	(*EchoMessage)(nil),       // 32: grove.plugin.v1.EchoMessage
-	nil,                       // 33: grove.plugin.v1.Host.AttributesEntry
-	nil,                       // 34: grove.plugin.v1.Host.LoadEntry
-	nil,                       // 35: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	(*NodeOperation)(nil),     // 4: grove.plugin.v1.NodeOperation
+	(*Target)(nil),            // 5: grove.plugin.v1.Target
+	(*ConfigureRequest)(nil),  // 6: grove.plugin.v1.ConfigureRequest
+	(*ConfigureResponse)(nil), // 7: grove.plugin.v1.ConfigureResponse
+	(*Error)(nil),             // 8: grove.plugin.v1.Error
+	(*Diagnostic)(nil),        // 9: grove.plugin.v1.Diagnostic
+	(*Spec)(nil),              // 10: grove.plugin.v1.Spec
+	(*ValidateRequest)(nil),   // 11: grove.plugin.v1.ValidateRequest
+	(*ValidateResponse)(nil),  // 12: grove.plugin.v1.ValidateResponse
+	(*Node)(nil),              // 13: grove.plugin.v1.Node
+	(*NodeResult)(nil),        // 14: grove.plugin.v1.NodeResult
+	(*OperateRequest)(nil),    // 15: grove.plugin.v1.OperateRequest
+	(*HostsRequest)(nil),      // 16: grove.plugin.v1.HostsRequest
+	(*Host)(nil),              // 17: grove.plugin.v1.Host
+	(*HostsResponse)(nil),     // 18: grove.plugin.v1.HostsResponse
+	(*WatchRequest)(nil),      // 19: grove.plugin.v1.WatchRequest
+	(*NodeEvent)(nil),         // 20: grove.plugin.v1.NodeEvent
+	(*BatchRequest)(nil),      // 21: grove.plugin.v1.BatchRequest
+	(*BatchResponse)(nil),     // 22: grove.plugin.v1.BatchResponse
+	(*UpdateRequest)(nil),     // 23: grove.plugin.v1.UpdateRequest
+	(*RecoverRequest)(nil),    // 24: grove.plugin.v1.RecoverRequest
+	(*DetailsResponse)(nil),   // 25: grove.plugin.v1.DetailsResponse
+	(*ClusterSnapshot)(nil),   // 26: grove.plugin.v1.ClusterSnapshot
+	(*SnapshotNode)(nil),      // 27: grove.plugin.v1.SnapshotNode
+	(*AttachRequest)(nil),     // 28: grove.plugin.v1.AttachRequest
+	(*AttachResponse)(nil),    // 29: grove.plugin.v1.AttachResponse
+	(*ActionSnapshot)(nil),    // 30: grove.plugin.v1.ActionSnapshot
+	(*CheckRequest)(nil),      // 31: grove.plugin.v1.CheckRequest
+	(*CheckResponse)(nil),     // 32: grove.plugin.v1.CheckResponse
+	(*Decision)(nil),          // 33: grove.plugin.v1.Decision
+	(*EchoMessage)(nil),       // 34: grove.plugin.v1.EchoMessage
+	nil,                       // 35: grove.plugin.v1.Host.AttributesEntry
+	nil,                       // 36: grove.plugin.v1.Host.LoadEntry
+	nil,                       // 37: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
 }
 var file_grove_proto_depIdxs = []int32{
 	3,  // 0: grove.plugin.v1.Description.components:type_name -> grove.plugin.v1.Component
 	0,  // 1: grove.plugin.v1.Component.kind:type_name -> grove.plugin.v1.Kind
-	4,  // 2: grove.plugin.v1.Component.targets:type_name -> grove.plugin.v1.Target
-	9,  // 3: grove.plugin.v1.ValidateRequest.spec:type_name -> grove.plugin.v1.Spec
-	8,  // 4: grove.plugin.v1.ValidateResponse.diagnostics:type_name -> grove.plugin.v1.Diagnostic
-	7,  // 5: grove.plugin.v1.NodeResult.error:type_name -> grove.plugin.v1.Error
-	33, // 6: grove.plugin.v1.Host.attributes:type_name -> grove.plugin.v1.Host.AttributesEntry
-	34, // 7: grove.plugin.v1.Host.load:type_name -> grove.plugin.v1.Host.LoadEntry
-	15, // 8: grove.plugin.v1.HostsResponse.hosts:type_name -> grove.plugin.v1.Host
-	9,  // 9: grove.plugin.v1.BatchRequest.profile:type_name -> grove.plugin.v1.Spec
-	12, // 10: grove.plugin.v1.BatchRequest.nodes:type_name -> grove.plugin.v1.Node
-	13, // 11: grove.plugin.v1.BatchResponse.results:type_name -> grove.plugin.v1.NodeResult
-	7,  // 12: grove.plugin.v1.BatchResponse.error:type_name -> grove.plugin.v1.Error
-	9,  // 13: grove.plugin.v1.UpdateRequest.old_profile:type_name -> grove.plugin.v1.Spec
-	9,  // 14: grove.plugin.v1.UpdateRequest.new_profile:type_name -> grove.plugin.v1.Spec
-	12, // 15: grove.plugin.v1.UpdateRequest.nodes:type_name -> grove.plugin.v1.Node
-	9,  // 16: grove.plugin.v1.RecoverRequest.profile:type_name -> grove.plugin.v1.Spec
-	12, // 17: grove.plugin.v1.RecoverRequest.nodes:type_name -> grove.plugin.v1.Node
-	35, // 18: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
-	7,  // 19: grove.plugin.v1.DetailsResponse.error:type_name -> grove.plugin.v1.Error
-	25, // 20: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
-	9,  // 21: grove.plugin.v1.AttachRequest.policy:type_name -> grove.plugin.v1.Spec
-	24, // 22: grove.plugin.v1.AttachRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
-	7,  // 23: grove.plugin.v1.AttachResponse.error:type_name -> grove.plugin.v1.Error
-	9,  // 24: grove.plugin.v1.CheckRequest.policy:type_name -> grove.plugin.v1.Spec
-	28, // 25: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
-	24, // 26: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
-	7,  // 27: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
-	31, // 28: grove.plugin.v1.CheckResponse.deletion:type_name -> grove.plugin.v1.Decision
-	31, // 29: grove.plugin.v1.CheckResponse.creation:type_name -> grove.plugin.v1.Decision
-	1,  // 30: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
-	5,  // 31: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
-	10, // 32: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	19, // 33: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
-	19, // 34: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
-	19, // 35: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
-	21, // 36: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
-	22, // 37: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
-	19, // 38: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
-	17, // 39: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
-	14, // 40: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
-	10, // 41: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	26, // 42: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
-	26, // 43: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
-	29, // 44: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
-	32, // 45: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
-	2,  // 46: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
-	6,  // 47: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
-	11, // 48: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	20, // 49: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
-	20, // 50: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
-	20, // 51: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
-	20, // 52: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
-	20, // 53: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
-	23, // 54: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
-	18, // 55: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
-	16, // 56: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
-	11, // 57: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	27, // 58: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
-	27, // 59: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
-	30, // 60: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
-	32, // 61: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
-	46, // [46:62] is the sub-list for method output_type
-	30, // [30:46] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	5,  // 2: grove.plugin.v1.Component.targets:type_name -> grove.plugin.v1.Target
+	4,  // 3: grove.plugin.v1.Component.node_operations:type_name -> grove.plugin.v1.NodeOperation
+	10, // 4: grove.plugin.v1.ValidateRequest.spec:type_name -> grove.plugin.v1.Spec
+	9,  // 5: grove.plugin.v1.ValidateResponse.diagnostics:type_name -> grove.plugin.v1.Diagnostic
+	8,  // 6: grove.plugin.v1.NodeResult.error:type_name -> grove.plugin.v1.Error
+	10, // 7: grove.plugin.v1.OperateRequest.profile:type_name -> grove.plugin.v1.Spec
+	13, // 8: grove.plugin.v1.OperateRequest.nodes:type_name -> grove.plugin.v1.Node
+	35, // 9: grove.plugin.v1.Host.attributes:type_name -> grove.plugin.v1.Host.AttributesEntry
+	36, // 10: grove.plugin.v1.Host.load:type_name -> grove.plugin.v1.Host.LoadEntry
+	17, // 11: grove.plugin.v1.HostsResponse.hosts:type_name -> grove.plugin.v1.Host
+	10, // 12: grove.plugin.v1.BatchRequest.profile:type_name -> grove.plugin.v1.Spec
+	13, // 13: grove.plugin.v1.BatchRequest.nodes:type_name -> grove.plugin.v1.Node
+	14, // 14: grove.plugin.v1.BatchResponse.results:type_name -> grove.plugin.v1.NodeResult
+	8,  // 15: grove.plugin.v1.BatchResponse.error:type_name -> grove.plugin.v1.Error
+	10, // 16: grove.plugin.v1.UpdateRequest.old_profile:type_name -> grove.plugin.v1.Spec
+	10, // 17: grove.plugin.v1.UpdateRequest.new_profile:type_name -> grove.plugin.v1.Spec
+	13, // 18: grove.plugin.v1.UpdateRequest.nodes:type_name -> grove.plugin.v1.Node
+	10, // 19: grove.plugin.v1.RecoverRequest.profile:type_name -> grove.plugin.v1.Spec
+	13, // 20: grove.plugin.v1.RecoverRequest.nodes:type_name -> grove.plugin.v1.Node
+	37, // 21: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	8,  // 22: grove.plugin.v1.DetailsResponse.error:type_name -> grove.plugin.v1.Error
+	27, // 23: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
+	10, // 24: grove.plugin.v1.AttachRequest.policy:type_name -> grove.plugin.v1.Spec
+	26, // 25: grove.plugin.v1.AttachRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
+	8,  // 26: grove.plugin.v1.AttachResponse.error:type_name -> grove.plugin.v1.Error
+	10, // 27: grove.plugin.v1.CheckRequest.policy:type_name -> grove.plugin.v1.Spec
+	30, // 28: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
+	26, // 29: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
+	8,  // 30: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
+	33, // 31: grove.plugin.v1.CheckResponse.deletion:type_name -> grove.plugin.v1.Decision
+	33, // 32: grove.plugin.v1.CheckResponse.creation:type_name -> grove.plugin.v1.Decision
+	1,  // 33: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
+	6,  // 34: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
+	11, // 35: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	21, // 36: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
+	21, // 37: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
+	21, // 38: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
+	23, // 39: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
+	24, // 40: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
+	21, // 41: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
+	19, // 42: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
+	16, // 43: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
+	15, // 44: grove.plugin.v1.Profile.Operate:input_type -> grove.plugin.v1.OperateRequest
+	11, // 45: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	28, // 46: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
+	28, // 47: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
+	31, // 48: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
+	34, // 49: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
+	2,  // 50: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
+	7,  // 51: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
+	12, // 52: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	22, // 53: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
+	22, // 54: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
+	22, // 55: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
+	22, // 56: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
+	22, // 57: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
+	25, // 58: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
+	20, // 59: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
+	18, // 60: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
+	22, // 61: grove.plugin.v1.Profile.Operate:output_type -> grove.plugin.v1.BatchResponse
+	12, // 62: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	29, // 63: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
+	29, // 64: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
+	32, // 65: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
+	34, // 66: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
+	50, // [50:67] is the sub-list for method output_type
+	33, // [33:50] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_grove_proto_init() }
@@ -2607,14 +2768,14 @@ func file_grove_proto_init() {
 	if File_grove_proto != nil {
 		return
 	}
-	file_grove_proto_msgTypes[30].OneofWrappers = []any{}
+	file_grove_proto_msgTypes[32].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grove_proto_rawDesc), len(file_grove_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

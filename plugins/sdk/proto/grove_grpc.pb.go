@@ -183,6 +183,7 @@ const (
 	Profile_Details_FullMethodName  = "/grove.plugin.v1.Profile/Details"
 	Profile_Watch_FullMethodName    = "/grove.plugin.v1.Profile/Watch"
 	Profile_Hosts_FullMethodName    = "/grove.plugin.v1.Profile/Hosts"
+	Profile_Operate_FullMethodName  = "/grove.plugin.v1.Profile/Operate"
 )
 
 // ProfileClient is the client API for Profile service.
@@ -204,6 +205,10 @@ type ProfileClient interface {
 	// hypervisors), with their attributes and load. Optional: drivers without
 	// hosts answer Unimplemented.
 	Hosts(ctx context.Context, in *HostsRequest, opts ...grpc.CallOption) (*HostsResponse, error)
+	// Operate runs a node operation (start, stop, power_off ...) on a batch of
+	// nodes. Profile API 2; the host never calls it on a plugin that agreed
+	// on profile API 1.
+	Operate(ctx context.Context, in *OperateRequest, opts ...grpc.CallOption) (*BatchResponse, error)
 }
 
 type profileClient struct {
@@ -313,6 +318,16 @@ func (c *profileClient) Hosts(ctx context.Context, in *HostsRequest, opts ...grp
 	return out, nil
 }
 
+func (c *profileClient) Operate(ctx context.Context, in *OperateRequest, opts ...grpc.CallOption) (*BatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BatchResponse)
+	err := c.cc.Invoke(ctx, Profile_Operate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProfileServer is the server API for Profile service.
 // All implementations must embed UnimplementedProfileServer
 // for forward compatibility.
@@ -332,6 +347,10 @@ type ProfileServer interface {
 	// hypervisors), with their attributes and load. Optional: drivers without
 	// hosts answer Unimplemented.
 	Hosts(context.Context, *HostsRequest) (*HostsResponse, error)
+	// Operate runs a node operation (start, stop, power_off ...) on a batch of
+	// nodes. Profile API 2; the host never calls it on a plugin that agreed
+	// on profile API 1.
+	Operate(context.Context, *OperateRequest) (*BatchResponse, error)
 	mustEmbedUnimplementedProfileServer()
 }
 
@@ -368,6 +387,9 @@ func (UnimplementedProfileServer) Watch(*WatchRequest, grpc.ServerStreamingServe
 }
 func (UnimplementedProfileServer) Hosts(context.Context, *HostsRequest) (*HostsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Hosts not implemented")
+}
+func (UnimplementedProfileServer) Operate(context.Context, *OperateRequest) (*BatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Operate not implemented")
 }
 func (UnimplementedProfileServer) mustEmbedUnimplementedProfileServer() {}
 func (UnimplementedProfileServer) testEmbeddedByValue()                 {}
@@ -545,6 +567,24 @@ func _Profile_Hosts_Handler(srv interface{}, ctx context.Context, dec func(inter
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Profile_Operate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(OperateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProfileServer).Operate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Profile_Operate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProfileServer).Operate(ctx, req.(*OperateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Profile_ServiceDesc is the grpc.ServiceDesc for Profile service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -583,6 +623,10 @@ var Profile_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Hosts",
 			Handler:    _Profile_Hosts_Handler,
+		},
+		{
+			MethodName: "Operate",
+			Handler:    _Profile_Operate_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -1,0 +1,152 @@
+package engine_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/grovehq/grove/core/engine"
+	"github.com/grovehq/grove/core/model"
+)
+
+// TestOperations runs test.gate's operations on one node and on a
+// cluster's nodes: a stopped node is WARNING (left alone by the restart
+// supervisor), a started one ACTIVE, and each driver call reaches exactly
+// the nodes the request named or its filters matched.
+func TestOperations(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	cl := h.cluster("c", 3, 60)
+	nodes := h.nodes(cl.ID)
+
+	a, err := h.eng.NodeOperation(h.ctx(), caller, nodes[0].Name, map[string]any{"stop": map[string]any{"mode": "hard"}})
+	end := h.wait(a, err)
+	if end.Action != model.NodeOperationAction || end.Status != model.ActionSucceeded {
+		t.Fatalf("node stop: %s %s %s", end.Action, end.Status, end.StatusReason)
+	}
+	n, _ := h.store.GetNode(h.ctx(), nodes[0].ID)
+	if n.Status != model.NodeWarning || !strings.Contains(n.StatusReason, "Operation 'stop' succeeded") {
+		t.Errorf("stopped node is %s %q, want WARNING after stop", n.Status, n.StatusReason)
+	}
+	if in := h.getAction(a.ID).Inputs; in["operation"] != "stop" || in["params"].(map[string]any)["mode"] != "hard" {
+		t.Errorf("NODE_OPERATION inputs = %v", in)
+	}
+
+	// Only the WARNING node matches; it is started again.
+	a, err = h.eng.ClusterOperation(h.ctx(), caller, cl.Name, map[string]any{"start": map[string]any{"filters": map[string]any{"status": "WARNING"}}})
+	end = h.wait(a, err)
+	if end.Action != model.ClusterOperationAction || end.Status != model.ActionSucceeded {
+		t.Fatalf("cluster start: %s %s %s", end.Action, end.Status, end.StatusReason)
+	}
+	kids, err := h.store.Children(h.ctx(), a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kids) != 1 || kids[0].Target != nodes[0].ID || kids[0].Action != model.NodeOperationAction {
+		t.Errorf("cluster start forked %d children, want one NODE_OPERATION for %s", len(kids), nodes[0].Name)
+	}
+	h.assertSize(cl.ID, size{3, 3, 0, -1})
+
+	// Every node, no filters.
+	h.ok(h.eng.ClusterOperation(h.ctx(), caller, cl.ID, map[string]any{"stop": nil}))
+	for _, n := range h.nodes(cl.ID) {
+		if n.Status != model.NodeWarning {
+			t.Errorf("after a cluster stop, node %s is %s", n.Name, n.Status)
+		}
+	}
+	if got := h.gate.calls("operate"); got[nodes[0].ID] != 3 || got[nodes[1].ID] != 1 || got[nodes[2].ID] != 1 {
+		t.Errorf("operate calls per node = %v, want 3, 1, 1", got)
+	}
+}
+
+// TestOperationRequestErrors: an unknown operation, a bad parameter, an
+// unknown filter and filters matching no node are 400s naming what is
+// wrong, and no action is queued.
+func TestOperationRequestErrors(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	cl := h.cluster("c", 1, 60)
+	node := h.nodes(cl.ID)[0]
+	cases := []struct {
+		name string
+		call func() (*model.Action, error)
+		want string
+	}{
+		{"unknown node operation", func() (*model.Action, error) {
+			return h.eng.NodeOperation(h.ctx(), caller, node.ID, map[string]any{"reboot": map[string]any{}})
+		}, "'reboot' is not supported by the profile type 'test.gate'; it has start, stop"},
+		{"bad parameter", func() (*model.Action, error) {
+			return h.eng.NodeOperation(h.ctx(), caller, node.ID, map[string]any{"stop": map[string]any{"mode": "gentle"}})
+		}, "params.mode"},
+		{"unknown parameter", func() (*model.Action, error) {
+			return h.eng.NodeOperation(h.ctx(), caller, node.ID, map[string]any{"stop": map[string]any{"force": true}})
+		}, "params.force"},
+		{"two operations", func() (*model.Action, error) {
+			return h.eng.NodeOperation(h.ctx(), caller, node.ID, map[string]any{"stop": nil, "start": nil})
+		}, "exactly one operation"},
+		{"unknown cluster operation", func() (*model.Action, error) {
+			return h.eng.ClusterOperation(h.ctx(), caller, cl.ID, map[string]any{"reboot": map[string]any{}})
+		}, "'reboot' is not supported"},
+		{"unknown filter", func() (*model.Action, error) {
+			return h.eng.ClusterOperation(h.ctx(), caller, cl.ID, map[string]any{"stop": map[string]any{"filters": map[string]any{"index": 1}}})
+		}, "unrecognized filter 'index'"},
+		{"no match", func() (*model.Action, error) {
+			return h.eng.ClusterOperation(h.ctx(), caller, cl.ID, map[string]any{"stop": map[string]any{"filters": map[string]any{"status": "ERROR"}}})
+		}, "No node (from cluster 'c') matches"},
+		{"bad cluster param", func() (*model.Action, error) {
+			return h.eng.ClusterOperation(h.ctx(), caller, cl.ID, map[string]any{"stop": map[string]any{"params": map[string]any{"mode": 3}}})
+		}, "params.mode"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := c.call()
+			var e *engine.Error
+			if !errors.As(err, &e) || e.Status != 400 || !strings.Contains(e.Message, c.want) {
+				t.Fatalf("got action %v, error %v; want a 400 containing %q", a, err, c.want)
+			}
+		})
+	}
+	if got := h.gate.calls("operate"); len(got) != 0 {
+		t.Errorf("a refused request reached the driver: %v", got)
+	}
+}
+
+// TestNodeOperationCancelledOrTimedOut: a node operation held in its
+// driver call ends CANCELLED or with a TIMEOUT reason, and its node is not
+// left OPERATING.
+func TestNodeOperationCancelledOrTimedOut(t *testing.T) {
+	for _, how := range []string{"cancel", "timeout"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			h.profile("p")
+			n := h.orphan("n")
+			if how == "timeout" {
+				h.eng.Stop()
+				h.restart("", func(c *engine.Config) { c.DefaultTimeout = 1 })
+			}
+			h.gate.close("operate")
+			a, err := h.eng.NodeOperation(h.ctx(), caller, n.ID, map[string]any{"stop": nil})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if how == "cancel" {
+				h.entered("operate")
+				if _, err := h.eng.CancelAction(h.ctx(), caller, a.ID, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			end := h.wait(a, nil)
+			if how == "cancel" && end.Status != model.ActionCancelled {
+				t.Errorf("cancelled node operation ended %s %q", end.Status, end.StatusReason)
+			}
+			if how == "timeout" && (end.Status != model.ActionFailed || !strings.HasPrefix(end.StatusReason, "TIMEOUT: ")) {
+				t.Errorf("timed-out node operation ended %s %q", end.Status, end.StatusReason)
+			}
+			got, _ := h.store.GetNode(h.ctx(), n.ID)
+			if got.Status == model.NodeOperating {
+				t.Errorf("node left %s (%s)", got.Status, got.StatusReason)
+			}
+		})
+	}
+}
