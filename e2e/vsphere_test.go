@@ -253,6 +253,35 @@ func TestVSphereCluster(t *testing.T) {
 	})
 	matches("after recovery", 3)
 
+	// Node operations through the API: power_off leaves the node WARNING
+	// (the restart supervisor leaves a VM switched off on purpose alone),
+	// power_on brings it back ACTIVE.
+	op := nodes[2]
+	opVM, err := finder.VirtualMachine(context.Background(), op.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		name, status string
+		power        types.VirtualMachinePowerState
+	}{
+		{"power_off", "WARNING", types.VirtualMachinePowerStatePoweredOff},
+		{"power_on", "ACTIVE", types.VirtualMachinePowerStatePoweredOn},
+	} {
+		id, err := a.client.NodeOperation(context.Background(), op.ID, step.name, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if act := a.waitAction(id); act.Status != "SUCCEEDED" {
+			t.Fatalf("%s: %s %s", step.name, act.Status, act.StatusReason)
+		}
+		n, err := a.client.GetNode(context.Background(), op.ID)
+		st, _ := opVM.PowerState(context.Background())
+		if err != nil || n.Status != step.status || st != step.power {
+			t.Errorf("after %s: node %v %v, VM %s; want %s and %s", step.name, n, err, st, step.status, step.power)
+		}
+	}
+
 	// A memory change rolls out, keeping every node.
 	r := a.mustDo(http.MethodPatch, "/v1/clusters/vms", map[string]any{"cluster": map[string]any{"profile_id": "vm-big"}}, nil)
 	if act := a.waitAction(r.ActionID()); act.Status != "SUCCEEDED" {

@@ -15,6 +15,7 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/grovehq/grove/plugins/sdk"
+	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
 func sortedKeys(m map[string]string) []string {
@@ -312,7 +313,7 @@ func (d *Driver) Recover(ctx context.Context, p sdk.Spec, nodes []sdk.Node, oper
 	switch {
 	case op == "recreate" || op == "rebuild":
 		return d.recreate(ctx, p, p, nodes)
-	case slices.Contains(OperationNames, op):
+	case isOperation(op):
 		return d.Operate(ctx, p, nodes, op, params)
 	case op != "" && op != "reboot":
 		return failAll(ctx, nodes, fmt.Errorf("vsphere.vm cannot recover with %q; it knows %s", operation, strings.Join(Operations, ", ")))
@@ -376,8 +377,40 @@ func (d *Driver) after(ctx context.Context, s *session, n sdk.Node, vm *object.V
 	return r
 }
 
-// OperationNames are the node operations Operate runs.
-var OperationNames = []string{"power_on", "power_off", "reset", "suspend", "shutdown_guest", "reboot_guest", "snapshot_create", "snapshot_revert"}
+// NodeOperations are the operations Operate runs, as the API lists them
+// (GET /v1/profile-types/vsphere.vm-1.0/ops) and checks their parameters.
+func NodeOperations() []sdk.NodeOperation {
+	none := schema.Schema{}
+	snapshot := schema.Schema{
+		"name":        {Type: schema.String, Description: "The snapshot's name."},
+		"description": {Type: schema.String, Description: "The snapshot's description."},
+		"memory":      {Type: schema.Boolean, Description: "Include the VM's memory in the snapshot."},
+	}
+	return []sdk.NodeOperation{
+		{Name: "power_on", Description: "Power the VM on (one already on is left so).", Parameters: none},
+		{Name: "power_off", Description: "Power the VM off; the node stays, WARNING, until powered on.", Parameters: none},
+		{Name: "reset", Description: "Reset the VM, as a hardware reset.", Parameters: none},
+		{Name: "suspend", Description: "Suspend the VM.", Parameters: none},
+		{Name: "shutdown_guest", Description: "Shut the guest down through VMware Tools and wait until the VM is off.", Parameters: none},
+		{Name: "reboot_guest", Description: "Reboot the guest through VMware Tools.", Parameters: none},
+		{Name: "snapshot_create", Description: "Take a snapshot of the VM (name required).", Parameters: snapshot},
+		{Name: "snapshot_revert", Description: "Revert the VM to the named snapshot, or to the current one.", Parameters: snapshot},
+	}
+}
+
+// isOperation reports whether op is one of NodeOperations.
+func isOperation(op string) bool {
+	_, ok := sdk.FindNodeOperation(NodeOperations(), op)
+	return ok
+}
+
+func operationNames() string {
+	var names []string
+	for _, o := range NodeOperations() {
+		names = append(names, o.Name)
+	}
+	return strings.Join(names, ", ")
+}
 
 // OperationParams are the parameters of the snapshot operations.
 type OperationParams struct {
@@ -392,11 +425,11 @@ type OperationParams struct {
 // Operate runs a node operation on each node's VM: power_on, power_off,
 // reset, suspend, shutdown_guest, reboot_guest (through VMware Tools),
 // snapshot_create and snapshot_revert (params name, description, memory).
-// Grove's API has no node operation endpoint yet; Recover accepts these
-// names, and this is the function an operation hook will call.
+// It is the driver's sdk.Operator hook (POST /v1/nodes/{id}/ops); Recover
+// accepts these names too.
 func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op string, params map[string]any) []sdk.Result {
-	if !slices.Contains(OperationNames, op) {
-		return failAll(ctx, nodes, fmt.Errorf("vsphere.vm has no operation %q; it has %s", op, strings.Join(OperationNames, ", ")))
+	if !isOperation(op) {
+		return failAll(ctx, nodes, fmt.Errorf("vsphere.vm has no operation %q; it has %s", op, operationNames()))
 	}
 	var in OperationParams
 	if err := sdk.Decode("params", params, &in); err != nil {

@@ -143,11 +143,12 @@ func Type() sdk.ProfileType {
 		Versions: []string{"1.0"},
 		Description: "Each node is a virtual machine cloned from a template on vSphere (vCenter or ESXi), through govmomi. " +
 			"Hosts are the compute clusters' ESXi hosts; DRS rules are named after the Grove cluster.",
-		Schema:     Schema(),
-		Operations: Operations,
-		Driver:     d,
-		Hosts:      d.Hosts,
-		Validate:   d.Validate,
+		Schema:         Schema(),
+		Operations:     Operations,
+		NodeOperations: NodeOperations(),
+		Driver:         d,
+		Hosts:          d.Hosts,
+		Validate:       d.Validate,
 	}
 }
 
