@@ -59,6 +59,7 @@ func commands() []*entry {
 		{name: "cluster del-nodes", args: "[options] CLUSTER NODE...", synopsis: "Remove nodes from a cluster, keeping them as orphans unless -destroy.", run: verbCmd(clusterNodes("del_nodes"))},
 		{name: "cluster replace-nodes", args: "[options] CLUSTER OLD=NEW...", synopsis: "Swap cluster nodes for orphan nodes.", run: verbCmd(clusterReplace)},
 		{name: "cluster check", args: "[options] CLUSTER", synopsis: "Check the health of every node of a cluster.", run: verbCmd(clusterSimple("check"))},
+		{name: "cluster op", args: "[options] CLUSTER OPERATION", synopsis: "Run a node operation on every node of a cluster, or on those -filter matches.", run: verbCmd(clusterOp)},
 		{name: "cluster recover", args: "[options] CLUSTER", synopsis: "Recover a cluster's unhealthy nodes.", run: verbCmd(clusterRecover)},
 		{name: "cluster policies", args: "[options] CLUSTER", synopsis: "List the policies attached to a cluster.", run: verbCmd(clusterPolicies)},
 		{name: "cluster policy-attach", args: "[options] CLUSTER POLICY", synopsis: "Attach a policy to a cluster.", run: verbCmd(clusterPolicy("policy_attach"))},
@@ -72,6 +73,7 @@ func commands() []*entry {
 		{name: "node update", args: "[options] NODE", synopsis: "Change a node's name, profile, role or taint.", run: verbCmd(nodeUpdate)},
 		{name: "node delete", args: "[options] NODE...", synopsis: "Delete nodes.", run: verbCmd(deleteVerb(nodeRes, true))},
 		{name: "node check", args: "[options] NODE", synopsis: "Check a node's health.", run: verbCmd(nodeAction("check"))},
+		{name: "node op", args: "[options] NODE OPERATION", synopsis: "Run one of the node's profile type's operations (such as stop, start or power_off).", run: verbCmd(nodeOp)},
 		{name: "node recover", args: "[options] NODE", synopsis: "Recover a node.", run: verbCmd(nodeAction("recover"))},
 
 		{name: "action", synopsis: "Inspect, wait for and cancel actions."},

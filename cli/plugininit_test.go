@@ -104,6 +104,10 @@ func TestPluginInit(t *testing.T) {
 				t.Errorf("the plugin's Go files are not gofmt-clean: %s", gofmt)
 			}
 			if _, err := exec.LookPath("goreleaser"); err == nil {
+				// goreleaser names the release repository from the clone's
+				// origin, as in an author's checkout; nothing is contacted.
+				run(t, dir, "git", "init", "-q")
+				run(t, dir, "git", "remote", "add", "origin", "https://github.com/example/grove-plugin-demo.git")
 				run(t, dir, "goreleaser", "check")
 			}
 		})
