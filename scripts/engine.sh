@@ -22,8 +22,11 @@ up)
     echo "DOCKER_HOST=unix://$sock"
     exit 0
   fi
-  CONTAINERS_CONF="$dir/containers.conf" nohup podman --root "$dir/root" --runroot "$dir/run" --runtime runc \
-    system service --time=0 "unix://$sock" >"$dir/podman.log" 2>&1 9>&- &
+  # The service runs from $dir, not the caller's directory: it outlives the
+  # caller, and conmon fails every container ("Failed to get working
+  # directory") once that directory is removed, as a CI clone is.
+  (cd "$dir" && CONTAINERS_CONF="$dir/containers.conf" exec nohup podman --root "$dir/root" --runroot "$dir/run" --runtime runc \
+    system service --time=0 "unix://$sock" >"$dir/podman.log" 2>&1 9>&-) &
   echo $! > "$dir/podman.pid"
   for _ in $(seq 1 100); do
     if curl -sf --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then
