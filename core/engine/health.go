@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -212,19 +213,36 @@ func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead 
 			return err
 		}
 		a.Cause = "Restart Supervisor"
-		if err := e.submit(ctx, a, false, n.ProfileID, nil); err != nil {
-			continue // busy or unhealthy plugin: the next round tries again
-		}
-		hist = orchestrator.Record(pol, hist, n.ProfileID, now)
+		// The restart is recorded on the node before its action exists: the
+		// action rewrites the node's data when it ends, from a read of its
+		// own, and a record written after the submit could land before that
+		// read or be overwritten by it (a restart counted once in two).
 		fresh, err := e.store.GetNode(ctx, n.ID)
 		if err != nil {
 			return err
 		}
-		setRestartHistory(fresh, hist)
+		before := restartHistory(fresh)
+		failed := map[string]any{}
+		for _, k := range []string{dataFailedAt, dataFailedComplete} {
+			if v, ok := fresh.Data[k]; ok {
+				failed[k] = v
+			}
+		}
+		setRestartHistory(fresh, orchestrator.Record(pol, hist, n.ProfileID, now))
 		delete(fresh.Data, dataFailedAt)
 		delete(fresh.Data, dataFailedComplete)
 		if err := e.store.UpdateNodes(ctx, []*model.Node{fresh}); err != nil {
 			return err
+		}
+		if err := e.submit(ctx, a, false, n.ProfileID, nil); err != nil {
+			// Busy or unhealthy plugin: no restart happened, so none is
+			// counted; the next round tries again.
+			setRestartHistory(fresh, before)
+			maps.Copy(fresh.Data, failed)
+			if err := e.store.UpdateNodes(ctx, []*model.Node{fresh}); err != nil {
+				return err
+			}
+			continue
 		}
 		e.log.Info("restarting dead node", "cluster", cl.Name, "node", n.Name, "action", a.ID)
 	}

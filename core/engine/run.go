@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
@@ -246,7 +244,7 @@ func stoppedBy(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
 	}
-	if ctx.Err() == nil && status.Code(err) == codes.DeadlineExceeded {
+	if ctx.Err() == nil {
 		awaitDeadline(ctx)
 	}
 	if ctx.Err() == nil {
@@ -261,9 +259,10 @@ func stoppedBy(ctx context.Context, err error) error {
 
 // awaitDeadline waits for ctx to end when its deadline is at most a moment
 // away. A plugin enforces the deadline it was sent on its own clock (gRPC
-// sends it rounded, as time left), so its DeadlineExceeded can arrive just
-// before ours fires; without the wait, a timed-out action would read as a
-// plugin failure.
+// sends it rounded, as time left), so its DeadlineExceeded, as a call's
+// status or as a node's error text, can arrive just before ours fires;
+// without the wait, a timed-out action would read as a plugin failure. An
+// error that comes within that moment of the deadline is judged after it.
 func awaitDeadline(ctx context.Context) {
 	dl, ok := ctx.Deadline()
 	if !ok || time.Until(dl) > time.Second {
