@@ -93,7 +93,7 @@ func commands() []*entry {
 			filter{flag: "level", param: "level", help: "only those of this level, e.g. ERROR"}))},
 		{name: "event show", args: "[options] EVENT", synopsis: "Show an event.", run: verbCmd(showVerb(eventRes))},
 
-		{name: "plugin", synopsis: "Serve, describe and inspect plugins."},
+		{name: "plugin", synopsis: "Serve, describe, inspect and start plugins (plugin init writes a new one)."},
 		{name: "plugin list", args: "[options]", synopsis: "List the agent's plugins, their state and restarts.", run: pluginList},
 		{name: "plugin info", args: "[options] NAME", synopsis: "Show one of the agent's plugins.", run: pluginInfo},
 		{name: "plugin init", args: "[options] NAME", synopsis: "Write a new plugin from Grove's template: module, main, a profile or policy skeleton, its conformance test, a GNUmakefile and a release config.", run: runPluginInit},

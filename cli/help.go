@@ -46,7 +46,9 @@ func newGlobals(env *Env) *globals {
 // flagSet returns a flag set with the global flags registered. It prints
 // nothing itself: parseFlags turns its errors into usage errors.
 func flagSet(name string, g *globals) *flag.FlagSet {
-	fs := flag.NewFlagSet("grove "+name, flag.ContinueOnError)
+	// Some commands are named after Senlin's actions (scale_in); the
+	// command a user types, and a hint names, is kebab-case (scale-in).
+	fs := flag.NewFlagSet("grove "+strings.ReplaceAll(name, "_", "-"), flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	g.register(fs)

@@ -110,6 +110,8 @@ func TestUnknownCommandSuggests(t *testing.T) {
 		{[]string{"vaildate"}, `(did you mean "validate"?)`},
 		{[]string{"cluster", "craete", "web"}, `"craete" is not a cluster subcommand (did you mean "create"?)`},
 		{[]string{"node", "lst"}, `(did you mean "list"?)`},
+		// A bad flag names the command as it is typed, kebab-case.
+		{[]string{"cluster", "scale-in", "-bogus", "x"}, "run `grove cluster scale-in -h` for its flags"},
 	}
 	for _, tc := range cases {
 		_, errOut, code := grove(t, tc.args...)
