@@ -16,6 +16,8 @@ import (
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclparse"
+
+	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
 // Definition is a loaded and evaluated definition set.
@@ -48,6 +50,9 @@ type Profile struct {
 	Properties map[string]any `json:"properties"`
 	Metadata   map[string]any `json:"metadata,omitempty"`
 	decl       blockInfo
+	// schema is the type's, once Validate has found it: the plan shows
+	// the properties it marks sensitive as "(sensitive)".
+	schema schema.Schema
 }
 
 // Policy is a policy block.
@@ -57,6 +62,7 @@ type Policy struct {
 	Version    string         `json:"version"`
 	Properties map[string]any `json:"properties"`
 	decl       blockInfo
+	schema     schema.Schema
 }
 
 // Binding attaches a policy to a cluster.

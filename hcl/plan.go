@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
 // Change actions.
@@ -482,6 +483,26 @@ func maskLike(v, shown any) any {
 	return v
 }
 
+// maskSensitive returns v, described by p, with what p marks sensitive shown
+// as "(sensitive)", as the API shows it: a sensitive map keeps its keys.
+func maskSensitive(p *schema.Property, v any) any {
+	if p == nil || v == nil {
+		return v
+	}
+	if p.Sensitive {
+		return maskLike(normal(v), nil)
+	}
+	m, ok := normal(v).(map[string]any)
+	if !ok || p.Schema == nil {
+		return v
+	}
+	out := make(map[string]any, len(m))
+	for k, e := range m {
+		out[k] = maskSensitive(p.Schema[k], e)
+	}
+	return out
+}
+
 // normal makes JSON-decoded and HCL-decoded values comparable.
 func normal(v any) any {
 	b, _ := json.Marshal(v)
@@ -656,20 +677,20 @@ func createLines(s *Snapshot, ref Ref) []string {
 			out = append(out, fmt.Sprintf("%s = %s", k, show(v)))
 		}
 	}
-	spec := func(typ, version string, props map[string]any) {
+	spec := func(typ, version string, props map[string]any, sc schema.Schema) {
 		add("type", typ)
 		add("version", version)
 		for _, k := range sortedKeys(keysOf(props)) {
-			add("properties."+k, props[k])
+			add("properties."+k, maskSensitive(sc[k], props[k]))
 		}
 	}
 	switch ref.Kind {
 	case "profile":
 		p := s.Profiles[ref.Name]
-		spec(p.Type, p.Version, p.Properties)
+		spec(p.Type, p.Version, p.Properties, p.schema)
 	case "policy":
 		p := s.Policies[ref.Name]
-		spec(p.Type, p.Version, p.Properties)
+		spec(p.Type, p.Version, p.Properties, p.schema)
 	case "cluster":
 		c := s.Clusters[ref.Name]
 		add("profile", s.agentName(Ref{Kind: "profile", Name: c.Profile}))

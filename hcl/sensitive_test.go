@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
 // TestReplaceShowsNoSensitiveValue: the API shows a profile's env as
@@ -36,6 +37,34 @@ func TestReplaceShowsNoSensitiveValue(t *testing.T) {
 			if strings.Contains(tc.got, a) {
 				t.Errorf("%s: the plan shows %s: %s", name, a, tc.got)
 			}
+		}
+	}
+}
+
+// TestCreateShowsNoSensitiveValue: a profile to be created shows its
+// sensitive properties as the API will, "(sensitive)", keeping a map's keys;
+// the rest of its spec is shown as written.
+func TestCreateShowsNoSensitiveValue(t *testing.T) {
+	sc := schema.Schema{
+		"command": {Type: schema.List, Elem: &schema.Property{Type: schema.String}},
+		"env":     {Type: schema.Map, Sensitive: true, Elem: &schema.Property{Type: schema.String}},
+		"connection": {Type: schema.Map, Schema: schema.Schema{
+			"user":     {Type: schema.String},
+			"password": {Type: schema.String, Sensitive: true},
+		}},
+	}
+	s := &Snapshot{Profiles: map[string]*Profile{"p": {Name: "p", Type: "t", Version: "1.0", schema: sc, Properties: map[string]any{
+		"command": []any{"app"}, "env": map[string]any{"TOKEN": "s3cret"},
+		"connection": map[string]any{"user": "ops", "password": "hunter2"}}}}}
+	got := strings.Join(createLines(s, Ref{Kind: "profile", Name: "p"}), "\n")
+	for _, want := range []string{`properties.command = ["app"]`, `properties.env = {"TOKEN":"(sensitive)"}`, `"user":"ops"`, `"password":"(sensitive)"`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the create lists\n%s\nwant %s", got, want)
+		}
+	}
+	for _, secret := range []string{"s3cret", "hunter2"} {
+		if strings.Contains(got, secret) {
+			t.Errorf("the create shows %s:\n%s", secret, got)
 		}
 	}
 }

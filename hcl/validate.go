@@ -132,19 +132,21 @@ func Validate(def *Definition, src SchemaSource) hclv2.Diagnostics {
 		case "profile":
 			p := def.Profiles[ref.Name]
 			if p != nil {
-				diags = append(diags, validateSpec(src, "profile", p.Type, p.Version, p.Properties, p.decl)...)
+				diags = append(diags, validateSpec(src, "profile", p.Type, p.Version, p.Properties, p.decl, &p.schema)...)
 			}
 		case "policy":
 			p := def.Policies[ref.Name]
 			if p != nil {
-				diags = append(diags, validateSpec(src, "policy", p.Type, p.Version, p.Properties, p.decl)...)
+				diags = append(diags, validateSpec(src, "policy", p.Type, p.Version, p.Properties, p.decl, &p.schema)...)
 			}
 		}
 	}
 	return diags
 }
 
-func validateSpec(src SchemaSource, kind, typ, version string, props map[string]any, decl blockInfo) hclv2.Diagnostics {
+// validateSpec checks a spec's properties against its type's schema, which
+// it keeps in found for the plan.
+func validateSpec(src SchemaSource, kind, typ, version string, props map[string]any, decl blockInfo, found *schema.Schema) hclv2.Diagnostics {
 	at := func(field string) *hclv2.Range {
 		if r, ok := decl.fields[field]; ok {
 			return r.Ptr()
@@ -159,6 +161,7 @@ func validateSpec(src SchemaSource, kind, typ, version string, props map[string]
 		return hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: "Unsupported version",
 			Detail: fmt.Sprintf("Version %q of %s is not supported; supported versions are %s.", version, typ, strings.Join(versions, ", ")), Subject: at("version")}}
 	}
+	*found = sc
 	var diags hclv2.Diagnostics
 	_, ds := sc.Validate("properties", props)
 	for _, d := range ds {
