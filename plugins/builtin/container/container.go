@@ -70,10 +70,11 @@ func Type() sdk.ProfileType {
 				Constraints: []schema.Constraint{schema.AllowedValues("host", "none")}},
 			"stop_timeout": {Type: schema.Integer, Updatable: true, Default: int64(10), Description: "Seconds between SIGTERM and SIGKILL.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(3600))}},
 		},
-		Operations: []string{"RECREATE"},
-		NeedsPort:  true,
-		Driver:     d,
-		Hosts:      d.Hosts,
+		Operations:     []string{"RECREATE"},
+		NodeOperations: nodeOperations(),
+		NeedsPort:      true,
+		Driver:         d,
+		Hosts:          d.Hosts,
 		Validate: func(_ context.Context, p sdk.Spec) schema.Diagnostics {
 			var ds schema.Diagnostics
 			if ports, _ := p.Properties["ports"].([]any); len(ports) > 1 && p.Properties["network"] == "host" {

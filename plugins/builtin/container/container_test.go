@@ -162,3 +162,53 @@ func TestHostsReportEachEngine(t *testing.T) {
 		t.Errorf("an engine that does not answer is listed with the reason: %+v", down)
 	}
 }
+
+// TestOperations runs each node operation on a real container and checks
+// what the engine says of it afterwards: stopped and paused containers are
+// not healthy, started, unpaused and restarted ones are.
+func TestOperations(t *testing.T) {
+	host := containertest.Require(t)
+	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host)
+	typ := container.Type()
+	op, ok := typ.Driver.(sdk.Operator)
+	if !ok {
+		t.Fatal("container.docker's driver has no Operate")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	n := node(t, nil)
+	r := typ.Driver.Create(ctx, spec(nil), []sdk.Node{n})[0]
+	if r.Err != nil {
+		t.Fatalf("create: %v", r.Err)
+	}
+	apply(&n, r)
+	defer typ.Driver.Delete(context.Background(), spec(nil), []sdk.Node{n})
+	for _, step := range []struct {
+		op      string
+		healthy bool
+		reason  string
+	}{
+		{"stop", false, "container exited"},
+		{"start", true, "container running"},
+		{"pause", false, "container paused"},
+		{"unpause", true, "container running"},
+		{"restart", true, "container running"},
+	} {
+		r := op.Operate(ctx, spec(nil), []sdk.Node{n}, step.op, nil)[0]
+		if r.Err != nil || r.Healthy != step.healthy || r.Reason != step.reason {
+			t.Errorf("%s: %+v, want healthy %v and %q", step.op, r, step.healthy, step.reason)
+		}
+	}
+	if r := op.Operate(ctx, spec(nil), []sdk.Node{n}, "explode", nil)[0]; r.Err == nil || !strings.Contains(r.Err.Error(), `no operation "explode"`) {
+		t.Errorf("an unknown operation: %+v", r)
+	}
+	names := map[string]bool{}
+	for _, o := range typ.NodeOperations {
+		names[o.Name] = true
+	}
+	for _, want := range []string{"start", "stop", "restart", "pause", "unpause"} {
+		if !names[want] {
+			t.Errorf("the type does not declare %s", want)
+		}
+	}
+}
