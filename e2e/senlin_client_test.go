@@ -109,6 +109,20 @@ func TestSenlinClient(t *testing.T) {
 		t.Fatalf("check: %v", err)
 	}
 	wait(id)
+	// Node operations, as Senlin's client sends them ({"stop": null}).
+	for _, step := range []struct {
+		op     nodes.OperationName
+		status string
+	}{{"stop", "WARNING"}, {"start", "ACTIVE"}} {
+		id, err = nodes.Ops(sc, ns[0].ID, nodes.OperationOpts{Operation: step.op}).Extract()
+		if err != nil {
+			t.Fatalf("node op %s: %v", step.op, err)
+		}
+		wait(id)
+		if n, err := nodes.Get(sc, ns[0].ID).Extract(); err != nil || n.Status != step.status {
+			t.Fatalf("node after %s: %+v %v, want %s", step.op, n, err, step.status)
+		}
+	}
 	all, err := clusters.List(sc, clusters.ListOpts{Name: "senlin"}).AllPages()
 	if err != nil {
 		t.Fatal(err)
