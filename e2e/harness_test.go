@@ -376,10 +376,22 @@ func cmdline(pid int) []string {
 // recording its child's exit would race the removal of the test's
 // directories.
 func killProcessesOf(cluster string) {
-	for _, pid := range clusterProcesses(cluster, true) {
+	killed := clusterProcesses(cluster, true)
+	for _, pid := range killed {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
-	for deadline := time.Now().Add(10 * time.Second); len(clusterProcesses(cluster, true)) > 0 && time.Now().Before(deadline); {
+	// Wait for the very processes signalled, not only until none is found
+	// again: a node whose wrapper is gone is no longer found as this run's,
+	// yet may still be dying (SIGKILL is delivered asynchronously).
+	dying := func() bool {
+		for _, pid := range killed {
+			if f := statFields(pid); f != nil && f[0] != "Z" {
+				return true
+			}
+		}
+		return len(clusterProcesses(cluster, true)) > 0
+	}
+	for deadline := time.Now().Add(10 * time.Second); dying() && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
