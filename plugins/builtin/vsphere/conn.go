@@ -2,18 +2,24 @@ package vsphere
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/fault"
 	vsession "github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/session/keepalive"
 	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -136,10 +142,12 @@ func (d *Driver) session(ctx context.Context, c Connection) (*session, error) {
 	if err != nil {
 		return nil, connError(e, err)
 	}
-	// Re-login when vCenter drops an idle session.
-	vc.RoundTripper = keepalive.NewHandlerSOAP(sc, 5*time.Minute, nil)
+	// The keep-alive holds an idle session open; relogin logs in again
+	// when vCenter dropped it anyway (expired, terminated, restarted).
+	rl := &relogin{rt: keepalive.NewHandlerSOAP(sc, 5*time.Minute, nil), sm: *vc.ServiceContent.SessionManager, user: e.user, pass: e.pass}
+	vc.RoundTripper = rl
 	gc := &govmomi.Client{Client: vc, SessionManager: vsession.NewManager(vc)}
-	if err := gc.Login(ctx, url.UserPassword(e.user, e.pass)); err != nil {
+	if err := rl.login(ctx, 0); err != nil {
 		return nil, connError(e, err)
 	}
 	s = &session{c: gc}
@@ -151,6 +159,87 @@ func (d *Driver) session(ctx context.Context, c Connection) (*session, error) {
 	}
 	d.sessions[k] = s
 	return s, nil
+}
+
+// relogin is the session's round tripper: a call vCenter refuses with
+// NotAuthenticated (the session expired, an administrator terminated it,
+// vCenter restarted) logs in again with the same credentials and is sent
+// once more. vCenter refuses such a call before running it, so sending it
+// again cannot run it twice.
+type relogin struct {
+	rt         soap.RoundTripper
+	sm         types.ManagedObjectReference
+	user, pass string
+	mu         sync.Mutex
+	// logins counts logins, so that calls refused together log in once.
+	logins uint64
+}
+
+func (r *relogin) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
+	switch req.(type) {
+	case *methods.LoginBody, *methods.LogoutBody:
+		return r.rt.RoundTrip(ctx, req, res)
+	}
+	r.mu.Lock()
+	seen := r.logins
+	r.mu.Unlock()
+	err := r.rt.RoundTrip(ctx, req, res)
+	if !refused(err, res) {
+		return err
+	}
+	if err == nil {
+		err = errors.New("vCenter answered NotAuthenticated")
+	}
+	if lerr := r.login(ctx, seen); lerr != nil {
+		return fmt.Errorf("%w (logging in again failed: %v)", err, lerr)
+	}
+	// The refused answer was decoded into res: clear it for the next one.
+	v := reflect.ValueOf(res).Elem()
+	v.Set(reflect.Zero(v.Type()))
+	return r.rt.RoundTrip(ctx, req, res)
+}
+
+// refused says vCenter refused a call for want of a session: a
+// NotAuthenticated fault, or (for property reads, which some vCenters and
+// the simulator answer without a session) properties missing with it.
+func refused(err error, res soap.HasFault) bool {
+	if err != nil {
+		return fault.Is(err, &types.NotAuthenticated{})
+	}
+	var contents []types.ObjectContent
+	switch b := res.(type) {
+	case *methods.RetrievePropertiesExBody:
+		if b.Res != nil && b.Res.Returnval != nil {
+			contents = b.Res.Returnval.Objects
+		}
+	case *methods.RetrievePropertiesBody:
+		if b.Res != nil {
+			contents = b.Res.Returnval
+		}
+	}
+	for _, oc := range contents {
+		for _, m := range oc.MissingSet {
+			if _, ok := m.Fault.Fault.(*types.NotAuthenticated); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// login logs in unless another call has logged in since the caller saw
+// seen logins.
+func (r *relogin) login(ctx context.Context, seen uint64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.logins != seen {
+		return nil
+	}
+	if _, err := methods.Login(ctx, r.rt, &types.Login{This: r.sm, UserName: r.user, Password: r.pass}); err != nil {
+		return err
+	}
+	r.logins++
+	return nil
 }
 
 func connError(e endpoint, err error) error {

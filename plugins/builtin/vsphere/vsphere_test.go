@@ -18,6 +18,7 @@ import (
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -612,4 +613,58 @@ func TestHosts(t *testing.T) {
 	if hs, err := vsphere.New().Hosts(ctx); err != nil || len(hs) != 0 {
 		t.Errorf("without a vCenter configured: %v %v", hs, err)
 	}
+}
+
+// terminateOthers ends every vCenter session but the test's own, as an
+// administrator (or an expiry, or a vCenter restart) would.
+func (e *env) terminateOthers(t *testing.T) int {
+	t.Helper()
+	ctx := context.Background()
+	var sm mo.SessionManager
+	if err := e.c.RetrieveOne(ctx, *e.c.ServiceContent.SessionManager, []string{"sessionList", "currentSession"}, &sm); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, s := range sm.SessionList {
+		if s.Key != sm.CurrentSession.Key {
+			keys = append(keys, s.Key)
+		}
+	}
+	if len(keys) > 0 {
+		if _, err := methods.TerminateSession(ctx, e.c, &types.TerminateSession{This: *e.c.ServiceContent.SessionManager, SessionId: keys}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(keys)
+}
+
+func TestSessionTerminatedIsLoggedInAgain(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("s1", nil)
+	ns := nodes("sess", 2)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	for round := 1; round <= 2; round++ {
+		if n := e.terminateOthers(t); n != 1 {
+			t.Fatalf("round %d: terminated %d sessions, want the driver's one", round, n)
+		}
+		e.rec.reset()
+		for i, r := range d.Check(ctx, p, ns) {
+			if r.Err != nil || !r.Healthy {
+				t.Fatalf("round %d: check of %s after its session was terminated: %v %s", round, ns[i].Name, r.Err, r.Reason)
+			}
+		}
+		if n := e.rec.count("Login"); n != 1 {
+			t.Errorf("round %d: %d logins after the session was terminated, want 1", round, n)
+		}
+	}
+	// Concurrent calls refused together log in once.
+	e.terminateOthers(t)
+	e.rec.reset()
+	apply(t, "operate", ns, d.Operate(ctx, p, ns, "reset", nil))
+	if n := e.rec.count("Login"); n != 1 {
+		t.Errorf("%d logins for 2 concurrent operations after the session was terminated, want 1", n)
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
 }
