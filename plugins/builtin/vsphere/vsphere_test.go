@@ -32,6 +32,8 @@ import (
 type recorder struct {
 	mu    sync.Mutex
 	calls []call
+	// before, when set, runs before a call is passed on.
+	before func(method, body string)
 }
 
 type call struct{ method, body string }
@@ -90,7 +92,11 @@ func setup(t *testing.T) *env {
 		if m := methodRE.FindSubmatch(b); m != nil {
 			rec.mu.Lock()
 			rec.calls = append(rec.calls, call{string(m[1]), string(b)})
+			before := rec.before
 			rec.mu.Unlock()
+			if before != nil {
+				before(string(m[1]), string(b))
+			}
 		}
 		proxy.ServeHTTP(w, req)
 	}))
@@ -665,6 +671,111 @@ func TestSessionTerminatedIsLoggedInAgain(t *testing.T) {
 	apply(t, "operate", ns, d.Operate(ctx, p, ns, "reset", nil))
 	if n := e.rec.count("Login"); n != 1 {
 		t.Errorf("%d logins for 2 concurrent operations after the session was terminated, want 1", n)
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
+}
+
+// cloneAs clones the template as an earlier attempt to create node n
+// would have: named after the node, carrying its id. It returns the VM's
+// managed object id.
+func (e *env) cloneAs(n sdk.Node, on bool) (string, error) {
+	ctx := context.Background()
+	tmpl, err := e.f.VirtualMachine(ctx, vcsimtest.Template)
+	if err != nil {
+		return "", err
+	}
+	cl, err := e.f.ClusterComputeResource(ctx, vcsimtest.Cluster)
+	if err != nil {
+		return "", err
+	}
+	pool, err := cl.ResourcePool(ctx)
+	if err != nil {
+		return "", err
+	}
+	folder, err := e.f.DefaultFolder(ctx)
+	if err != nil {
+		return "", err
+	}
+	ref := pool.Reference()
+	tk, err := tmpl.Clone(ctx, folder, n.Name, types.VirtualMachineCloneSpec{PowerOn: on, Location: types.VirtualMachineRelocateSpec{Pool: &ref},
+		Config: &types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{&types.OptionValue{Key: "grove.node_id", Value: n.ID}}}})
+	if err != nil {
+		return "", err
+	}
+	info, err := tk.WaitForResult(ctx)
+	if err != nil {
+		return "", err
+	}
+	return info.Result.(types.ManagedObjectReference).Value, nil
+}
+
+// TestCreateAdoptsWhatAnEarlierAttemptLeft retries creates after crashes:
+// a VM an earlier attempt finished is adopted (and powered on), also when
+// its clone ends while the retry's own clone runs (which then fails
+// DuplicateName); a VM of the node's that vCenter no longer has whole is
+// removed and cloned anew. Each node ends with exactly one VM.
+func TestCreateAdoptsWhatAnEarlierAttemptLeft(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("c1", nil)
+	ns := nodes("crash", 3)
+
+	// a: the crash came after the clone, before the power-on.
+	leftA, err := e.cloneAs(ns[0], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b: the earlier clone was still running when the retry looked for
+	// the VM, and ends just before the retry's clone.
+	var once sync.Once
+	var leftB string
+	e.rec.before = func(method, body string) {
+		if method == "CloneVM_Task" && strings.Contains(body, "<name>"+ns[1].Name+"</name>") {
+			once.Do(func() {
+				var err error
+				if leftB, err = e.cloneAs(ns[1], true); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	// c: the earlier attempt's VM is inaccessible.
+	leftC, err := e.cloneAs(ns[2], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm := e.sim.Model
+	obj := sm.Map().Get(types.ManagedObjectReference{Type: "VirtualMachine", Value: leftC})
+	sm.Map().Update(sm.Service.Context, obj, []types.PropertyChange{{Name: "runtime.connectionState", Val: types.VirtualMachineConnectionStateInaccessible}})
+
+	e.rec.reset()
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	if ns[0].Data["moid"] != leftA || ns[1].Data["moid"] != leftB || leftB == "" {
+		t.Errorf("nodes a and b have VMs %v and %v, want the earlier attempts' %s and %s", ns[0].Data["moid"], ns[1].Data["moid"], leftA, leftB)
+	}
+	if ns[2].Data["moid"] == leftC {
+		t.Errorf("node c kept the inaccessible VM %s", leftC)
+	}
+	if n := e.rec.count("CloneVM_Task"); n != 2 {
+		t.Errorf("%d clones, want 2 (b's, which failed DuplicateName, and c's)", n)
+	}
+	for _, n := range ns {
+		vms, err := e.f.VirtualMachineList(ctx, n.Name)
+		if err != nil || len(vms) != 1 {
+			t.Errorf("node %s: %d VMs of its name (%v)", n.Name, len(vms), err)
+			continue
+		}
+		if _, m := e.vm(t, n.Name); m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn || m.Self.Value != n.Data["moid"] {
+			t.Errorf("node %s: VM %s is %s, node data %v", n.Name, m.Self.Value, m.Runtime.PowerState, n.Data["moid"])
+		}
+	}
+
+	// Another's VM of the node's name is never taken over.
+	other := nodes("crash", 1)
+	other[0].ID = "someone-else"
+	if r := d.Create(ctx, p, other)[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "is not this node's") {
+		t.Errorf("a VM of the name that is another node's: %v", r.Err)
 	}
 	apply(t, "delete", ns, d.Delete(ctx, p, ns))
 }
