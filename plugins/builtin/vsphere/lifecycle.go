@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -284,7 +285,7 @@ func (d *Driver) recreate(ctx context.Context, old, new sdk.Spec, nodes []sdk.No
 		n := nodes[i]
 		n.State, n.PhysicalID = nil, ""
 		if n.Data != nil {
-			n.Data = maps(n.Data)
+			n.Data = maps.Clone(n.Data)
 			delete(n.Data, "moid")
 		}
 		batch[j] = n
@@ -292,14 +293,6 @@ func (d *Driver) recreate(ctx context.Context, old, new sdk.Spec, nodes []sdk.No
 	made := each(batch, func(n sdk.Node) sdk.Result { return d.create(ctx, inv, pr, n) })
 	for j, i := range todo {
 		out[i] = made[j]
-	}
-	return out
-}
-
-func maps(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
 	}
 	return out
 }

@@ -779,3 +779,87 @@ func TestCreateAdoptsWhatAnEarlierAttemptLeft(t *testing.T) {
 	}
 	apply(t, "delete", ns, d.Delete(ctx, p, ns))
 }
+
+// TestCheckRefreshesHostAndAddresses: a VM moved to another host and given
+// another address behind Grove's back is reported by the next check, in
+// its one round trip, as data for the node; a check with the node's data
+// true returns none, so it writes nothing.
+func TestCheckRefreshesHostAndAddresses(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("k1", nil)
+	ns := nodes("moved", 2)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	for _, r := range d.Check(ctx, p, ns) {
+		if r.Data != nil {
+			t.Errorf("a check with true node data returned %v", r.Data)
+		}
+	}
+	vm, m := e.vm(t, ns[0].Name)
+	var to string
+	for _, h := range []string{vcsimtest.DRSHost, vcsimtest.Cluster + "_H1", vcsimtest.Cluster + "_H2"} {
+		if h != hostName(t, e, m.Runtime.Host) {
+			to = h
+			break
+		}
+	}
+	host, err := e.f.HostSystem(ctx, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	href := host.Reference()
+	tk, err := vm.Relocate(ctx, types.VirtualMachineRelocateSpec{Host: &href}, types.VirtualMachineMovePriorityDefaultPriority)
+	if err == nil {
+		err = tk.Wait(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm := e.sim.Model
+	sm.Map().Update(sm.Service.Context, sm.Map().Get(vm.Reference()), []types.PropertyChange{{Name: "guest.ipAddress", Val: "10.1.2.3"},
+		{Name: "guest.net", Val: []types.GuestNicInfo{{IpAddress: []string{"10.1.2.3", "fe80::1"}}}}})
+
+	e.rec.reset()
+	res := d.Check(ctx, p, ns)
+	if n := len(e.rec.calls); n != 1 {
+		t.Errorf("check made %d calls, want one round trip", n)
+	}
+	want := map[string]any{"host": to, "ip_addresses": []any{"10.1.2.3", "fe80::1"}, "address": "10.1.2.3"}
+	if b, w := mustJSON(t, res[0].Data), mustJSON(t, want); b != w || !res[0].Healthy {
+		t.Errorf("check of the moved VM: data %s, want %s (healthy %v)", b, w, res[0].Healthy)
+	}
+	if res[1].Data != nil {
+		t.Errorf("check of the unmoved VM returned %v", res[1].Data)
+	}
+	// Once the engine merged it, the next check is quiet again.
+	for k, v := range res[0].Data {
+		ns[0].Data[k] = v
+	}
+	ns[0].Data = roundTrip(t, ns[0].Data)
+	for _, r := range d.Check(ctx, p, ns) {
+		if r.Data != nil {
+			t.Errorf("a check after the merge returned %v", r.Data)
+		}
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// roundTrip is node data as the engine stores and sends it: through JSON.
+func roundTrip(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	var out map[string]any
+	if err := json.Unmarshal([]byte(mustJSON(t, m)), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
