@@ -2,6 +2,7 @@ package vsphere
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -42,9 +43,41 @@ func EnvNames() []string {
 		"VSPHERE_SERVER", "VSPHERE_USER", "VSPHERE_PASSWORD", "VSPHERE_ALLOW_UNVERIFIED_SSL", "VSPHERE_DATACENTER"}
 }
 
-// env returns the first of the variables that is set.
-func env(names ...string) string {
-	for _, n := range names {
+// ConfigKeys are the keys of the built-in plugin's config (the agent
+// config's plugin "builtin" block) the driver reads: the vCenter and the
+// defaults a profile leaves out. They come before the environment's
+// variables and after the profile's own properties.
+func ConfigKeys() []string {
+	return []string{"vsphere_url", "vsphere_username", "vsphere_password", "vsphere_insecure", "vsphere_thumbprint",
+		"vsphere_datacenter", "vsphere_datastore", "vsphere_resource_pool"}
+}
+
+// defaults are the plugin config's settings (GROVE_PLUGIN_CONFIG), then
+// the environment's variables.
+type defaults struct{ cfg map[string]string }
+
+// pluginDefaults reads the plugin config the plugin host passes in
+// GROVE_PLUGIN_CONFIG; settings other than strings are ignored (the
+// agent's config map holds strings).
+func pluginDefaults() defaults {
+	var raw map[string]any
+	_ = json.Unmarshal([]byte(os.Getenv("GROVE_PLUGIN_CONFIG")), &raw)
+	cfg := map[string]string{}
+	for _, k := range ConfigKeys() {
+		if v, ok := raw[k].(string); ok && v != "" {
+			cfg[k] = v
+		}
+	}
+	return defaults{cfg: cfg}
+}
+
+// get returns the setting key of the plugin config, else the first of the
+// environment variables that is set.
+func (df defaults) get(key string, envNames ...string) string {
+	if v := df.cfg[key]; v != "" {
+		return v
+	}
+	for _, n := range envNames {
 		if v := os.Getenv(n); v != "" {
 			return v
 		}
@@ -64,15 +97,17 @@ func (e endpoint) key() string {
 	return strings.Join([]string{e.u.Scheme, e.u.Host, e.u.Path, e.user, e.pass, strconv.FormatBool(e.insecure), e.thumbprint}, "\x00")
 }
 
-// resolveEndpoint fills a profile's connection from GOVC_* (govc's) and
-// VSPHERE_* (Terraform's vSphere provider's) variables.
-func resolveEndpoint(c Connection) (endpoint, error) {
+// resolveEndpoint fills a profile's connection from the plugin config,
+// then from GOVC_* (govc's) and VSPHERE_* (Terraform's vSphere provider's)
+// variables.
+func (df defaults) resolveEndpoint(c Connection) (endpoint, error) {
 	raw := c.URL
 	if raw == "" {
-		raw = env("GOVC_URL", "VSPHERE_SERVER")
+		raw = df.get("vsphere_url", "GOVC_URL", "VSPHERE_SERVER")
 	}
 	if raw == "" {
-		return endpoint{}, fmt.Errorf("no vCenter to connect to: set connection.url in the profile, or GOVC_URL (or VSPHERE_SERVER) in the agent's environment")
+		return endpoint{}, fmt.Errorf("no vCenter to connect to: set connection.url in the profile, vsphere_url in the agent config's plugin \"builtin\" block, " +
+			"or GOVC_URL (or VSPHERE_SERVER) in the agent's environment")
 	}
 	if !strings.Contains(raw, "://") {
 		raw = "https://" + raw
@@ -93,20 +128,20 @@ func resolveEndpoint(c Connection) (endpoint, error) {
 	if c.Username != "" {
 		e.user = c.Username
 	} else if e.user == "" {
-		e.user = env("GOVC_USERNAME", "VSPHERE_USER")
+		e.user = df.get("vsphere_username", "GOVC_USERNAME", "VSPHERE_USER")
 	}
 	if c.Password != "" {
 		e.pass = c.Password
 	} else if e.pass == "" {
-		e.pass = env("GOVC_PASSWORD", "VSPHERE_PASSWORD")
+		e.pass = df.get("vsphere_password", "GOVC_PASSWORD", "VSPHERE_PASSWORD")
 	}
 	if c.Insecure != nil {
 		e.insecure = *c.Insecure
-	} else if v := env("GOVC_INSECURE", "VSPHERE_ALLOW_UNVERIFIED_SSL"); v != "" {
+	} else if v := df.get("vsphere_insecure", "GOVC_INSECURE", "VSPHERE_ALLOW_UNVERIFIED_SSL"); v != "" {
 		e.insecure, _ = strconv.ParseBool(v)
 	}
 	if e.thumbprint == "" {
-		e.thumbprint = env("GOVC_TLS_THUMBPRINT")
+		e.thumbprint = df.get("vsphere_thumbprint", "GOVC_TLS_THUMBPRINT")
 	}
 	return e, nil
 }
@@ -123,7 +158,7 @@ func redact(raw string) string {
 // session returns a logged-in client for the connection, logging in once
 // per vCenter and user. A keep-alive holds the session open between calls.
 func (d *Driver) session(ctx context.Context, c Connection) (*session, error) {
-	e, err := resolveEndpoint(c)
+	e, err := d.defaults.resolveEndpoint(c)
 	if err != nil {
 		return nil, err
 	}

@@ -863,3 +863,42 @@ func roundTrip(t *testing.T, m map[string]any) map[string]any {
 	}
 	return out
 }
+
+// TestPluginConfigCredentials: the plugin config (GROVE_PLUGIN_CONFIG, from
+// the agent config's plugin "builtin" block) names vCenter and the
+// credentials, before the environment's variables and after the profile's
+// connection.
+func TestPluginConfigCredentials(t *testing.T) {
+	e := setup(t)
+	ctx := ctxT(t)
+	t.Setenv("GOVC_URL", "https://127.0.0.1:1/sdk") // not answering: the config must win
+	t.Setenv("GOVC_USERNAME", "nobody")
+	t.Setenv("GOVC_PASSWORD", "wrong")
+	bare := strings.Replace(e.url, vcsimtest.Username+":"+vcsimtest.Password+"@", "", 1)
+	cfg, _ := json.Marshal(map[string]string{"vsphere_url": bare, "vsphere_username": vcsimtest.Username,
+		"vsphere_password": vcsimtest.Password, "vsphere_insecure": "true", "vsphere_datacenter": vcsimtest.Datacenter})
+	t.Setenv("GROVE_PLUGIN_CONFIG", string(cfg))
+	d := vsphere.New()
+	if hosts, err := d.Hosts(ctx); err != nil || len(hosts) != 6 || hosts[0].Err != "" {
+		t.Fatalf("hosts through the plugin config: %v %+v", err, hosts)
+	}
+	p := e.spec("pc", nil)
+	delete(p.Properties, "connection")
+	delete(p.Properties, "datacenter")
+	if ds := d.Validate(ctx, p); len(ds) != 0 {
+		t.Fatalf("a profile without connection or datacenter: %v", ds)
+	}
+	e.rec.reset()
+	ns := nodes("pc", 1)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	if b := e.rec.bodies("Login"); len(b) != 0 {
+		t.Errorf("the session of Hosts was not reused: %d logins", len(b))
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
+
+	// The profile's connection comes first.
+	p.Properties["connection"] = map[string]any{"url": "https://127.0.0.1:1/sdk"}
+	if ds := d.Validate(ctx, p); len(ds) != 1 || ds[0].Field != "properties.connection" || !strings.Contains(ds[0].Message, "127.0.0.1:1") {
+		t.Errorf("a profile's own url: %v", ds)
+	}
+}
