@@ -348,8 +348,22 @@ func TestPlacementLinkedCloneAndCustomization(t *testing.T) {
 	p := e.spec("p2", map[string]any{"snapshot": vcsimtest.Snapshot, "wait_for_ip": true,
 		"customization": map[string]any{"ip_addresses": []any{"10.0.0.11", "10.0.0.12"}, "netmask": "255.255.255.0", "gateway": "10.0.0.1"}})
 	ns := nodes("db", 2)
+	ns[0].Data = map[string]any{"placement": map[string]any{"datastore": vcsimtest.Datastore, "resource_pool": "/DC0/host/DC0_C0/Resources"}}
 	ns[1].Data = map[string]any{"placement": map[string]any{"host": vcsimtest.DRSHost}}
+	ds, err := e.f.Datastore(ctx, vcsimtest.Datastore)
+	if err != nil {
+		t.Fatal(err)
+	}
 	apply(t, "create", ns, d.Create(ctx, p, ns))
+	var placed int
+	for _, b := range e.rec.bodies("CloneVM_Task") {
+		if strings.Contains(b, "<name>"+ns[0].Name+"</name>") && strings.Contains(b, `<datastore type="Datastore">`+ds.Reference().Value+`</datastore>`) {
+			placed++
+		}
+	}
+	if placed != 1 {
+		t.Errorf("node %s's clone was not placed on datastore %s", ns[0].Name, vcsimtest.Datastore)
+	}
 	_, m := e.vm(t, ns[1].Name)
 	if got := hostName(t, e, m.Runtime.Host); got != vcsimtest.DRSHost || ns[1].Data["host"] != vcsimtest.DRSHost {
 		t.Errorf("node placed on %s (data %v), want %s", got, ns[1].Data["host"], vcsimtest.DRSHost)
@@ -426,6 +440,15 @@ func TestUpdateInPlaceAndReplace(t *testing.T) {
 	for _, n := range ns {
 		if _, m := e.vm(t, n.Name); m.Config.Hardware.MemoryMB != 512 || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
 			t.Errorf("VM %s after the memory change: %d MiB, %s", n.Name, m.Config.Hardware.MemoryMB, m.Runtime.PowerState)
+		}
+	}
+	// CPUs: node 0 hot-adds them, node 1 is power-cycled; fewer CPUs
+	// always need the VM off, hot-add or not.
+	step("u2c", map[string]any{"memory_mb": int64(512), "num_cpus": int64(4)}, 1)
+	step("u2d", map[string]any{"memory_mb": int64(512), "num_cpus": int64(2)}, 2)
+	for _, n := range ns {
+		if _, m := e.vm(t, n.Name); m.Config.Hardware.NumCPU != 2 || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
+			t.Errorf("VM %s after the CPU changes: %d CPUs, %s", n.Name, m.Config.Hardware.NumCPU, m.Runtime.PowerState)
 		}
 	}
 	step("u3", map[string]any{"memory_mb": int64(512), "annotation": "v3"}, 0)
@@ -901,4 +924,32 @@ func TestPluginConfigCredentials(t *testing.T) {
 	if ds := d.Validate(ctx, p); len(ds) != 1 || ds[0].Field != "properties.connection" || !strings.Contains(ds[0].Message, "127.0.0.1:1") {
 		t.Errorf("a profile's own url: %v", ds)
 	}
+}
+
+// TestRecoverResetsAndRecreates: REBOOT resets a running VM (a hung guest)
+// in place; RECREATE replaces the VM, keeping the node.
+func TestRecoverResetsAndRecreates(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("rr", nil)
+	ns := nodes("rr", 2)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	before := []any{ns[0].Data["moid"], ns[1].Data["moid"]}
+	e.rec.reset()
+	apply(t, "reboot", ns, d.Recover(ctx, p, ns, "REBOOT", nil))
+	if n := e.rec.count("ResetVM_Task"); n != 2 || ns[0].Data["moid"] != before[0] {
+		t.Errorf("REBOOT of running VMs: %d resets, VM %v (was %v)", n, ns[0].Data["moid"], before[0])
+	}
+	apply(t, "recreate", ns, d.Recover(ctx, p, ns, "RECREATE", nil))
+	for i, n := range ns {
+		vm, m := e.vm(t, n.Name)
+		if vm == nil || n.Data["moid"] == before[i] || m.Self.Value != n.Data["moid"] || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
+			t.Errorf("RECREATE of %s: node data %v, was %v", n.Name, n.Data["moid"], before[i])
+		}
+	}
+	if n := e.rec.count("Destroy_Task"); n != 2 {
+		t.Errorf("RECREATE destroyed %d VMs, want 2", n)
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
 }
