@@ -265,6 +265,34 @@ func TestVSphereCluster(t *testing.T) {
 	})
 	matches("after recovery", 3)
 
+	// A VM moved to another host behind Grove's back (as DRS would): the
+	// health checks record its new host in the node's data.
+	moved := a.nodes(clusterID)[0]
+	mvm, err := finder.VirtualMachine(context.Background(), moved.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var to *object.HostSystem
+	for _, h := range []string{vcsimtest.DRSHost, vcsimtest.Cluster + "_H1", vcsimtest.Cluster + "_H2"} {
+		if h != moved.Data["host"] {
+			if to, err = finder.HostSystem(context.Background(), h); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	toRef := to.Reference()
+	vmTask(t, func(ctx context.Context) (*object.Task, error) {
+		return mvm.Relocate(ctx, types.VirtualMachineRelocateSpec{Host: &toRef}, types.VirtualMachineMovePriorityDefaultPriority)
+	})
+	eventually(t, 30*time.Second, "the moved VM's node to name its new host", func() (bool, string) {
+		n, err := a.client.GetNode(context.Background(), moved.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.Data["host"] == to.Name() && n.Status == "ACTIVE", fmt.Sprintf("%s %v", n.Status, n.Data["host"])
+	})
+
 	// Node operations through the API: power_off leaves the node WARNING
 	// (the restart supervisor leaves a VM switched off on purpose alone),
 	// power_on brings it back ACTIVE.
