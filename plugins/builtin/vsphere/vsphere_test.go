@@ -953,3 +953,58 @@ func TestRecoverResetsAndRecreates(t *testing.T) {
 	}
 	apply(t, "delete", ns, d.Delete(ctx, p, ns))
 }
+
+// TestCreateBoundsConcurrentClones: a batch of 10 nodes clones at most 8
+// VMs at once. The simulator holds each clone request until 8 are held
+// together, and then for a moment more, in which a ninth would arrive
+// without the bound; then it lets them all go.
+func TestCreateBoundsConcurrentClones(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("b1", nil)
+	ns := nodes("bound", 10)
+	var mu sync.Mutex
+	held, most := 0, 0
+	eight, ninth := make(chan struct{}), make(chan struct{})
+	var onceEight, onceNinth sync.Once
+	release := make(chan struct{})
+	go func() {
+		defer close(release)
+		select {
+		case <-eight:
+		case <-ctx.Done():
+			return
+		}
+		// Nothing should happen here: the deadline ends the wait for a
+		// ninth clone that the bound keeps from coming.
+		select {
+		case <-ninth:
+		case <-time.After(500 * time.Millisecond):
+		}
+	}()
+	e.rec.before = func(method, _ string) {
+		if method != "CloneVM_Task" {
+			return
+		}
+		mu.Lock()
+		held++
+		most = max(most, held)
+		switch held {
+		case 8:
+			onceEight.Do(func() { close(eight) })
+		case 9:
+			onceNinth.Do(func() { close(ninth) })
+		}
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		held--
+		mu.Unlock()
+	}
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	if most != 8 {
+		t.Errorf("%d clones were under way at once, want 8", most)
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
+}
