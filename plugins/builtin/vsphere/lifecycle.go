@@ -156,11 +156,13 @@ func (d *Driver) remove(ctx context.Context, s *session, inv *inventory, invErr 
 	return nil
 }
 
-// inPlace are the properties a VM changes without being replaced.
-var inPlace = []string{"num_cpus", "memory_mb", "annotation"}
+// inPlace are the properties a VM changes without being replaced: those
+// reconfigured, and those that say how Grove reaches vCenter (rotated
+// credentials) or waits, which change nothing of the VM.
+var inPlace = []string{"num_cpus", "memory_mb", "annotation", "connection", "wait_for_ip", "wait_timeout"}
 
 // replaces says whether moving from old to new replaces the VMs: any
-// change beyond CPU, memory and annotation does.
+// change beyond those in inPlace does.
 func replaces(old, new sdk.Spec) bool {
 	keys := map[string]bool{}
 	for k := range old.Properties {

@@ -452,6 +452,13 @@ func TestUpdateInPlaceAndReplace(t *testing.T) {
 		}
 	}
 	step("u3", map[string]any{"memory_mb": int64(512), "annotation": "v3"}, 0)
+	// Rotated credentials and another wait change nothing of the VMs.
+	kept := ns[1].Data["moid"]
+	step("u3b", map[string]any{"memory_mb": int64(512), "annotation": "v3", "wait_timeout": int64(60),
+		"connection": map[string]any{"url": e.url, "insecure": false}}, 0)
+	if e.rec.count("CloneVM_Task") != 0 || ns[1].Data["moid"] != kept {
+		t.Errorf("a connection change replaced the VMs")
+	}
 	if _, m := e.vm(t, ns[1].Name); m.Config.Annotation != "v3" {
 		t.Errorf("annotation %q", m.Config.Annotation)
 	}
