@@ -43,7 +43,8 @@ func TestSchemaDescribesEveryProperty(t *testing.T) {
 			t.Errorf("customization.%s is missing", name)
 		}
 	}
-	for _, name := range []string{"template", "snapshot", "num_cpus", "memory_mb", "annotation", "customization", "networks", "disks", "extra_config"} {
+	for _, name := range []string{"template", "snapshot", "num_cpus", "memory_mb", "annotation", "customization", "networks", "disks", "extra_config",
+		"connection", "wait_for_ip", "wait_timeout"} {
 		if !s[name].Updatable {
 			t.Errorf("%s must be updatable (reconfigured or replaced by the rolling update)", name)
 		}

@@ -87,7 +87,7 @@ func str(desc string) *schema.Property {
 func Schema() schema.Schema {
 	strs := &schema.Property{Type: schema.String}
 	return schema.Schema{
-		"connection": {Type: schema.Map, Description: "How to reach vCenter. Anything left out comes from the agent config's plugin \"builtin\" block (vsphere_url, vsphere_username, " +
+		"connection": {Type: schema.Map, Updatable: true, Description: "How to reach vCenter; a change (rotated credentials) leaves the VMs as they are. Anything left out comes from the agent config's plugin \"builtin\" block (vsphere_url, vsphere_username, " +
 			"vsphere_password, vsphere_insecure, vsphere_thumbprint), else from GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, " +
 			"GOVC_INSECURE and GOVC_TLS_THUMBPRINT (or VSPHERE_SERVER, VSPHERE_USER, VSPHERE_PASSWORD, VSPHERE_ALLOW_UNVERIFIED_SSL) in the agent's environment.",
 			Schema: schema.Schema{
@@ -126,8 +126,8 @@ func Schema() schema.Schema {
 			}},
 		"extra_config": {Type: schema.Map, Elem: strs, Updatable: true, Description: "extraConfig (advanced settings) keys and values; grove.* keys are Grove's. A change replaces the VMs."},
 		"power_on":     {Type: schema.Boolean, Default: true, Description: "Power the clones on."},
-		"wait_for_ip":  {Type: schema.Boolean, Default: false, Description: "Wait until VMware Tools report an IP address before a node is ACTIVE."},
-		"wait_timeout": {Type: schema.Integer, Default: int64(300), Description: "Seconds to wait for the IP address.", Constraints: []schema.Constraint{schema.Range(schema.F(1), schema.F(3600))}},
+		"wait_for_ip":  {Type: schema.Boolean, Default: false, Updatable: true, Description: "Wait until VMware Tools report an IP address before a node is ACTIVE."},
+		"wait_timeout": {Type: schema.Integer, Default: int64(300), Updatable: true, Description: "Seconds to wait for the IP address.", Constraints: []schema.Constraint{schema.Range(schema.F(1), schema.F(3600))}},
 	}
 }
 
