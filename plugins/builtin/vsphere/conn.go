@@ -229,8 +229,9 @@ func (r *relogin) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
 		return fmt.Errorf("%w (logging in again failed: %v)", err, lerr)
 	}
 	// The refused answer was decoded into res: clear it for the next one.
-	v := reflect.ValueOf(res).Elem()
-	v.Set(reflect.Zero(v.Type()))
+	if v := reflect.ValueOf(res); v.Kind() == reflect.Pointer && !v.IsNil() {
+		v.Elem().Set(reflect.Zero(v.Elem().Type()))
+	}
 	return r.rt.RoundTrip(ctx, req, res)
 }
 
