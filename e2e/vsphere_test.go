@@ -138,7 +138,8 @@ func vmTask(t *testing.T, f func(context.Context) (*object.Task, error)) {
 }
 
 // TestVSphereCluster runs a cluster of VMs on the simulator, served as a
-// separate process, through a real agent and its plugin process: cloned
+// separate process, through a real agent and its plugin process, which
+// reach vCenter with the credentials of the agent config: cloned
 // and powered on, scaled out and in, a VM powered off and one destroyed
 // behind Grove's back are recovered, a memory change rolls out, a clone
 // that vSphere faults fails its node and leaves nothing, and deleting the
@@ -147,7 +148,18 @@ func TestVSphereCluster(t *testing.T) {
 	vc, finder := vcsim(t)
 	dir := t.TempDir()
 	var clusterID string
-	a := startAgent(t, dir, "-config", fastConfig(t, dir, ""))
+	// The credentials reach the driver through the agent config's plugin
+	// "builtin" block, not the environment (TestVSphereHCL uses that).
+	cfg := fastConfig(t, dir, "")
+	block := fmt.Sprintf("plugin \"builtin\" {\n  config = {\n    vsphere_url = %q\n    vsphere_username = %q\n    vsphere_password = %q\n    vsphere_insecure = \"true\"\n  }\n}\n",
+		os.Getenv("GOVC_URL"), os.Getenv("GOVC_USERNAME"), os.Getenv("GOVC_PASSWORD"))
+	if err := appendFile(cfg, block); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"GOVC_URL", "GOVC_USERNAME", "GOVC_PASSWORD", "GOVC_INSECURE"} {
+		t.Setenv(k, "")
+	}
+	a := startAgent(t, dir, "-config", cfg)
 	profile := func(name string, props map[string]any) {
 		p := map[string]any{"cluster": vcsimtest.Cluster, "template": vcsimtest.Template, "num_cpus": 1}
 		for k, v := range props {
@@ -253,6 +265,34 @@ func TestVSphereCluster(t *testing.T) {
 	})
 	matches("after recovery", 3)
 
+	// A VM moved to another host behind Grove's back (as DRS would): the
+	// health checks record its new host in the node's data.
+	moved := a.nodes(clusterID)[0]
+	mvm, err := finder.VirtualMachine(context.Background(), moved.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var to *object.HostSystem
+	for _, h := range []string{vcsimtest.DRSHost, vcsimtest.Cluster + "_H1", vcsimtest.Cluster + "_H2"} {
+		if h != moved.Data["host"] {
+			if to, err = finder.HostSystem(context.Background(), h); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	toRef := to.Reference()
+	vmTask(t, func(ctx context.Context) (*object.Task, error) {
+		return mvm.Relocate(ctx, types.VirtualMachineRelocateSpec{Host: &toRef}, types.VirtualMachineMovePriorityDefaultPriority)
+	})
+	eventually(t, 30*time.Second, "the moved VM's node to name its new host", func() (bool, string) {
+		n, err := a.client.GetNode(context.Background(), moved.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.Data["host"] == to.Name() && n.Status == "ACTIVE", fmt.Sprintf("%s %v", n.Status, n.Data["host"])
+	})
+
 	// Node operations through the API: power_off leaves the node WARNING
 	// (the restart supervisor leaves a VM switched off on purpose alone),
 	// power_on brings it back ACTIVE.
@@ -325,6 +365,18 @@ func TestVSphereCluster(t *testing.T) {
 	if vms := clusterVMs(t, vc, clusterID); len(vms) != 0 {
 		t.Fatalf("VMs left after deleting the cluster: %d", len(vms))
 	}
+}
+
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // TestVSphereHCL applies examples/hcl/vsphere with the grove CLI against

@@ -91,11 +91,14 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 		}
 		cmd = []string{exe, "plugin", "serve"}
 	}
-	if err := a.Host.Start(ctx, host.Config{Name: builtin.Name, Command: cmd, Env: builtin.Env()}); err != nil {
+	if err := a.Host.Start(ctx, host.Config{Name: builtin.Name, Command: cmd, Env: builtin.Env(), Settings: cfg.BuiltinSettings()}); err != nil {
 		return nil, err
 	}
 	registered := map[string]bool{}
 	for _, p := range cfg.Plugins {
+		if p.Name == builtin.Name {
+			continue // its config went to the built-in plugin above
+		}
 		path, err := pluginCommand(cfg.PluginDir, p.Command)
 		registered[path] = true
 		command := append([]string{path}, p.Args...)

@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/hcl/v2/hclsimple"
@@ -115,12 +117,13 @@ type OrchestratorConfig struct {
 	DriverEvents *bool `hcl:"driver_events,optional"`
 }
 
-// PluginConfig registers a third-party plugin binary.
+// PluginConfig registers a third-party plugin binary, or, labelled
+// "builtin", configures the built-in plugin (config only).
 type PluginConfig struct {
 	Name     string            `hcl:"name,label"`
-	Command  string            `hcl:"command"`
+	Command  string            `hcl:"command,optional"`
 	Args     []string          `hcl:"args,optional"`
-	SHA256   string            `hcl:"sha256"`
+	SHA256   string            `hcl:"sha256,optional"`
 	Override bool              `hcl:"override,optional"`
 	Settings map[string]string `hcl:"config,optional"`
 	// PassEnv names variables of the agent's environment the plugin gets;
@@ -210,21 +213,60 @@ func (c *Config) Validate() error {
 	if err := c.checkBind(); err != nil {
 		return err
 	}
-	seen := map[string]bool{builtin.Name: true}
+	seen := map[string]bool{}
 	for _, p := range c.Plugins {
 		// The label names the plugin's directory in the data dir.
 		if err := host.CheckName(p.Name); err != nil {
 			return fmt.Errorf("plugin %q block: the label %w", p.Name, err)
 		}
 		if seen[p.Name] {
-			return fmt.Errorf("plugin %q block: the label is used twice (or is the built-in plugin's name); each plugin needs its own", p.Name)
+			return fmt.Errorf("plugin %q block: the label is used twice; each plugin needs its own", p.Name)
 		}
 		seen[p.Name] = true
+		if p.Name == builtin.Name {
+			if err := checkBuiltin(p); err != nil {
+				return err
+			}
+			continue
+		}
+		if p.Command == "" {
+			return fmt.Errorf("plugin %q block: command is required: the plugin's binary, in the plugin dir", p.Name)
+		}
 		if len(p.SHA256) != 64 {
 			return fmt.Errorf("plugin %q: sha256 must be the 64-character hex checksum of the binary", p.Name)
 		}
 	}
 	return nil
+}
+
+// checkBuiltin checks the plugin "builtin" block: it configures the
+// built-in plugin, which is part of grove, so it takes config alone, with
+// the keys the built-in types read.
+func checkBuiltin(p PluginConfig) error {
+	if p.Command != "" || p.SHA256 != "" || len(p.Args) > 0 || p.Override || len(p.PassEnv) > 0 {
+		return fmt.Errorf("plugin %q block: the built-in plugin is part of grove and takes only config; "+
+			"command, args, sha256, override and pass_env are for third-party plugins", p.Name)
+	}
+	known := builtin.ConfigKeys()
+	for k := range p.Settings {
+		if !slices.Contains(known, k) {
+			return fmt.Errorf("plugin %q block: config key %q is not one the built-in plugin reads; it reads %s", p.Name, k, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+// BuiltinSettings is the config of the plugin "builtin" block, if any.
+func (c *Config) BuiltinSettings() map[string]any {
+	out := map[string]any{}
+	for _, p := range c.Plugins {
+		if p.Name == builtin.Name {
+			for k, v := range p.Settings {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
 
 func defaultDataDir() string {

@@ -22,7 +22,7 @@ func TestPluginLabelsAreCheckedAtLoad(t *testing.T) {
 		{[]string{""}, "not a valid plugin name"},
 		{[]string{strings.Repeat("x", 65)}, "not a valid plugin name"},
 		{[]string{"twice", "twice"}, `plugin "twice" block: the label is used twice`},
-		{[]string{"builtin"}, `plugin "builtin" block: the label is used twice (or is the built-in plugin's name)`},
+		{[]string{"builtin"}, `plugin "builtin" block: the built-in plugin is part of grove and takes only config`},
 	} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "agent.hcl")
@@ -89,6 +89,37 @@ func TestPluginCommandConfinedToPluginDir(t *testing.T) {
 			t.Errorf("command %q: %v", cmd, err)
 		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
 			t.Errorf("command %q: want an error containing %q, got %v (path %s)", cmd, want, err, path)
+		}
+	}
+}
+
+// The plugin "builtin" block configures the built-in plugin: config alone,
+// with keys its types read; a third-party block still needs its command.
+func TestBuiltinPluginBlock(t *testing.T) {
+	sum := strings.Repeat("ab", 32)
+	for body, want := range map[string]string{
+		"plugin \"builtin\" {\n  config = { vsphere_url = \"https://vc/sdk\", vsphere_password = \"p\", docker_hosts = \"a=unix:///a.sock\" }\n}\n": "",
+		"plugin \"builtin\" {\n  config = { vsphere_usr = \"x\" }\n}\n":                                                                             `plugin "builtin" block: config key "vsphere_usr" is not one the built-in plugin reads; it reads docker_hosts, vsphere_url,`,
+		"plugin \"builtin\" {\n  pass_env = [\"GOVC_URL\"]\n}\n":                                                                                    "takes only config",
+		"plugin \"builtin\" {\n}\nplugin \"builtin\" {\n}\n":                                                                                        `plugin "builtin" block: the label is used twice`,
+		"plugin \"files\" {\n  sha256 = \"" + sum + "\"\n}\n":                                                                                       `plugin "files" block: command is required`,
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "agent.hcl")
+		os.WriteFile(path, []byte("data_dir = \""+dir+"\"\n"+body), 0o600)
+		cfg, err := LoadConfig(path)
+		if err == nil {
+			err = cfg.Validate()
+		}
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", body, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: want an error containing %q, got %v", body, want, err)
+		case want == "":
+			if s := cfg.BuiltinSettings(); s["vsphere_url"] != "https://vc/sdk" || s["docker_hosts"] != "a=unix:///a.sock" || len(s) != 3 {
+				t.Errorf("built-in settings %v", s)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -168,6 +169,24 @@ func applyResult(n *model.Node, r sdk.Result) {
 	}
 }
 
+// refreshData merges the data a check returned into the node's, as
+// applyResult does, and says whether any value changed: a driver's check
+// keeps what node data says of the thing (a VM's host, its addresses) true.
+func refreshData(n *model.Node, data map[string]any) bool {
+	changed := false
+	for k, v := range data {
+		if old, ok := n.Data[k]; ok && reflect.DeepEqual(old, v) {
+			continue
+		}
+		if n.Data == nil {
+			n.Data = map[string]any{}
+		}
+		n.Data[k] = v
+		changed = true
+	}
+	return changed
+}
+
 func (e *Engine) deleteNodes(ctx context.Context, nodes []*model.Node) map[string]error {
 	spec, err := e.specFor(ctx, nodes[0].ProfileID)
 	if err != nil {
@@ -296,6 +315,9 @@ func (e *Engine) checkNodes(ctx context.Context, nodes []*model.Node, failUnheal
 	for _, n := range nodes {
 		r := byID[n.ID]
 		n.UpdatedAt = &now
+		if r.Err == nil {
+			refreshData(n, r.Data)
+		}
 		switch {
 		case r.Err != nil:
 			out[n.ID] = fmt.Errorf("Failed in checking node %s: %w", n.Name, r.Err)

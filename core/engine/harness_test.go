@@ -70,6 +70,8 @@ type gate struct {
 
 	done map[string]map[string]int // successful driver calls per node: call -> node id -> count
 	live map[string]bool           // nodes the driver created and has not deleted
+	// checkData is the data Check returns per node id, when set.
+	checkData map[string]map[string]any
 }
 
 func newGate() *gate {
@@ -180,7 +182,23 @@ func (d gateDriver) Delete(ctx context.Context, _ sdk.Spec, nodes []sdk.Node) []
 }
 
 func (d gateDriver) Check(ctx context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.Result {
-	return d.each(ctx, "check", nodes)
+	out := d.each(ctx, "check", nodes)
+	d.g.mu.Lock()
+	defer d.g.mu.Unlock()
+	for i := range out {
+		out[i].Data = d.g.checkData[out[i].ID]
+	}
+	return out
+}
+
+// setCheckData makes Check return data for a node.
+func (g *gate) setCheckData(id string, data map[string]any) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.checkData == nil {
+		g.checkData = map[string]map[string]any{}
+	}
+	g.checkData[id] = data
 }
 
 func (d gateDriver) Update(ctx context.Context, _, _ sdk.Spec, nodes []sdk.Node) []sdk.Result {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -110,6 +111,9 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
 	now := e.cfg.Now()
 	var changed []*model.Node
 	var dead []*model.Node
+	// refreshed are nodes whose check changed their data only: written,
+	// without an event.
+	var refreshed []*model.Node
 	for profileID, group := range byProfile {
 		spec, err := e.specFor(ctx, profileID)
 		if err != nil {
@@ -126,6 +130,10 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
 			r, ok := byID[n.ID]
 			if !ok || r.Err != nil {
 				continue
+			}
+			if refreshData(n, r.Data) {
+				n.UpdatedAt = &now
+				refreshed = append(refreshed, n)
 			}
 			switch {
 			case r.Healthy && n.Status == model.NodeError && n.Data[dataFailedAt] != nil:
@@ -145,6 +153,17 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
 			case !r.Healthy:
 				dead = append(dead, n)
 			}
+		}
+	}
+	var only []*model.Node
+	for _, n := range refreshed {
+		if !slices.Contains(changed, n) {
+			only = append(only, n)
+		}
+	}
+	if len(only) > 0 {
+		if err := e.store.UpdateNodes(ctx, only); err != nil {
+			return err
 		}
 	}
 	if len(changed) > 0 {

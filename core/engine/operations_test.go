@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
@@ -148,5 +149,45 @@ func TestNodeOperationCancelledOrTimedOut(t *testing.T) {
 				t.Errorf("node left %s (%s)", got.Status, got.StatusReason)
 			}
 		})
+	}
+}
+
+// TestCheckRefreshesNodeData: the data a driver's check returns joins the
+// node's, through a CLUSTER_CHECK and through the health loop, keeping the
+// engine's own keys; a check that changes nothing writes nothing.
+func TestCheckRefreshesNodeData(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	cl := h.cluster("c", 2, 60)
+	nodes := h.nodes(cl.ID)
+
+	h.gate.setCheckData(nodes[0].ID, map[string]any{"address": "10.0.0.7", "host": "esx-1"})
+	h.ok(h.act(cl, `{"check": {}}`))
+	n, _ := h.store.GetNode(h.ctx(), nodes[0].ID)
+	if n.Data["address"] != "10.0.0.7" || n.Data["host"] != "esx-1" || n.Status != model.NodeActive {
+		t.Errorf("after a cluster check: %s %v", n.Status, n.Data)
+	}
+
+	// The VM moved and took another address: the health loop records it,
+	// without an event, and keeps what else the data held.
+	h.gate.setCheckData(nodes[0].ID, map[string]any{"address": "10.0.0.8", "host": "esx-2"})
+	if err := h.eng.CheckHealth(h.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	n, _ = h.store.GetNode(h.ctx(), nodes[0].ID)
+	if n.Data["address"] != "10.0.0.8" || n.Data["host"] != "esx-2" || n.Status != model.NodeActive {
+		t.Errorf("after a health check: %s %v", n.Status, n.Data)
+	}
+	before := n.UpdatedAt
+	h.clock.advance(time.Minute)
+	if err := h.eng.CheckHealth(h.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	n, _ = h.store.GetNode(h.ctx(), nodes[0].ID)
+	if n.UpdatedAt == nil || before == nil || !n.UpdatedAt.Equal(*before) {
+		t.Errorf("a check that changed nothing wrote the node: updated %v, then %v", before, n.UpdatedAt)
+	}
+	if other, _ := h.store.GetNode(h.ctx(), nodes[1].ID); other.Data["address"] != nil {
+		t.Errorf("the other node got data: %v", other.Data)
 	}
 }

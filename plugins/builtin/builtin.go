@@ -42,3 +42,11 @@ func Env() map[string]string {
 	}
 	return out
 }
+
+// ConfigKeys are the keys the built-in plugin reads from its config, the
+// agent config's plugin "builtin" block: the container driver's
+// docker_hosts and the vSphere driver's vCenter and defaults
+// (vsphere.ConfigKeys).
+func ConfigKeys() []string {
+	return append([]string{"docker_hosts"}, vsphere.ConfigKeys()...)
+}

@@ -46,7 +46,9 @@ type Result struct {
 	ID         string
 	PhysicalID string
 	State      []byte
-	// Data replaces the node's data when not nil.
+	// Data is merged into the node's data, key by key. Check may return
+	// it too, only with what changed (a VM that moved host or took another
+	// address): the engine records it without an event.
 	Data map[string]any
 	// Healthy is what Check reports.
 	Healthy bool

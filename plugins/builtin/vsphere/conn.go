@@ -2,18 +2,25 @@ package vsphere
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/fault"
 	vsession "github.com/vmware/govmomi/session"
 	"github.com/vmware/govmomi/session/keepalive"
 	"github.com/vmware/govmomi/vim25"
+	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/soap"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -36,9 +43,41 @@ func EnvNames() []string {
 		"VSPHERE_SERVER", "VSPHERE_USER", "VSPHERE_PASSWORD", "VSPHERE_ALLOW_UNVERIFIED_SSL", "VSPHERE_DATACENTER"}
 }
 
-// env returns the first of the variables that is set.
-func env(names ...string) string {
-	for _, n := range names {
+// ConfigKeys are the keys of the built-in plugin's config (the agent
+// config's plugin "builtin" block) the driver reads: the vCenter and the
+// defaults a profile leaves out. They come before the environment's
+// variables and after the profile's own properties.
+func ConfigKeys() []string {
+	return []string{"vsphere_url", "vsphere_username", "vsphere_password", "vsphere_insecure", "vsphere_thumbprint",
+		"vsphere_datacenter", "vsphere_datastore", "vsphere_resource_pool"}
+}
+
+// defaults are the plugin config's settings (GROVE_PLUGIN_CONFIG), then
+// the environment's variables.
+type defaults struct{ cfg map[string]string }
+
+// pluginDefaults reads the plugin config the plugin host passes in
+// GROVE_PLUGIN_CONFIG; settings other than strings are ignored (the
+// agent's config map holds strings).
+func pluginDefaults() defaults {
+	var raw map[string]any
+	_ = json.Unmarshal([]byte(os.Getenv("GROVE_PLUGIN_CONFIG")), &raw)
+	cfg := map[string]string{}
+	for _, k := range ConfigKeys() {
+		if v, ok := raw[k].(string); ok && v != "" {
+			cfg[k] = v
+		}
+	}
+	return defaults{cfg: cfg}
+}
+
+// get returns the setting key of the plugin config, else the first of the
+// environment variables that is set.
+func (df defaults) get(key string, envNames ...string) string {
+	if v := df.cfg[key]; v != "" {
+		return v
+	}
+	for _, n := range envNames {
 		if v := os.Getenv(n); v != "" {
 			return v
 		}
@@ -58,15 +97,17 @@ func (e endpoint) key() string {
 	return strings.Join([]string{e.u.Scheme, e.u.Host, e.u.Path, e.user, e.pass, strconv.FormatBool(e.insecure), e.thumbprint}, "\x00")
 }
 
-// resolveEndpoint fills a profile's connection from GOVC_* (govc's) and
-// VSPHERE_* (Terraform's vSphere provider's) variables.
-func resolveEndpoint(c Connection) (endpoint, error) {
+// resolveEndpoint fills a profile's connection from the plugin config,
+// then from GOVC_* (govc's) and VSPHERE_* (Terraform's vSphere provider's)
+// variables.
+func (df defaults) resolveEndpoint(c Connection) (endpoint, error) {
 	raw := c.URL
 	if raw == "" {
-		raw = env("GOVC_URL", "VSPHERE_SERVER")
+		raw = df.get("vsphere_url", "GOVC_URL", "VSPHERE_SERVER")
 	}
 	if raw == "" {
-		return endpoint{}, fmt.Errorf("no vCenter to connect to: set connection.url in the profile, or GOVC_URL (or VSPHERE_SERVER) in the agent's environment")
+		return endpoint{}, fmt.Errorf("no vCenter to connect to: set connection.url in the profile, vsphere_url in the agent config's plugin \"builtin\" block, " +
+			"or GOVC_URL (or VSPHERE_SERVER) in the agent's environment")
 	}
 	if !strings.Contains(raw, "://") {
 		raw = "https://" + raw
@@ -87,20 +128,20 @@ func resolveEndpoint(c Connection) (endpoint, error) {
 	if c.Username != "" {
 		e.user = c.Username
 	} else if e.user == "" {
-		e.user = env("GOVC_USERNAME", "VSPHERE_USER")
+		e.user = df.get("vsphere_username", "GOVC_USERNAME", "VSPHERE_USER")
 	}
 	if c.Password != "" {
 		e.pass = c.Password
 	} else if e.pass == "" {
-		e.pass = env("GOVC_PASSWORD", "VSPHERE_PASSWORD")
+		e.pass = df.get("vsphere_password", "GOVC_PASSWORD", "VSPHERE_PASSWORD")
 	}
 	if c.Insecure != nil {
 		e.insecure = *c.Insecure
-	} else if v := env("GOVC_INSECURE", "VSPHERE_ALLOW_UNVERIFIED_SSL"); v != "" {
+	} else if v := df.get("vsphere_insecure", "GOVC_INSECURE", "VSPHERE_ALLOW_UNVERIFIED_SSL"); v != "" {
 		e.insecure, _ = strconv.ParseBool(v)
 	}
 	if e.thumbprint == "" {
-		e.thumbprint = env("GOVC_TLS_THUMBPRINT")
+		e.thumbprint = df.get("vsphere_thumbprint", "GOVC_TLS_THUMBPRINT")
 	}
 	return e, nil
 }
@@ -117,7 +158,7 @@ func redact(raw string) string {
 // session returns a logged-in client for the connection, logging in once
 // per vCenter and user. A keep-alive holds the session open between calls.
 func (d *Driver) session(ctx context.Context, c Connection) (*session, error) {
-	e, err := resolveEndpoint(c)
+	e, err := d.defaults.resolveEndpoint(c)
 	if err != nil {
 		return nil, err
 	}
@@ -136,10 +177,12 @@ func (d *Driver) session(ctx context.Context, c Connection) (*session, error) {
 	if err != nil {
 		return nil, connError(e, err)
 	}
-	// Re-login when vCenter drops an idle session.
-	vc.RoundTripper = keepalive.NewHandlerSOAP(sc, 5*time.Minute, nil)
+	// The keep-alive holds an idle session open; relogin logs in again
+	// when vCenter dropped it anyway (expired, terminated, restarted).
+	rl := &relogin{rt: keepalive.NewHandlerSOAP(sc, 5*time.Minute, nil), sm: *vc.ServiceContent.SessionManager, user: e.user, pass: e.pass}
+	vc.RoundTripper = rl
 	gc := &govmomi.Client{Client: vc, SessionManager: vsession.NewManager(vc)}
-	if err := gc.Login(ctx, url.UserPassword(e.user, e.pass)); err != nil {
+	if err := rl.login(ctx, 0); err != nil {
 		return nil, connError(e, err)
 	}
 	s = &session{c: gc}
@@ -151,6 +194,88 @@ func (d *Driver) session(ctx context.Context, c Connection) (*session, error) {
 	}
 	d.sessions[k] = s
 	return s, nil
+}
+
+// relogin is the session's round tripper: a call vCenter refuses with
+// NotAuthenticated (the session expired, an administrator terminated it,
+// vCenter restarted) logs in again with the same credentials and is sent
+// once more. vCenter refuses such a call before running it, so sending it
+// again cannot run it twice.
+type relogin struct {
+	rt         soap.RoundTripper
+	sm         types.ManagedObjectReference
+	user, pass string
+	mu         sync.Mutex
+	// logins counts logins, so that calls refused together log in once.
+	logins uint64
+}
+
+func (r *relogin) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
+	switch req.(type) {
+	case *methods.LoginBody, *methods.LogoutBody:
+		return r.rt.RoundTrip(ctx, req, res)
+	}
+	r.mu.Lock()
+	seen := r.logins
+	r.mu.Unlock()
+	err := r.rt.RoundTrip(ctx, req, res)
+	if !refused(err, res) {
+		return err
+	}
+	if err == nil {
+		err = errors.New("vCenter answered NotAuthenticated")
+	}
+	if lerr := r.login(ctx, seen); lerr != nil {
+		return fmt.Errorf("%w (logging in again failed: %v)", err, lerr)
+	}
+	// The refused answer was decoded into res: clear it for the next one.
+	if v := reflect.ValueOf(res); v.Kind() == reflect.Pointer && !v.IsNil() {
+		v.Elem().Set(reflect.Zero(v.Elem().Type()))
+	}
+	return r.rt.RoundTrip(ctx, req, res)
+}
+
+// refused says vCenter refused a call for want of a session: a
+// NotAuthenticated fault, or (for property reads, which some vCenters and
+// the simulator answer without a session) properties missing with it.
+func refused(err error, res soap.HasFault) bool {
+	if err != nil {
+		return fault.Is(err, &types.NotAuthenticated{})
+	}
+	var contents []types.ObjectContent
+	switch b := res.(type) {
+	case *methods.RetrievePropertiesExBody:
+		if b.Res != nil && b.Res.Returnval != nil {
+			contents = b.Res.Returnval.Objects
+		}
+	case *methods.RetrievePropertiesBody:
+		if b.Res != nil {
+			contents = b.Res.Returnval
+		}
+	}
+	for _, oc := range contents {
+		for _, m := range oc.MissingSet {
+			if _, ok := m.Fault.Fault.(*types.NotAuthenticated); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// login logs in unless another call has logged in since the caller saw
+// seen logins.
+func (r *relogin) login(ctx context.Context, seen uint64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.logins != seen {
+		return nil
+	}
+	if _, err := methods.Login(ctx, r.rt, &types.Login{This: r.sm, UserName: r.user, Password: r.pass}); err != nil {
+		return err
+	}
+	r.logins++
+	return nil
 }
 
 func connError(e endpoint, err error) error {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vmware/govmomi/fault"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -92,54 +93,107 @@ func vmError(ctx context.Context, what string, err error) error {
 }
 
 // create is idempotent per node id: the VM is named after the node and
-// carries its id in extraConfig, so a retried create finds the VM an
-// earlier attempt made.
+// carries its id in extraConfig, so a create retried after a crash adopts
+// the VM an earlier attempt made, also when that attempt's clone was still
+// running and ends first (the retry's clone then fails DuplicateName).
 func (d *Driver) create(ctx context.Context, inv *inventory, pr Properties, n sdk.Node) sdk.Result {
 	if err := ctx.Err(); err != nil {
 		return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
 	}
 	c := inv.s.vim()
 	name := vmName(n)
-	found, err := object.NewSearchIndex(c).FindChild(ctx, inv.folder, name)
-	if err != nil {
-		return sdk.Result{ID: n.ID, Err: vmError(ctx, "look for VM "+name, err)}
-	}
-	if found != nil {
-		vm := object.NewVirtualMachine(c, found.Reference())
-		owner, err := nodeOf(ctx, vm)
-		if err != nil {
-			return sdk.Result{ID: n.ID, Err: vmError(ctx, "read VM "+name, err)}
-		}
-		if owner != n.ID {
-			return sdk.Result{ID: n.ID, Err: fmt.Errorf("a VM named %q already exists in folder %s and is not this node's (its %s is %q); rename or remove it", name, inv.folder.InventoryPath, keyNode, owner)}
-		}
-		if pr.PowerOn {
-			if err := powerOn(ctx, vm); err != nil {
-				return sdk.Result{ID: n.ID, Err: vmError(ctx, "power on VM "+name, err)}
-			}
-		}
-		return d.finish(ctx, inv, pr, n, vm)
+	if res, ok := d.adopt(ctx, inv, pr, n); ok {
+		return res
 	}
 	spec, err := d.cloneSpec(ctx, inv, pr, n)
 	if err != nil {
 		return sdk.Result{ID: n.ID, Err: err}
 	}
+	what := fmt.Sprintf("clone VM %s from %s", name, inv.template.InventoryPath)
+	var info *types.TaskInfo
 	task, err := inv.template.Clone(ctx, inv.folder, name, spec)
-	if err != nil {
-		return sdk.Result{ID: n.ID, Err: vmError(ctx, fmt.Sprintf("clone VM %s from %s", name, inv.template.InventoryPath), err)}
+	if err == nil {
+		info, err = task.WaitForResult(ctx)
 	}
-	info, err := task.WaitForResult(ctx)
 	if err != nil {
+		if fault.Is(err, &types.DuplicateName{}) && ctx.Err() == nil {
+			// An earlier attempt's clone ended first: its VM is this
+			// node's, or the error stands.
+			if res, ok := d.adopt(ctx, inv, pr, n); ok {
+				return res
+			}
+			return sdk.Result{ID: n.ID, Err: vmError(ctx, what, err)}
+		}
 		// A failed clone may leave a half-made VM under the node's name
 		// behind (vCenter cleans up after most faults, not all).
 		d.sweep(context.WithoutCancel(ctx), inv, n)
-		return sdk.Result{ID: n.ID, Err: vmError(ctx, fmt.Sprintf("clone VM %s from %s", name, inv.template.InventoryPath), err)}
+		return sdk.Result{ID: n.ID, Err: vmError(ctx, what, err)}
 	}
 	ref, ok := info.Result.(types.ManagedObjectReference)
 	if !ok {
 		return sdk.Result{ID: n.ID, Err: fmt.Errorf("clone VM %s: the task returned %T, not the VM", name, info.Result)}
 	}
 	return d.finish(ctx, inv, pr, n, object.NewVirtualMachine(c, ref))
+}
+
+// adopt looks for a VM of the node's name in the folder. One carrying the
+// node's id that an earlier attempt finished is the node's VM: ok, with its
+// result (powered on when the profile says so). One carrying the node's id
+// that vCenter no longer has whole (inaccessible, orphaned, invalid) is
+// removed, so the caller clones anew. A VM of the name that is not the
+// node's fails the node: Grove never takes over a VM it did not make.
+func (d *Driver) adopt(ctx context.Context, inv *inventory, pr Properties, n sdk.Node) (res sdk.Result, ok bool) {
+	c := inv.s.vim()
+	name := vmName(n)
+	found, err := object.NewSearchIndex(c).FindChild(ctx, inv.folder, name)
+	if err != nil {
+		return sdk.Result{ID: n.ID, Err: vmError(ctx, "look for VM "+name, err)}, true
+	}
+	if found == nil {
+		return sdk.Result{}, false
+	}
+	vm := object.NewVirtualMachine(c, found.Reference())
+	var m mo.VirtualMachine
+	if err := vm.Properties(ctx, vm.Reference(), []string{"config.extraConfig", "runtime.connectionState"}, &m); err != nil {
+		if isNotFound(err) {
+			return sdk.Result{}, false // destroyed since the search
+		}
+		return sdk.Result{ID: n.ID, Err: vmError(ctx, "read VM "+name, err)}, true
+	}
+	owner := ""
+	if m.Config != nil {
+		owner = extraValue(m.Config.ExtraConfig, keyNode)
+	}
+	if owner != n.ID {
+		return sdk.Result{ID: n.ID, Err: fmt.Errorf("a VM named %q already exists in folder %s and is not this node's (its %s is %q); rename or remove it",
+			name, inv.folder.InventoryPath, keyNode, owner)}, true
+	}
+	if m.Runtime.ConnectionState != "" && m.Runtime.ConnectionState != types.VirtualMachineConnectionStateConnected &&
+		m.Runtime.ConnectionState != types.VirtualMachineConnectionStateDisconnected {
+		if err := discard(ctx, vm); err != nil {
+			return sdk.Result{ID: n.ID, Err: vmError(ctx, fmt.Sprintf("remove VM %s, left %s by an earlier attempt,", name, m.Runtime.ConnectionState), err)}, true
+		}
+		return sdk.Result{}, false
+	}
+	if pr.PowerOn {
+		if err := powerOn(ctx, vm); err != nil {
+			return sdk.Result{ID: n.ID, Err: vmError(ctx, "power on VM "+name, err)}, true
+		}
+	}
+	return d.finish(ctx, inv, pr, n, vm), true
+}
+
+// discard removes a VM vCenter no longer has whole: destroyed when it can
+// be, else unregistered (an orphaned VM's files are gone already).
+func discard(ctx context.Context, vm *object.VirtualMachine) error {
+	err := destroy(ctx, vm)
+	if err == nil {
+		return nil
+	}
+	if uerr := vm.Unregister(ctx); uerr != nil && !isNotFound(uerr) {
+		return fmt.Errorf("%w; unregister: %v", err, uerr)
+	}
+	return nil
 }
 
 // sweep destroys the node's VM if a failed create left one.

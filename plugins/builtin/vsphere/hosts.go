@@ -13,11 +13,12 @@ import (
 
 // Hosts lists the ESXi hosts of every compute cluster of the vCenter the
 // agent's environment names (GOVC_URL or VSPHERE_SERVER), with their
-// connection state, maintenance mode, CPU and memory usage and VM count.
+// connection state, maintenance mode, CPU and memory usage and VM count
+// (or vsphere_url of the plugin config).
 // Without a vCenter configured there are none; a vCenter that does not
 // answer is one host entry carrying the reason.
 func (d *Driver) Hosts(ctx context.Context) ([]sdk.Host, error) {
-	e, err := resolveEndpoint(Connection{})
+	e, err := d.defaults.resolveEndpoint(Connection{})
 	if err != nil {
 		return []sdk.Host{}, nil
 	}

@@ -51,13 +51,13 @@ func notFound(prop, what, value string, err error) schema.Diagnostic {
 
 // resolve looks every inventory path of the properties up. Each failure is
 // a diagnostic on its property.
-func resolve(ctx context.Context, s *session, pr Properties) (*inventory, schema.Diagnostics) {
+func resolve(ctx context.Context, s *session, pr Properties, df defaults) (*inventory, schema.Diagnostics) {
 	inv := &inventory{s: s, finder: find.NewFinder(s.vim(), true)}
 	var ds schema.Diagnostics
 	var err error
 	dcName := pr.Datacenter
 	if dcName == "" {
-		dcName = env("GOVC_DATACENTER", "VSPHERE_DATACENTER")
+		dcName = df.get("vsphere_datacenter", "GOVC_DATACENTER", "VSPHERE_DATACENTER")
 	}
 	if dcName == "" {
 		inv.dc, err = inv.finder.DefaultDatacenter(ctx)
@@ -76,7 +76,7 @@ func resolve(ctx context.Context, s *session, pr Properties) (*inventory, schema
 	}
 	poolName := pr.ResourcePool
 	if poolName == "" && inv.cluster == nil && pr.Cluster == "" {
-		poolName = env("GOVC_RESOURCE_POOL")
+		poolName = df.get("vsphere_resource_pool", "GOVC_RESOURCE_POOL")
 	}
 	switch {
 	case poolName != "":
@@ -115,7 +115,7 @@ func resolve(ctx context.Context, s *session, pr Properties) (*inventory, schema
 	}
 	dsName := pr.Datastore
 	if dsName == "" {
-		dsName = env("GOVC_DATASTORE")
+		dsName = df.get("vsphere_datastore", "GOVC_DATASTORE")
 	}
 	if dsName != "" {
 		if inv.datastore, err = inv.finder.Datastore(ctx, dsName); err != nil {
@@ -188,7 +188,7 @@ func (d *Driver) inventory(ctx context.Context, p sdk.Spec) (*inventory, Propert
 	if err != nil {
 		return nil, pr, err
 	}
-	inv, ds := resolve(ctx, s, pr)
+	inv, ds := resolve(ctx, s, pr, d.defaults)
 	if len(ds) > 0 {
 		if ctx.Err() != nil {
 			return nil, pr, sdk.Retryable(ctx.Err())

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -155,11 +156,13 @@ func (d *Driver) remove(ctx context.Context, s *session, inv *inventory, invErr 
 	return nil
 }
 
-// inPlace are the properties a VM changes without being replaced.
-var inPlace = []string{"num_cpus", "memory_mb", "annotation"}
+// inPlace are the properties a VM changes without being replaced: those
+// reconfigured, and those that say how Grove reaches vCenter (rotated
+// credentials) or waits, which change nothing of the VM.
+var inPlace = []string{"num_cpus", "memory_mb", "annotation", "connection", "wait_for_ip", "wait_timeout"}
 
 // replaces says whether moving from old to new replaces the VMs: any
-// change beyond CPU, memory and annotation does.
+// change beyond those in inPlace does.
 func replaces(old, new sdk.Spec) bool {
 	keys := map[string]bool{}
 	for k := range old.Properties {
@@ -284,7 +287,7 @@ func (d *Driver) recreate(ctx context.Context, old, new sdk.Spec, nodes []sdk.No
 		n := nodes[i]
 		n.State, n.PhysicalID = nil, ""
 		if n.Data != nil {
-			n.Data = maps(n.Data)
+			n.Data = maps.Clone(n.Data)
 			delete(n.Data, "moid")
 		}
 		batch[j] = n
@@ -292,14 +295,6 @@ func (d *Driver) recreate(ctx context.Context, old, new sdk.Spec, nodes []sdk.No
 	made := each(batch, func(n sdk.Node) sdk.Result { return d.create(ctx, inv, pr, n) })
 	for j, i := range todo {
 		out[i] = made[j]
-	}
-	return out
-}
-
-func maps(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
 	}
 	return out
 }

@@ -58,7 +58,7 @@ type Properties struct {
 }
 
 // Connection says how to reach vCenter; what it leaves empty comes from
-// the GOVC_* or VSPHERE_* variables (conn.go).
+// the plugin config, then the GOVC_* or VSPHERE_* variables (conn.go).
 type Connection struct {
 	URL        string `json:"url"`
 	Username   string `json:"username"`
@@ -87,7 +87,8 @@ func str(desc string) *schema.Property {
 func Schema() schema.Schema {
 	strs := &schema.Property{Type: schema.String}
 	return schema.Schema{
-		"connection": {Type: schema.Map, Description: "How to reach vCenter. Anything left out comes from GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, " +
+		"connection": {Type: schema.Map, Updatable: true, Description: "How to reach vCenter; a change (rotated credentials) leaves the VMs as they are. Anything left out comes from the agent config's plugin \"builtin\" block (vsphere_url, vsphere_username, " +
+			"vsphere_password, vsphere_insecure, vsphere_thumbprint), else from GOVC_URL, GOVC_USERNAME, GOVC_PASSWORD, " +
 			"GOVC_INSECURE and GOVC_TLS_THUMBPRINT (or VSPHERE_SERVER, VSPHERE_USER, VSPHERE_PASSWORD, VSPHERE_ALLOW_UNVERIFIED_SSL) in the agent's environment.",
 			Schema: schema.Schema{
 				// The URL may carry user:password@, so it is as secret as the password.
@@ -125,8 +126,8 @@ func Schema() schema.Schema {
 			}},
 		"extra_config": {Type: schema.Map, Elem: strs, Updatable: true, Description: "extraConfig (advanced settings) keys and values; grove.* keys are Grove's. A change replaces the VMs."},
 		"power_on":     {Type: schema.Boolean, Default: true, Description: "Power the clones on."},
-		"wait_for_ip":  {Type: schema.Boolean, Default: false, Description: "Wait until VMware Tools report an IP address before a node is ACTIVE."},
-		"wait_timeout": {Type: schema.Integer, Default: int64(300), Description: "Seconds to wait for the IP address.", Constraints: []schema.Constraint{schema.Range(schema.F(1), schema.F(3600))}},
+		"wait_for_ip":  {Type: schema.Boolean, Default: false, Updatable: true, Description: "Wait until VMware Tools report an IP address before a node is ACTIVE."},
+		"wait_timeout": {Type: schema.Integer, Default: int64(300), Updatable: true, Description: "Seconds to wait for the IP address.", Constraints: []schema.Constraint{schema.Range(schema.F(1), schema.F(3600))}},
 	}
 }
 
@@ -160,11 +161,16 @@ type Driver struct {
 	resolved map[string]*inventory // by profile id
 	// hostNames caches ESXi host names by managed object id.
 	hostNames map[string]string
+	// defaults fill in what profiles leave out: the plugin config's, then
+	// the environment's.
+	defaults defaults
 }
 
-// New returns a driver with no sessions yet.
+// New returns a driver with no sessions yet, reading its defaults from
+// the plugin config (GROVE_PLUGIN_CONFIG, keys ConfigKeys) and the
+// environment.
 func New() *Driver {
-	return &Driver{sessions: map[string]*session{}, resolved: map[string]*inventory{}, hostNames: map[string]string{}}
+	return &Driver{sessions: map[string]*session{}, resolved: map[string]*inventory{}, hostNames: map[string]string{}, defaults: pluginDefaults()}
 }
 
 // propsOf decodes a spec's properties.
@@ -196,7 +202,7 @@ func (d *Driver) Validate(ctx context.Context, p sdk.Spec) schema.Diagnostics {
 	if err != nil {
 		return schema.Diagnostics{{Field: "properties.connection", Message: err.Error()}}
 	}
-	_, ds := resolve(ctx, s, pr)
+	_, ds := resolve(ctx, s, pr, d.defaults)
 	return ds
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
@@ -31,6 +32,8 @@ import (
 type recorder struct {
 	mu    sync.Mutex
 	calls []call
+	// before, when set, runs before a call is passed on.
+	before func(method, body string)
 }
 
 type call struct{ method, body string }
@@ -89,7 +92,11 @@ func setup(t *testing.T) *env {
 		if m := methodRE.FindSubmatch(b); m != nil {
 			rec.mu.Lock()
 			rec.calls = append(rec.calls, call{string(m[1]), string(b)})
+			before := rec.before
 			rec.mu.Unlock()
+			if before != nil {
+				before(string(m[1]), string(b))
+			}
 		}
 		proxy.ServeHTTP(w, req)
 	}))
@@ -341,8 +348,22 @@ func TestPlacementLinkedCloneAndCustomization(t *testing.T) {
 	p := e.spec("p2", map[string]any{"snapshot": vcsimtest.Snapshot, "wait_for_ip": true,
 		"customization": map[string]any{"ip_addresses": []any{"10.0.0.11", "10.0.0.12"}, "netmask": "255.255.255.0", "gateway": "10.0.0.1"}})
 	ns := nodes("db", 2)
+	ns[0].Data = map[string]any{"placement": map[string]any{"datastore": vcsimtest.Datastore, "resource_pool": "/DC0/host/DC0_C0/Resources"}}
 	ns[1].Data = map[string]any{"placement": map[string]any{"host": vcsimtest.DRSHost}}
+	ds, err := e.f.Datastore(ctx, vcsimtest.Datastore)
+	if err != nil {
+		t.Fatal(err)
+	}
 	apply(t, "create", ns, d.Create(ctx, p, ns))
+	var placed int
+	for _, b := range e.rec.bodies("CloneVM_Task") {
+		if strings.Contains(b, "<name>"+ns[0].Name+"</name>") && strings.Contains(b, `<datastore type="Datastore">`+ds.Reference().Value+`</datastore>`) {
+			placed++
+		}
+	}
+	if placed != 1 {
+		t.Errorf("node %s's clone was not placed on datastore %s", ns[0].Name, vcsimtest.Datastore)
+	}
 	_, m := e.vm(t, ns[1].Name)
 	if got := hostName(t, e, m.Runtime.Host); got != vcsimtest.DRSHost || ns[1].Data["host"] != vcsimtest.DRSHost {
 		t.Errorf("node placed on %s (data %v), want %s", got, ns[1].Data["host"], vcsimtest.DRSHost)
@@ -421,7 +442,23 @@ func TestUpdateInPlaceAndReplace(t *testing.T) {
 			t.Errorf("VM %s after the memory change: %d MiB, %s", n.Name, m.Config.Hardware.MemoryMB, m.Runtime.PowerState)
 		}
 	}
+	// CPUs: node 0 hot-adds them, node 1 is power-cycled; fewer CPUs
+	// always need the VM off, hot-add or not.
+	step("u2c", map[string]any{"memory_mb": int64(512), "num_cpus": int64(4)}, 1)
+	step("u2d", map[string]any{"memory_mb": int64(512), "num_cpus": int64(2)}, 2)
+	for _, n := range ns {
+		if _, m := e.vm(t, n.Name); m.Config.Hardware.NumCPU != 2 || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
+			t.Errorf("VM %s after the CPU changes: %d CPUs, %s", n.Name, m.Config.Hardware.NumCPU, m.Runtime.PowerState)
+		}
+	}
 	step("u3", map[string]any{"memory_mb": int64(512), "annotation": "v3"}, 0)
+	// Rotated credentials and another wait change nothing of the VMs.
+	kept := ns[1].Data["moid"]
+	step("u3b", map[string]any{"memory_mb": int64(512), "annotation": "v3", "wait_timeout": int64(60),
+		"connection": map[string]any{"url": e.url, "insecure": false}}, 0)
+	if e.rec.count("CloneVM_Task") != 0 || ns[1].Data["moid"] != kept {
+		t.Errorf("a connection change replaced the VMs")
+	}
 	if _, m := e.vm(t, ns[1].Name); m.Config.Annotation != "v3" {
 		t.Errorf("annotation %q", m.Config.Annotation)
 	}
@@ -612,4 +649,369 @@ func TestHosts(t *testing.T) {
 	if hs, err := vsphere.New().Hosts(ctx); err != nil || len(hs) != 0 {
 		t.Errorf("without a vCenter configured: %v %v", hs, err)
 	}
+}
+
+// terminateOthers ends every vCenter session but the test's own, as an
+// administrator (or an expiry, or a vCenter restart) would.
+func (e *env) terminateOthers(t *testing.T) int {
+	t.Helper()
+	ctx := context.Background()
+	var sm mo.SessionManager
+	if err := e.c.RetrieveOne(ctx, *e.c.ServiceContent.SessionManager, []string{"sessionList", "currentSession"}, &sm); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, s := range sm.SessionList {
+		if s.Key != sm.CurrentSession.Key {
+			keys = append(keys, s.Key)
+		}
+	}
+	if len(keys) > 0 {
+		if _, err := methods.TerminateSession(ctx, e.c, &types.TerminateSession{This: *e.c.ServiceContent.SessionManager, SessionId: keys}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return len(keys)
+}
+
+func TestSessionTerminatedIsLoggedInAgain(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("s1", nil)
+	ns := nodes("sess", 2)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	for round := 1; round <= 2; round++ {
+		if n := e.terminateOthers(t); n != 1 {
+			t.Fatalf("round %d: terminated %d sessions, want the driver's one", round, n)
+		}
+		e.rec.reset()
+		for i, r := range d.Check(ctx, p, ns) {
+			if r.Err != nil || !r.Healthy {
+				t.Fatalf("round %d: check of %s after its session was terminated: %v %s", round, ns[i].Name, r.Err, r.Reason)
+			}
+		}
+		if n := e.rec.count("Login"); n != 1 {
+			t.Errorf("round %d: %d logins after the session was terminated, want 1", round, n)
+		}
+	}
+	// Concurrent calls refused together log in once.
+	e.terminateOthers(t)
+	e.rec.reset()
+	apply(t, "operate", ns, d.Operate(ctx, p, ns, "reset", nil))
+	if n := e.rec.count("Login"); n != 1 {
+		t.Errorf("%d logins for 2 concurrent operations after the session was terminated, want 1", n)
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
+}
+
+// cloneAs clones the template as an earlier attempt to create node n
+// would have: named after the node, carrying its id. It returns the VM's
+// managed object id.
+func (e *env) cloneAs(n sdk.Node, on bool) (string, error) {
+	ctx := context.Background()
+	tmpl, err := e.f.VirtualMachine(ctx, vcsimtest.Template)
+	if err != nil {
+		return "", err
+	}
+	cl, err := e.f.ClusterComputeResource(ctx, vcsimtest.Cluster)
+	if err != nil {
+		return "", err
+	}
+	pool, err := cl.ResourcePool(ctx)
+	if err != nil {
+		return "", err
+	}
+	folder, err := e.f.DefaultFolder(ctx)
+	if err != nil {
+		return "", err
+	}
+	ref := pool.Reference()
+	tk, err := tmpl.Clone(ctx, folder, n.Name, types.VirtualMachineCloneSpec{PowerOn: on, Location: types.VirtualMachineRelocateSpec{Pool: &ref},
+		Config: &types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{&types.OptionValue{Key: "grove.node_id", Value: n.ID}}}})
+	if err != nil {
+		return "", err
+	}
+	info, err := tk.WaitForResult(ctx)
+	if err != nil {
+		return "", err
+	}
+	return info.Result.(types.ManagedObjectReference).Value, nil
+}
+
+// TestCreateAdoptsWhatAnEarlierAttemptLeft retries creates after crashes:
+// a VM an earlier attempt finished is adopted (and powered on), also when
+// its clone ends while the retry's own clone runs (which then fails
+// DuplicateName); a VM of the node's that vCenter no longer has whole is
+// removed and cloned anew. Each node ends with exactly one VM.
+func TestCreateAdoptsWhatAnEarlierAttemptLeft(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("c1", nil)
+	ns := nodes("crash", 3)
+
+	// a: the crash came after the clone, before the power-on.
+	leftA, err := e.cloneAs(ns[0], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b: the earlier clone was still running when the retry looked for
+	// the VM, and ends just before the retry's clone.
+	var once sync.Once
+	var leftB string
+	e.rec.before = func(method, body string) {
+		if method == "CloneVM_Task" && strings.Contains(body, "<name>"+ns[1].Name+"</name>") {
+			once.Do(func() {
+				var err error
+				if leftB, err = e.cloneAs(ns[1], true); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	// c: the earlier attempt's VM is inaccessible.
+	leftC, err := e.cloneAs(ns[2], false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm := e.sim.Model
+	obj := sm.Map().Get(types.ManagedObjectReference{Type: "VirtualMachine", Value: leftC})
+	sm.Map().Update(sm.Service.Context, obj, []types.PropertyChange{{Name: "runtime.connectionState", Val: types.VirtualMachineConnectionStateInaccessible}})
+
+	e.rec.reset()
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	if ns[0].Data["moid"] != leftA || ns[1].Data["moid"] != leftB || leftB == "" {
+		t.Errorf("nodes a and b have VMs %v and %v, want the earlier attempts' %s and %s", ns[0].Data["moid"], ns[1].Data["moid"], leftA, leftB)
+	}
+	if ns[2].Data["moid"] == leftC {
+		t.Errorf("node c kept the inaccessible VM %s", leftC)
+	}
+	if n := e.rec.count("CloneVM_Task"); n != 2 {
+		t.Errorf("%d clones, want 2 (b's, which failed DuplicateName, and c's)", n)
+	}
+	for _, n := range ns {
+		vms, err := e.f.VirtualMachineList(ctx, n.Name)
+		if err != nil || len(vms) != 1 {
+			t.Errorf("node %s: %d VMs of its name (%v)", n.Name, len(vms), err)
+			continue
+		}
+		if _, m := e.vm(t, n.Name); m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn || m.Self.Value != n.Data["moid"] {
+			t.Errorf("node %s: VM %s is %s, node data %v", n.Name, m.Self.Value, m.Runtime.PowerState, n.Data["moid"])
+		}
+	}
+
+	// Another's VM of the node's name is never taken over.
+	other := nodes("crash", 1)
+	other[0].ID = "someone-else"
+	if r := d.Create(ctx, p, other)[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "is not this node's") {
+		t.Errorf("a VM of the name that is another node's: %v", r.Err)
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
+}
+
+// TestCheckRefreshesHostAndAddresses: a VM moved to another host and given
+// another address behind Grove's back is reported by the next check, in
+// its one round trip, as data for the node; a check with the node's data
+// true returns none, so it writes nothing.
+func TestCheckRefreshesHostAndAddresses(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("k1", nil)
+	ns := nodes("moved", 2)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	for _, r := range d.Check(ctx, p, ns) {
+		if r.Data != nil {
+			t.Errorf("a check with true node data returned %v", r.Data)
+		}
+	}
+	vm, m := e.vm(t, ns[0].Name)
+	var to string
+	for _, h := range []string{vcsimtest.DRSHost, vcsimtest.Cluster + "_H1", vcsimtest.Cluster + "_H2"} {
+		if h != hostName(t, e, m.Runtime.Host) {
+			to = h
+			break
+		}
+	}
+	host, err := e.f.HostSystem(ctx, to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	href := host.Reference()
+	tk, err := vm.Relocate(ctx, types.VirtualMachineRelocateSpec{Host: &href}, types.VirtualMachineMovePriorityDefaultPriority)
+	if err == nil {
+		err = tk.Wait(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	sm := e.sim.Model
+	sm.Map().Update(sm.Service.Context, sm.Map().Get(vm.Reference()), []types.PropertyChange{{Name: "guest.ipAddress", Val: "10.1.2.3"},
+		{Name: "guest.net", Val: []types.GuestNicInfo{{IpAddress: []string{"10.1.2.3", "fe80::1"}}}}})
+
+	e.rec.reset()
+	res := d.Check(ctx, p, ns)
+	if n := len(e.rec.calls); n != 1 {
+		t.Errorf("check made %d calls, want one round trip", n)
+	}
+	want := map[string]any{"host": to, "ip_addresses": []any{"10.1.2.3", "fe80::1"}, "address": "10.1.2.3"}
+	if b, w := mustJSON(t, res[0].Data), mustJSON(t, want); b != w || !res[0].Healthy {
+		t.Errorf("check of the moved VM: data %s, want %s (healthy %v)", b, w, res[0].Healthy)
+	}
+	if res[1].Data != nil {
+		t.Errorf("check of the unmoved VM returned %v", res[1].Data)
+	}
+	// Once the engine merged it, the next check is quiet again.
+	for k, v := range res[0].Data {
+		ns[0].Data[k] = v
+	}
+	ns[0].Data = roundTrip(t, ns[0].Data)
+	for _, r := range d.Check(ctx, p, ns) {
+		if r.Data != nil {
+			t.Errorf("a check after the merge returned %v", r.Data)
+		}
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// roundTrip is node data as the engine stores and sends it: through JSON.
+func roundTrip(t *testing.T, m map[string]any) map[string]any {
+	t.Helper()
+	var out map[string]any
+	if err := json.Unmarshal([]byte(mustJSON(t, m)), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestPluginConfigCredentials: the plugin config (GROVE_PLUGIN_CONFIG, from
+// the agent config's plugin "builtin" block) names vCenter and the
+// credentials, before the environment's variables and after the profile's
+// connection.
+func TestPluginConfigCredentials(t *testing.T) {
+	e := setup(t)
+	ctx := ctxT(t)
+	t.Setenv("GOVC_URL", "https://127.0.0.1:1/sdk") // not answering: the config must win
+	t.Setenv("GOVC_USERNAME", "nobody")
+	t.Setenv("GOVC_PASSWORD", "wrong")
+	bare := strings.Replace(e.url, vcsimtest.Username+":"+vcsimtest.Password+"@", "", 1)
+	cfg, _ := json.Marshal(map[string]string{"vsphere_url": bare, "vsphere_username": vcsimtest.Username,
+		"vsphere_password": vcsimtest.Password, "vsphere_insecure": "true", "vsphere_datacenter": vcsimtest.Datacenter})
+	t.Setenv("GROVE_PLUGIN_CONFIG", string(cfg))
+	d := vsphere.New()
+	if hosts, err := d.Hosts(ctx); err != nil || len(hosts) != 6 || hosts[0].Err != "" {
+		t.Fatalf("hosts through the plugin config: %v %+v", err, hosts)
+	}
+	p := e.spec("pc", nil)
+	delete(p.Properties, "connection")
+	delete(p.Properties, "datacenter")
+	if ds := d.Validate(ctx, p); len(ds) != 0 {
+		t.Fatalf("a profile without connection or datacenter: %v", ds)
+	}
+	e.rec.reset()
+	ns := nodes("pc", 1)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	if b := e.rec.bodies("Login"); len(b) != 0 {
+		t.Errorf("the session of Hosts was not reused: %d logins", len(b))
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
+
+	// The profile's connection comes first.
+	p.Properties["connection"] = map[string]any{"url": "https://127.0.0.1:1/sdk"}
+	if ds := d.Validate(ctx, p); len(ds) != 1 || ds[0].Field != "properties.connection" || !strings.Contains(ds[0].Message, "127.0.0.1:1") {
+		t.Errorf("a profile's own url: %v", ds)
+	}
+}
+
+// TestRecoverResetsAndRecreates: REBOOT resets a running VM (a hung guest)
+// in place; RECREATE replaces the VM, keeping the node.
+func TestRecoverResetsAndRecreates(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("rr", nil)
+	ns := nodes("rr", 2)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	before := []any{ns[0].Data["moid"], ns[1].Data["moid"]}
+	e.rec.reset()
+	apply(t, "reboot", ns, d.Recover(ctx, p, ns, "REBOOT", nil))
+	if n := e.rec.count("ResetVM_Task"); n != 2 || ns[0].Data["moid"] != before[0] {
+		t.Errorf("REBOOT of running VMs: %d resets, VM %v (was %v)", n, ns[0].Data["moid"], before[0])
+	}
+	apply(t, "recreate", ns, d.Recover(ctx, p, ns, "RECREATE", nil))
+	for i, n := range ns {
+		vm, m := e.vm(t, n.Name)
+		if vm == nil || n.Data["moid"] == before[i] || m.Self.Value != n.Data["moid"] || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn {
+			t.Errorf("RECREATE of %s: node data %v, was %v", n.Name, n.Data["moid"], before[i])
+		}
+	}
+	if n := e.rec.count("Destroy_Task"); n != 2 {
+		t.Errorf("RECREATE destroyed %d VMs, want 2", n)
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
+}
+
+// TestCreateBoundsConcurrentClones: a batch of 10 nodes clones at most 8
+// VMs at once. The simulator holds each clone request until 8 are held
+// together, and then for a moment more, in which a ninth would arrive
+// without the bound; then it lets them all go.
+func TestCreateBoundsConcurrentClones(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("b1", nil)
+	ns := nodes("bound", 10)
+	var mu sync.Mutex
+	held, most := 0, 0
+	eight, ninth := make(chan struct{}), make(chan struct{})
+	var onceEight, onceNinth sync.Once
+	release := make(chan struct{})
+	go func() {
+		defer close(release)
+		select {
+		case <-eight:
+		case <-ctx.Done():
+			return
+		}
+		// Nothing should happen here: the deadline ends the wait for a
+		// ninth clone that the bound keeps from coming.
+		select {
+		case <-ninth:
+		case <-time.After(500 * time.Millisecond):
+		}
+	}()
+	e.rec.before = func(method, _ string) {
+		if method != "CloneVM_Task" {
+			return
+		}
+		mu.Lock()
+		held++
+		most = max(most, held)
+		switch held {
+		case 8:
+			onceEight.Do(func() { close(eight) })
+		case 9:
+			onceNinth.Do(func() { close(ninth) })
+		}
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		held--
+		mu.Unlock()
+	}
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	if most != 8 {
+		t.Errorf("%d clones were under way at once, want 8", most)
+	}
+	apply(t, "delete", ns, d.Delete(ctx, p, ns))
 }
