@@ -196,7 +196,8 @@ func clusterCreate(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 	var meta, config multiFlag
 	fs.Var(&meta, "metadata", "KEY=VALUE metadata (repeatable)")
 	fs.Var(&config, "config", "KEY=VALUE config, e.g. node.name.format=web-$3I (repeatable)")
-	fs.BoolVar(&g.wait, "wait", false, "wait until the cluster is created")
+	fs.BoolVar(&g.wait, "wait", false, "wait until the cluster is created and its nodes passed their first health check; a node that fails it fails the command")
+	g.healthFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -218,11 +219,24 @@ func clusterCreate(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 		}
 	}
 	c := g.client()
-	resp, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": body}, nil)
+	var out struct {
+		Cluster api.Cluster `json:"cluster"`
+	}
+	resp, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": body}, &out)
 	if err != nil {
 		return err
 	}
-	return follow(ctx, env, c, g, resp.ActionID(), "Creating cluster "+pos[0])
+	what := "Creating cluster " + pos[0]
+	return followThen(ctx, env, c, g, resp.ActionID(), what, func(p *progress) error {
+		total, failed, err := watchHealth(ctx, p, c, out.Cluster.ID, what, g.healthWatch)
+		if err != nil {
+			return err
+		}
+		if len(failed) > 0 {
+			return healthError(pos[0], total, failed, g.healthWatch)
+		}
+		return nil
+	})
 }
 
 func clusterUpdate(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
