@@ -138,6 +138,9 @@ func report(env *Env, err error, jsonMode bool) int {
 	switch {
 	case errors.As(err, &ee):
 		code, msg = ee.code, ee.msg
+		if ee.note {
+			typ = "Interrupted"
+		}
 		if ee.answered {
 			return code
 		}

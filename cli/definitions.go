@@ -318,7 +318,7 @@ func checkCreated(ctx context.Context, env *Env, c *api.Client, d *defFlags, cre
 		if cr.Ref.Kind != "cluster" {
 			continue
 		}
-		total, failed, err := watchHealth(ctx, newProgress(env, d.json), c, cr.ID, "  "+cr.Ref.String(), d.healthWatch)
+		total, failed, err := watchHealth(ctx, newProgress(env, d.json), c, cr.ID, cr.Name, "  "+cr.Ref.String(), d.healthWatch)
 		if err != nil {
 			return err
 		}

@@ -201,7 +201,7 @@ func unhealthy(n api.Node) (string, bool) {
 // orchestrator.check_interval, 5s unless the agent sets it), and a driver
 // that reports exits (local.process, container.docker) has the node checked
 // at once. It stops early when every node failed.
-func watchHealth(ctx context.Context, p *progress, c *api.Client, clusterID, what string, window time.Duration) (int, []nodeFailure, error) {
+func watchHealth(ctx context.Context, p *progress, c *api.Client, clusterID, name, what string, window time.Duration) (int, []nodeFailure, error) {
 	if window <= 0 {
 		return 0, nil, nil
 	}
@@ -240,7 +240,7 @@ func watchHealth(ctx context.Context, p *progress, c *api.Client, clusterID, wha
 		case <-ctx.Done():
 			p.end()
 			return 0, nil, exitError{code: interruptCode(ctx), note: true, msg: fmt.Sprintf(
-				"Stopped watching the new nodes' health; %s is done. `grove cluster status %s` shows its nodes.", what, clusterID)}
+				"Stopped watching the new nodes' health; cluster %s was created. `grove cluster status %s` shows its nodes.", name, name)}
 		case <-time.After(min(250*time.Millisecond, window-elapsed)):
 		}
 	}
@@ -261,5 +261,5 @@ func healthError(cluster string, total int, failed []nodeFailure, window time.Du
 // healthFlag registers -health-watch on a command that creates nodes.
 func (g *globals) healthFlag(fs *flag.FlagSet) {
 	fs.DurationVar(&g.healthWatch, "health-watch", defaultHealthWatch,
-		"with -wait: how long to watch the new nodes for their first health check once created (0s skips it)")
+		"once a cluster is created, how long to watch its new nodes for their first health check (0s skips it)")
 }

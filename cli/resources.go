@@ -320,7 +320,7 @@ func follow(ctx context.Context, env *Env, c *api.Client, g *globals, actionID, 
 
 // followThen is follow with a check run once the action succeeded (the new
 // nodes' first health check), which may fail the command.
-func followThen(ctx context.Context, env *Env, c *api.Client, g *globals, actionID, what string, then func(*progress) error) error {
+func followThen(ctx context.Context, env *Env, c *api.Client, g *globals, actionID, what string, then func(*progress, *api.Action) error) error {
 	if !g.wait {
 		if g.json {
 			return printJSON(env.Stdout, map[string]string{"action": actionID})
@@ -334,7 +334,7 @@ func followThen(ctx context.Context, env *Env, c *api.Client, g *globals, action
 		return err
 	}
 	if then != nil {
-		if err := then(p); err != nil {
+		if err := then(p, a); err != nil {
 			return err
 		}
 	}

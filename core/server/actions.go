@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -106,7 +107,20 @@ func actionProgress(a *model.Action, kids []*model.Action) *api.ActionProgress {
 			}
 		}
 		if most == 0 && updating && u.Status != api.UpdateCompleted && u.Status != api.UpdateRolledBack {
-			p.Step = "between batches"
+			// The engine records each batch in the action's data and
+			// marks it counted once its monitor period judged its nodes
+			// (update.go, batchRecord); an automatic rollback records
+			// its batches under "rollback".
+			prefix := "update"
+			if a.Data["rollback"] != nil {
+				prefix = "rollback"
+			}
+			rec, _ := a.Data[fmt.Sprintf("%s.batch%d", prefix, u.Batch)].(map[string]any)
+			if counted, _ := rec["counted"].(bool); counted {
+				p.Step = "waiting before the next batch"
+			} else {
+				p.Step = "watching the batch's nodes"
+			}
 		} else if most == 0 && len(kids) > 0 {
 			p.Step = "finishing"
 		}
