@@ -305,9 +305,18 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 		fmt.Fprintf(env.Stdout, "\nDestroy complete! Resources: %d destroyed.\n", counts[hcl.Delete])
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "\nApply complete! Resources: %d added, %d changed, %d replaced, %d destroyed%s.\n",
+	resources := fmt.Sprintf("Resources: %d added, %d changed, %d replaced, %d destroyed%s.",
 		counts[hcl.Create], counts[hcl.Update], counts[hcl.Replace], counts[hcl.Delete], adopted)
-	return checkCreated(ctx, env, c, d, a.Created())
+	if err := checkCreated(ctx, env, c, d, a.Created()); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) && !ee.note && ee.code == 1 {
+			ee.msg += "\nThe apply made its changes (" + strings.TrimSuffix(resources, ".") + "), but these nodes are not healthy."
+			return ee
+		}
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "\nApply complete! %s\n", resources)
+	return nil
 }
 
 // checkCreated watches the nodes of the clusters an apply created for their
