@@ -180,3 +180,15 @@ func TestInterruptedWait(t *testing.T) {
 		}
 	}
 }
+
+// A request cut short by Ctrl-C says it was interrupted, not "context
+// canceled", and exits 130.
+func TestInterruptedRequest(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(signalCause{syscall.SIGINT})
+	var stdout, stderr bytes.Buffer
+	code := Run(ctx, &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}, []string{"cluster", "list", "-address", "127.0.0.1:1"})
+	if code != 130 || stderr.String() != "Interrupted.\n" {
+		t.Errorf("exit %d, stderr %q; want 130 and Interrupted.", code, stderr.String())
+	}
+}
