@@ -196,11 +196,14 @@ func unhealthy(n api.Node) (string, bool) {
 }
 
 // watchHealth watches a new cluster's nodes for window once their creation
-// succeeded and returns those that failed their first health check: within
-// window the agent's health loop checks each node (every
-// orchestrator.check_interval, 5s unless the agent sets it), and a driver
-// that reports exits (local.process, container.docker) has the node checked
-// at once. It stops early when every node failed.
+// succeeded and returns those that failed their first health check. The
+// health check is the agent's: its health loop checks every idle cluster's
+// nodes each orchestrator.check_interval (5s unless the agent sets it), so
+// with the default window the first round after the creation falls within
+// it; a driver that streams exits (local.process) has a dead node checked
+// at once. What a failed check leaves is read from the nodes (see
+// unhealthy), not from a check of the CLI's own, so nothing the CLI does
+// changes the cluster. It stops early when every node failed.
 func watchHealth(ctx context.Context, p *progress, c *api.Client, clusterID, name, what string, window time.Duration) (int, []nodeFailure, error) {
 	if window <= 0 {
 		return 0, nil, nil
