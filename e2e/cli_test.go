@@ -240,6 +240,29 @@ func TestCLIWaitProgressInterruptAndPaging(t *testing.T) {
 		t.Errorf("-wait off a terminal redraws lines: %q", errOut)
 	}
 
+	// On a terminal (util-linux's script gives the CLI one) the status
+	// line is redrawn in place as the nodes are created.
+	actions := 9 + 31 // prog's creation and intr's below, with their nodes'
+	if scriptBin, err := exec.LookPath("script"); err == nil {
+		cmd := exec.Command(scriptBin, "-qec", groveBin+" cluster create -profile slow -desired-capacity 5 -wait -health-watch 0s term", "/dev/null")
+		cmd.Env = append(os.Environ(), "GROVE_ADDR="+a.addr)
+		b, err := cmd.Output()
+		screen := string(b)
+		redraws := strings.Split(screen, "\r\033[K")
+		if err != nil || len(redraws) < 4 || !strings.Contains(screen, "\r\033[KCreating cluster term: creating nodes, ") ||
+			!strings.Contains(screen, "\r\033[KCreating cluster term: SUCCEEDED, 5/5 nodes done (") {
+			t.Fatalf("cluster create -wait on a terminal: %v\n%q", err, screen)
+		}
+		for _, r := range redraws[1 : len(redraws)-1] {
+			if strings.Contains(r, "\n") {
+				t.Errorf("a redraw %q ends its line: the status is not redrawn in place", r)
+			}
+		}
+		actions += 6
+	} else {
+		t.Log("no script(1) to give the CLI a terminal: the redraw is covered by cli's TestProgressOnTerminal only")
+	}
+
 	// Ctrl-C during the wait of a creation of 30 slow nodes.
 	cmd := exec.Command(groveBin, "cluster", "create", "-profile", "slow", "-desired-capacity", "30", "-wait", "intr")
 	cmd.Env = append(os.Environ(), "GROVE_ADDR="+a.addr)
@@ -332,8 +355,8 @@ func TestCLIWaitProgressInterruptAndPaging(t *testing.T) {
 		t.Fatalf("event list -limit 5: %d events, next page %q", len(events), next)
 	}
 	all, next := pageOf("action", "list", "-limit", "0")
-	if len(all) != 40 || next != "" {
-		t.Fatalf("action list -limit 0: %d actions, next page %q; want all 40 and no next page", len(all), next)
+	if len(all) != actions || next != "" {
+		t.Fatalf("action list -limit 0: %d actions, next page %q; want all %d and no next page", len(all), next, actions)
 	}
 }
 
