@@ -108,6 +108,30 @@ type Action struct {
 	UpdatedAt    *string        `json:"updated_at"`
 	User         string         `json:"user"`
 	Project      string         `json:"project"`
+	// Progress is how far the action has come; GET /v1/actions/{id} shows
+	// it, lists leave it out. Grove's addition to Senlin's action: clients
+	// that do not know it ignore it.
+	Progress *ActionProgress `json:"progress,omitempty"`
+}
+
+// ActionProgress is how far an action has come: the step it is at, in
+// words, the nodes its work covers and how many are done or failed, and a
+// rolling update's batch. A client following an action draws it.
+type ActionProgress struct {
+	// Step is what the action is doing now, e.g. "creating nodes",
+	// "waiting for a worker" or "between batches".
+	Step string `json:"step"`
+	// Nodes counts the nodes the action works on: one per derived node
+	// action, or a rolling update's nodes to update.
+	Nodes int `json:"nodes"`
+	// Done counts those whose work succeeded; Failed those whose work
+	// failed or was cancelled.
+	Done   int `json:"done"`
+	Failed int `json:"failed"`
+	// Batch and Batches are a rolling update's current batch and how many
+	// it has; zero for other actions.
+	Batch   int `json:"batch,omitempty"`
+	Batches int `json:"batches,omitempty"`
 }
 
 // Terminal reports whether the action has ended.

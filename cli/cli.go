@@ -82,6 +82,8 @@ type Env struct {
 	Terminal bool
 	// Interactive is true when Stdin is a terminal (questions may be asked).
 	Interactive bool
+	// Width is the terminal's columns when Terminal, else 0.
+	Width int
 
 	// help, when set, asks a command only to declare its flags: flagSet
 	// records the command's flag set there for the help text, and the
@@ -95,8 +97,23 @@ func Main(args []string) int {
 		return process.RunWrapper(args[1:])
 	}
 	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Terminal: isTerminal(os.Stderr), Interactive: isTerminal(os.Stdin)}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	if env.Terminal {
+		env.Width = terminalWidth(os.Stderr)
+	}
+	// The context ends with the signal as its cause, so that an interrupted
+	// wait exits 130 (143 for SIGTERM) and says the action goes on.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(signalCause{s})
+		case <-ctx.Done():
+		}
+	}()
 	return Run(ctx, env, args)
 }
 
@@ -121,6 +138,9 @@ func report(env *Env, err error, jsonMode bool) int {
 	switch {
 	case errors.As(err, &ee):
 		code, msg = ee.code, ee.msg
+		if ee.note {
+			typ = "Interrupted"
+		}
 		if ee.answered {
 			return code
 		}
@@ -137,7 +157,9 @@ func report(env *Env, err error, jsonMode bool) int {
 		}
 	}
 	if !jsonMode {
-		if msg != "" {
+		if msg != "" && ee.note {
+			fmt.Fprintln(env.Stderr, msg)
+		} else if msg != "" {
 			fmt.Fprintf(env.Stderr, "Error: %s\n", msg)
 		}
 		return code

@@ -5,6 +5,19 @@ import (
 	"fmt"
 )
 
+// waitHelp says what a wait shows and what Ctrl-C does to it.
+const waitHelp = "With -wait, the action's progress is shown on stderr: redrawn in place on a\n" +
+	"terminal, a line at each change otherwise. Ctrl-C stops waiting, not the\n" +
+	"action: it says how to follow the action, and exits 130."
+
+// healthHelp says how a cluster's creation is judged once it succeeded.
+const healthHelp = "Once the cluster is created, its nodes are watched for their first health\n" +
+	"check (-health-watch): a node that fails it fails the command (exit 1)."
+
+// pageHelp says how the lists that grow with every action page.
+const pageHelp = "Newest first, 20 at a time (-limit): when more exist, the command for the\n" +
+	"next page (-marker) is printed on stderr."
+
 // commands is the command table, in the order `grove -h` and docs/cli.md
 // list them. Adding a command is one entry: its words, its arguments, a
 // sentence, and a func(ctx, env, args) error that parses its flags with
@@ -19,7 +32,11 @@ func commands() []*entry {
 		{name: "validate", args: "[options] [PATH]", synopsis: "Check HCL service definitions: syntax, references, settings and plugin schemas.",
 			help: "PATH is a .hcl file or a directory of them (default: the current directory).", run: runValidate},
 		{name: "plan", args: "[options] [PATH]", synopsis: "Show what applying HCL service definitions would change on the agent.", run: runPlan},
-		{name: "apply", args: "[options] [PATH | PLANFILE]", synopsis: "Apply HCL service definitions (or a saved plan) to the agent.", run: runApply},
+		{name: "apply", args: "[options] [PATH | PLANFILE]", synopsis: "Apply HCL service definitions (or a saved plan) to the agent.",
+			help: "Each action's progress is shown as it runs. Then the nodes of the clusters\n" +
+				"the apply created are watched for their first health check (-health-watch):\n" +
+				"a node that fails it fails the apply (exit 1). Ctrl-C stops waiting, not the\n" +
+				"action: it says which action goes on, and exits 130.", run: runApply},
 		{name: "destroy", args: "[options] [PATH]", synopsis: "Destroy everything a definition set owns.", run: runDestroy},
 		{name: "fmt", args: "[options] [PATH...]", synopsis: "Rewrite HCL service definitions in the canonical format.", run: runFmt},
 
@@ -44,7 +61,8 @@ func commands() []*entry {
 
 		{name: "cluster", synopsis: "Manage clusters and run cluster actions.",
 			help: "Every subcommand that takes a CLUSTER accepts its name, id or short id."},
-		{name: "cluster create", args: "-profile PROFILE [options] NAME", synopsis: "Create a cluster of nodes from a profile.", run: verbCmd(clusterCreate)},
+		{name: "cluster create", args: "-profile PROFILE [options] NAME", synopsis: "Create a cluster of nodes from a profile.",
+			help: waitHelp + "\n\n" + healthHelp, run: verbCmd(clusterCreate)},
 		{name: "cluster list", args: "[options]", synopsis: "List clusters.", run: verbCmd(listVerb(clusterRes, filter{flag: "name", param: "name", help: "only those with this name"}, filter{flag: "status", param: "status", help: "only those in this status, e.g. ACTIVE"}))},
 		{name: "cluster show", args: "[options] CLUSTER", synopsis: "Show a cluster.", run: verbCmd(showVerb(clusterRes))},
 		{name: "cluster status", args: "[options] CLUSTER", synopsis: "Show desired against actual, each node's health and restarts, and a rolling update in progress.", run: verbCmd(clusterStatus)},
@@ -77,15 +95,19 @@ func commands() []*entry {
 		{name: "node recover", args: "[options] NODE", synopsis: "Recover a node.", run: verbCmd(nodeAction("recover"))},
 
 		{name: "action", synopsis: "Inspect, wait for and cancel actions."},
-		{name: "action list", args: "[options]", synopsis: "List actions.", run: verbCmd(listVerb(actionRes, clusterFilter,
+		{name: "action list", args: "[options]", synopsis: "List actions.", help: pageHelp, run: verbCmd(listVerb(actionRes, clusterFilter,
 			filter{flag: "name", param: "name", help: "only those with this name"}, filter{flag: "target", param: "target", help: "only those on this cluster or node id"},
 			filter{flag: "action", param: "action", help: "only this kind, e.g. CLUSTER_RESIZE"}, filter{flag: "status", param: "status", help: "only those in this status, e.g. RUNNING"}))},
 		{name: "action show", args: "[options] ACTION", synopsis: "Show an action.", run: verbCmd(showVerb(actionRes))},
-		{name: "action wait", args: "[options] ACTION", synopsis: "Follow an action to its end.", run: verbCmd(actionWait)},
+		{name: "action wait", args: "[options] ACTION", synopsis: "Follow an action to its end.",
+			help: "The action's progress is shown on stderr. Ctrl-C stops waiting, not the\n" +
+				"action (exit 130). Following a cluster's creation, its nodes are then\n" +
+				"watched for their first health check (-health-watch): a node that fails it\n" +
+				"fails the command (exit 1).", run: verbCmd(actionWait)},
 		{name: "action cancel", args: "[options] ACTION", synopsis: "Cancel an action.", run: verbCmd(actionCancel)},
 
 		{name: "event", synopsis: "List and show events."},
-		{name: "event list", args: "[options]", synopsis: "List events.", run: verbCmd(listVerb(eventRes, clusterFilter,
+		{name: "event list", args: "[options]", synopsis: "List events.", help: pageHelp, run: verbCmd(listVerb(eventRes, clusterFilter,
 			filter{flag: "object-id", param: "oid", help: "only those about this object id", old: "oid"},
 			objectNameFilter,
 			filter{flag: "object-type", param: "otype", help: "only those about objects of this type: CLUSTER, NODE or ACTION", old: "otype"},

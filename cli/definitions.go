@@ -17,6 +17,7 @@ import (
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclwrite"
 
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/hcl"
 	"github.com/grovehq/grove/plugins/builtin"
 	"github.com/grovehq/grove/plugins/sdk"
@@ -29,6 +30,9 @@ type exitError struct {
 	// answered is set when the command's JSON output already is its
 	// answer, failure included (validate -json): nothing more is printed.
 	answered bool
+	// note is set when msg is news rather than an error (an interrupted
+	// wait): it is printed without "Error: ".
+	note bool
 }
 
 func (e exitError) Error() string { return e.msg }
@@ -215,6 +219,7 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	d := &defFlags{globals: *newGlobals(env)}
 	fs := d.register("apply")
 	auto := fs.Bool("auto-approve", false, "apply without asking")
+	d.healthFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -255,10 +260,25 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 			return err
 		}
 	}
-	a := &hcl.Applier{Client: d.client(), Progress: env.Stdout, Terminal: env.Terminal}
+	c := d.client()
+	a := &hcl.Applier{Client: c, Progress: env.Stdout, Terminal: env.Terminal}
+	p := newProgress(env, d.json)
+	a.Follow = func(ctx context.Context, what, id string) (*api.Action, error) {
+		return watchAction(ctx, p, c, id, "  "+what)
+	}
 	if err := a.Apply(ctx, plan, saved); err != nil {
 		if errors.Is(err, hcl.ErrStalePlan) {
 			return exitError{code: 1, msg: err.Error()}
+		}
+		var stopped exitError
+		if errors.As(err, &stopped) && stopped.note {
+			// Interrupted: what the apply left is said after the news
+			// that the action goes on.
+			var pe *hcl.PartialError
+			if errors.As(err, &pe) {
+				pe.Report(env.Stderr)
+			}
+			return stopped
 		}
 		// Say exactly what the failed apply left behind.
 		fmt.Fprintf(env.Stderr, "Error: %s\n\n", describeError(err))
@@ -285,8 +305,41 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 		fmt.Fprintf(env.Stdout, "\nDestroy complete! Resources: %d destroyed.\n", counts[hcl.Delete])
 		return nil
 	}
-	fmt.Fprintf(env.Stdout, "\nApply complete! Resources: %d added, %d changed, %d replaced, %d destroyed%s.\n",
+	resources := fmt.Sprintf("Resources: %d added, %d changed, %d replaced, %d destroyed%s.",
 		counts[hcl.Create], counts[hcl.Update], counts[hcl.Replace], counts[hcl.Delete], adopted)
+	if err := checkCreated(ctx, env, c, d, a.Created()); err != nil {
+		var ee exitError
+		if errors.As(err, &ee) && !ee.note && ee.code == 1 {
+			ee.msg += "\nThe apply made its changes (" + strings.TrimSuffix(resources, ".") + "), but these nodes are not healthy."
+			return ee
+		}
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "\nApply complete! %s\n", resources)
+	return nil
+}
+
+// checkCreated watches the nodes of the clusters an apply created for their
+// first health check; nodes that fail it fail the apply.
+func checkCreated(ctx context.Context, env *Env, c *api.Client, d *defFlags, created []hcl.Created) error {
+	var msgs []string
+	for _, cr := range created {
+		if cr.Ref.Kind != "cluster" {
+			continue
+		}
+		total, failed, err := watchHealth(ctx, newProgress(env, d.json), c, cr.ID, cr.Name, "  "+cr.Ref.String(), d.healthWatch)
+		if err != nil {
+			return err
+		}
+		if len(failed) > 0 {
+			var ee exitError
+			errors.As(healthError(cr.Name, total, failed, d.healthWatch), &ee)
+			msgs = append(msgs, ee.msg)
+		}
+	}
+	if len(msgs) > 0 {
+		return exitError{code: 1, msg: strings.Join(msgs, "\n")}
+	}
 	return nil
 }
 

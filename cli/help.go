@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -181,7 +182,14 @@ func (c *command) Help() string         { return c.e.helpText() }
 func (c *command) HelpTemplate() string { return helpTemplate }
 
 func (c *command) Run(args []string) int {
-	return report(c.env, c.e.run(c.ctx, c.env, args), jsonRequested(args))
+	err := c.e.run(c.ctx, c.env, args)
+	var ee exitError
+	if err != nil && c.ctx.Err() != nil && !errors.As(err, &ee) {
+		// A request cut short by Ctrl-C fails with "context canceled";
+		// the user knows why it stopped.
+		err = exitError{code: interruptCode(c.ctx), note: true, msg: "Interrupted."}
+	}
+	return report(c.env, err, jsonRequested(args))
 }
 
 // AutocompleteArgs completes paths for the definition commands.

@@ -169,18 +169,21 @@ func (f *fakeAgent) query(path string) string {
 func TestClusterFiltersTakeNames(t *testing.T) {
 	f := startFakeAgent(t)
 	const id = "6f1c2a4e-0000-4000-8000-00000000000c"
+	// Actions and events come newest first, a page of 20 (and one more
+	// to tell whether another page exists).
+	const events, actions = "&limit=21&sort=timestamp%3Adesc", "&limit=21&sort=created_at%3Adesc"
 	cases := []struct {
 		args      []string
 		path      string
 		wantQuery string
 		warning   string
 	}{
-		{[]string{"event", "list", "-cluster", "web"}, "/v1/events", "cluster_id=" + id, ""},
-		{[]string{"action", "list", "-cluster", "6f1c2a4e"}, "/v1/actions", "cluster_id=" + id, ""},
+		{[]string{"event", "list", "-cluster", "web"}, "/v1/events", "cluster_id=" + id + events, ""},
+		{[]string{"action", "list", "-cluster", "6f1c2a4e"}, "/v1/actions", "cluster_id=" + id + actions, ""},
 		{[]string{"node", "list", "-cluster", "web"}, "/v1/nodes", "cluster_id=" + id + "&sort=index", ""},
 		{[]string{"node", "list", "-cluster_id", "web"}, "/v1/nodes", "cluster_id=" + id + "&sort=index", "Warning: -cluster_id is deprecated and will be removed in the next release; use -cluster.\n"},
-		{[]string{"event", "list", "-cluster_id", "web", "-oname", "web-1"}, "/v1/events", "cluster_id=" + id + "&oid=7e0ea3f3-0000-4000-8000-00000000000e", "Warning: -oname is deprecated and will be removed in the next release; use -object-name."},
-		{[]string{"event", "list", "-object-type", "NODE", "-object-id", "n1"}, "/v1/events", "oid=n1&otype=NODE", ""},
+		{[]string{"event", "list", "-cluster_id", "web", "-oname", "web-1"}, "/v1/events", "cluster_id=" + id + "&limit=21&oid=7e0ea3f3-0000-4000-8000-00000000000e&sort=timestamp%3Adesc", "Warning: -oname is deprecated and will be removed in the next release; use -object-name."},
+		{[]string{"event", "list", "-object-type", "NODE", "-object-id", "n1"}, "/v1/events", "limit=21&oid=n1&otype=NODE&sort=timestamp%3Adesc", ""},
 	}
 	for _, tc := range cases {
 		out, errOut, code := grove(t, tc.args...)

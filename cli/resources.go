@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -40,6 +41,9 @@ type globals struct {
 	tls     api.TLSOptions
 	json    bool
 	wait    bool
+	// healthWatch is how long -wait watches new nodes for their first
+	// health check (commands that create nodes).
+	healthWatch time.Duration
 
 	help   *flagCapture // set in help mode: see entry
 	stderr io.Writer    // deprecation notes
@@ -130,10 +134,23 @@ var objectNameFilter = filter{flag: "object-name", param: "oid", help: "only tho
 		return "", usagef("both %s are named %q; add -object-type NODE or CLUSTER", strings.Join(kinds, " and "), v)
 	}}
 
+// newestFirst is the sort of the lists that grow with every action: actions
+// and events are listed newest first, a page at a time.
+var newestFirst = map[string]string{"action": "created_at:desc", "event": "timestamp:desc"}
+
+// defaultPage is how many actions or events a list shows unless -limit says.
+const defaultPage = 20
+
 func listVerb(r *resource, filters ...filter) verb {
 	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
 		fs := flagSet(r.name+" list", g)
-		limit := fs.Int("limit", 0, "return at most this many")
+		sortDefault, paged := newestFirst[r.name]
+		limitHelp, limitDefault := "return at most this many", 0
+		if paged {
+			limitHelp, limitDefault = "show at most this many, newest first (0: all)", defaultPage
+		}
+		limit := fs.Int("limit", limitDefault, limitHelp)
+		marker := fs.String("marker", "", "start after the "+r.name+" of this id (the last of the previous page)")
 		sortBy := fs.String("sort", "", "sort keys, e.g. name:desc")
 		vals := map[string]*string{}
 		for _, f := range filters {
@@ -144,6 +161,9 @@ func listVerb(r *resource, filters ...filter) verb {
 		}
 		if _, err := parseFlags(fs, args); err != nil {
 			return err
+		}
+		if *limit < 0 {
+			return usagef("-limit must be 0 or more, got %d", *limit)
 		}
 		given := map[string]string{}
 		for k, v := range vals {
@@ -165,11 +185,18 @@ func listVerb(r *resource, filters ...filter) verb {
 			q.Set(f.param, v)
 		}
 		if *limit > 0 {
-			q.Set("limit", strconv.Itoa(*limit))
+			// One more than shown tells whether another page exists.
+			q.Set("limit", strconv.Itoa(*limit+1))
 		}
-		if *sortBy != "" {
+		if *marker != "" {
+			q.Set("marker", *marker)
+		}
+		switch {
+		case *sortBy != "":
 			q.Set("sort", *sortBy)
-		} else if r.name == "node" && q.Get("cluster_id") != "" {
+		case paged:
+			q.Set("sort", sortDefault)
+		case r.name == "node" && q.Get("cluster_id") != "":
 			q.Set("sort", "index") // a cluster's nodes read best in index order
 		}
 		out, err := get(ctx, c, r.path, q)
@@ -177,11 +204,53 @@ func listVerb(r *resource, filters ...filter) verb {
 			return err
 		}
 		items, _ := out[r.plural].([]any)
-		if g.json {
-			return printJSON(env.Stdout, items)
+		more := *limit > 0 && len(items) > *limit
+		if more {
+			items = items[:*limit]
 		}
-		return table(env, r.columns, items)
+		if g.json {
+			err = printJSON(env.Stdout, items)
+		} else {
+			err = table(env, r.columns, items)
+		}
+		if err == nil && more {
+			last, _ := lookup(items[len(items)-1], "id").(string)
+			fmt.Fprintf(env.Stderr, "Showing %s; more exist. Next page: %s\n",
+				plural(len(items), r.name, r.plural), nextPage(r.name, fs, last))
+		}
+		return err
 	}
+}
+
+// nextPage is the command line that lists the page after the one shown:
+// the same command and flags with -marker set to the last id shown. The
+// token is left out: it is a secret, and GROVE_TOKEN usually carries it.
+func nextPage(name string, fs *flag.FlagSet, last string) string {
+	parts := []string{"grove", name, "list"}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "marker" || f.Name == "token" {
+			return
+		}
+		name := f.Name
+		if d, ok := f.Value.(*deprecatedFlag); ok {
+			name = d.new // said in the spelling that stays
+		}
+		v := f.Value.String()
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() && v == "true" {
+			parts = append(parts, "-"+name)
+			return
+		}
+		parts = append(parts, "-"+name, shellQuote(v))
+	})
+	return strings.Join(append(parts, "-marker", last), " ")
+}
+
+// shellQuote quotes a value for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/=,@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func showVerb(r *resource) verb {
@@ -243,8 +312,15 @@ func deleteVerb(r *resource, async bool) verb {
 	}
 }
 
-// follow reports an accepted action and, with -wait, follows it to its end.
+// follow reports an accepted action and, with -wait, follows it to its end
+// with its progress on stderr.
 func follow(ctx context.Context, env *Env, c *api.Client, g *globals, actionID, what string) error {
+	return followThen(ctx, env, c, g, actionID, what, nil)
+}
+
+// followThen is follow with a check run once the action succeeded (the new
+// nodes' first health check), which may fail the command.
+func followThen(ctx context.Context, env *Env, c *api.Client, g *globals, actionID, what string, then func(*progress, *api.Action) error) error {
 	if !g.wait {
 		if g.json {
 			return printJSON(env.Stdout, map[string]string{"action": actionID})
@@ -252,18 +328,15 @@ func follow(ctx context.Context, env *Env, c *api.Client, g *globals, actionID, 
 		fmt.Fprintf(env.Stdout, "%s: action %s accepted. Follow it with `grove action show %s` or `grove action wait %s`.\n", what, actionID, actionID, actionID)
 		return nil
 	}
-	a, err := c.WaitAction(ctx, actionID, func(a *api.Action) {
-		if env.Terminal {
-			fmt.Fprintf(env.Stderr, "\r\033[K%s: %s %s", what, a.Status, a.StatusReason)
-		} else if !g.json {
-			fmt.Fprintf(env.Stderr, "%s: %s %s\n", what, a.Status, a.StatusReason)
-		}
-	})
-	if env.Terminal {
-		fmt.Fprintln(env.Stderr)
-	}
+	p := newProgress(env, g.json)
+	a, err := watchAction(ctx, p, c, actionID, what)
 	if err != nil {
 		return err
+	}
+	if then != nil {
+		if err := then(p, a); err != nil {
+			return err
+		}
 	}
 	if g.json {
 		return printJSON(env.Stdout, a)

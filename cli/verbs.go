@@ -196,7 +196,8 @@ func clusterCreate(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 	var meta, config multiFlag
 	fs.Var(&meta, "metadata", "KEY=VALUE metadata (repeatable)")
 	fs.Var(&config, "config", "KEY=VALUE config, e.g. node.name.format=web-$3I (repeatable)")
-	fs.BoolVar(&g.wait, "wait", false, "wait until the cluster is created")
+	fs.BoolVar(&g.wait, "wait", false, "wait until the cluster is created and its nodes passed their first health check; a node that fails it fails the command")
+	g.healthFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -218,11 +219,30 @@ func clusterCreate(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 		}
 	}
 	c := g.client()
-	resp, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": body}, nil)
+	var out struct {
+		Cluster api.Cluster `json:"cluster"`
+	}
+	resp, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": body}, &out)
 	if err != nil {
 		return err
 	}
-	return follow(ctx, env, c, g, resp.ActionID(), "Creating cluster "+pos[0])
+	return followThen(ctx, env, c, g, resp.ActionID(), "Creating cluster "+pos[0], firstHealth(ctx, c, g, out.Cluster.ID, pos[0]))
+}
+
+// firstHealth is the check -wait runs once a cluster's creation succeeded:
+// its new nodes are watched for their first health check, and any that
+// fails it fails the command.
+func firstHealth(ctx context.Context, c *api.Client, g *globals, clusterID, name string) func(*progress, *api.Action) error {
+	return func(p *progress, a *api.Action) error {
+		total, failed, err := watchHealth(ctx, p, c, clusterID, name, "Cluster "+name, g.healthWatch)
+		if err != nil {
+			return err
+		}
+		if len(failed) > 0 {
+			return healthError(name, total, failed, g.healthWatch)
+		}
+		return nil
+	}
 }
 
 func clusterUpdate(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
@@ -585,6 +605,7 @@ func actionCancel(ctx context.Context, env *Env, _ *api.Client, g *globals, args
 
 func actionWait(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
 	fs := flagSet("action wait", g)
+	g.healthFlag(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -593,7 +614,19 @@ func actionWait(ctx context.Context, env *Env, _ *api.Client, g *globals, args [
 		return usagef("usage: grove action wait <action>")
 	}
 	g.wait = true
-	return follow(ctx, env, g.client(), g, pos[0], "Action "+pos[0])
+	c := g.client()
+	// Following a cluster's creation (after Ctrl-C stopped
+	// `cluster create -wait`) watches its new nodes' health as that did.
+	return followThen(ctx, env, c, g, pos[0], "Action "+pos[0], func(p *progress, a *api.Action) error {
+		if a.Action != "CLUSTER_CREATE" {
+			return nil
+		}
+		cl, err := c.GetCluster(ctx, a.Target)
+		if err != nil {
+			return err
+		}
+		return firstHealth(ctx, c, g, cl.ID, cl.Name)(p, a)
+	})
 }
 
 // clusterStatus shows desired against actual, each node's health and

@@ -23,9 +23,17 @@ type Applier struct {
 	Progress io.Writer
 	// Terminal redraws action progress in place.
 	Terminal bool
+	// Follow, when set, follows each action to its end instead of the
+	// built-in quiet wait: the CLI draws the action's progress with it and
+	// tells an interrupted wait apart. It returns the ended action, and an
+	// error for a failed action or a wait that did not see the end.
+	Follow func(ctx context.Context, what, actionID string) (*api.Action, error)
 	// created lists what this apply created, in order.
 	created []Created
 }
+
+// Created lists the objects the last Apply created, in order.
+func (a *Applier) Created() []Created { return a.created }
 
 // Created is an object an apply created on the agent.
 type Created struct {
@@ -241,19 +249,25 @@ func (a *Applier) wait(ctx context.Context, what string, r *api.Response) error 
 	if id == "" {
 		return nil
 	}
-	act, err := a.Client.WaitAction(ctx, id, func(act *api.Action) {
-		if a.Progress == nil {
-			return
+	var act *api.Action
+	var err error
+	if a.Follow != nil {
+		act, err = a.Follow(ctx, what, id)
+	} else {
+		act, err = a.Client.WaitAction(ctx, id, func(act *api.Action) {
+			if a.Progress == nil {
+				return
+			}
+			if a.Terminal {
+				fmt.Fprintf(a.Progress, "\r\033[K  %s: %s %s", what, act.Status, act.StatusReason)
+			}
+		})
+		if a.Terminal && a.Progress != nil {
+			fmt.Fprintln(a.Progress)
 		}
-		if a.Terminal {
-			fmt.Fprintf(a.Progress, "\r\033[K  %s: %s %s", what, act.Status, act.StatusReason)
-		}
-	})
-	if a.Terminal && a.Progress != nil {
-		fmt.Fprintln(a.Progress)
 	}
 	if err != nil {
-		if act != nil {
+		if act != nil && act.Terminal() {
 			return fmt.Errorf("%s failed: %s", what, act.StatusReason)
 		}
 		return fmt.Errorf("%s: %w", what, err)
