@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -82,7 +83,8 @@ func (r *specResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 	if r.kind == "profile" {
 		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Optional: true, Description: "Free key-value metadata; updated in place."}
 	} else {
-		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Computed: true, Description: "Not used by policies."}
+		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Computed: true, Description: "Not used by policies.",
+			PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}}
 	}
 	resp.Schema = schema.Schema{Description: fmt.Sprintf("A Grove %s: a typed spec served by a plugin.", r.kind), Attributes: attrs}
 }

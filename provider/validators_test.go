@@ -174,6 +174,16 @@ func TestAccPlanValidators(t *testing.T) {
 			t.Errorf("%s: the provider refuses it at plan, but the agent answers %v", pc.name, err)
 		}
 	}
+	// properties and properties_wo are JSON (jsontypes.Normalized): a string
+	// that is not is refused at plan, at the attribute.
+	steps = append(steps, resource.TestStep{Config: providerBlock() + `
+resource "grove_profile" "bad" {
+  name       = "tf-bad"
+  type       = "grove.noop"
+  version    = "1.0"
+  properties = "{\"label\": "
+}
+`, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid JSON String Value.*with grove_profile\.bad.*properties = `)})
 	// The edges of each rule plan: the same values the agent accepts.
 	steps = append(steps, resource.TestStep{Config: providerBlock() + `
 resource "grove_cluster" "edges" {
