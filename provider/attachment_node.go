@@ -210,7 +210,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		Description: "A single Grove node, made from a profile; in a cluster or on its own.",
 		Attributes: map[string]schema.Attribute{
 			"id":         schema.StringAttribute{Computed: true, Description: "The node's id.", PlanModifiers: stable},
-			"name":       schema.StringAttribute{Required: true, Description: "The node's name (a cluster names its nodes itself). Updated in place."},
+			"name":       schema.StringAttribute{Required: true, Description: "The node's name (a cluster names its nodes itself). Updated in place.", Validators: nameRule},
 			"profile_id": schema.StringAttribute{Required: true, Description: "The profile's id; another profile of the same type updates the node in place."},
 			"cluster_id": schema.StringAttribute{Optional: true, Description: "The cluster the node joins at creation.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -82,6 +83,10 @@ func oneOf(values []string) validator.String { return stringvalidator.OneOf(valu
 // does: each a non-empty string.
 var names = []validator.List{listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))}
 
+// nameRule holds an object's name to the agent's rule.
+var nameRule = []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(api.NamePattern),
+	"must be 1 to 255 characters of letters, digits, '.', '_', '~' and '-'")}
+
 // count is the range of a size, count or priority the API accepts.
 var count = int64validator.Between(0, api.MaxCount)
 
@@ -97,7 +102,7 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		Description: "A Grove cluster: nodes made from one profile, kept at desired_capacity by the agent. A profile change rolls out as the update settings say.",
 		Attributes: map[string]schema.Attribute{
 			"id":               schema.StringAttribute{Computed: true, Description: "The cluster's id.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"name":             schema.StringAttribute{Required: true, Description: "The cluster's name, unique in the project. Updated in place."},
+			"name":             schema.StringAttribute{Required: true, Description: "The cluster's name, unique in the project. Updated in place.", Validators: nameRule},
 			"profile_id":       schema.StringAttribute{Required: true, Description: "The profile's id. A profile of the same type updates the nodes in place (a rolling update); another type forces a replacement."},
 			"desired_capacity": sized("How many nodes the cluster should have, from min_size to max_size (default min_size). Updated in place (a resize).", count),
 			"min_size":         sized("The least nodes (default 0).", count),

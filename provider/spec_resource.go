@@ -57,7 +57,7 @@ func (r *specResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 	attrs := map[string]schema.Attribute{
 		"id": schema.StringAttribute{Computed: true, Description: "The " + r.kind + "'s id.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-		"name": schema.StringAttribute{Required: true, Description: "The " + r.kind + "'s name, unique in the project."},
+		"name": schema.StringAttribute{Required: true, Description: "The " + r.kind + "'s name, unique in the project.", Validators: nameRule},
 		"type": schema.StringAttribute{Required: true, Description: "The " + r.kind + " type, such as local.process or senlin.policy.deletion.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"version": schema.StringAttribute{Required: true, Description: "The type's version, such as \"1.0\".",

@@ -99,6 +99,9 @@ var planCases = []planCase{
 	{name: "desired_capacity > max_size", tf: "desired_capacity = 6\nmax_size = 5",
 		want: `desired_capacity (6) must not be greater than max_size (5).`,
 		body: map[string]any{"desired_capacity": 6, "max_size": 5}},
+	{name: "name", tf: `name = "tf bad"`,
+		want: `Attribute name must be 1 to 255 characters of letters, digits, '.', '_', '~' and '-', got: tf bad`,
+		body: map[string]any{"name": "tf bad"}},
 	{name: "priority", attach: true, tf: `priority = -1`,
 		want: `Attribute priority value must be between 0 and 2147483647, got: -1`,
 		body: map[string]any{"priority": -1}},
@@ -151,7 +154,11 @@ func TestAccPlanValidators(t *testing.T) {
 		if pc.attach {
 			cfg = fmt.Sprintf("resource \"grove_cluster_policy_attachment\" \"bad\" {\n  cluster_id = \"tf-agree\"\n  policy_id  = \"tf-agree\"\n  %s\n}\n", pc.tf)
 		} else {
-			cfg = fmt.Sprintf("resource \"grove_cluster\" \"bad\" {\n  name       = \"tf-bad\"\n  profile_id = \"tf-agree\"\n  %s\n}\n", pc.tf)
+			name := `name = "tf-bad"`
+			if strings.HasPrefix(pc.tf, "name") {
+				name = ""
+			}
+			cfg = fmt.Sprintf("resource \"grove_cluster\" \"bad\" {\n  %s\n  profile_id = \"tf-agree\"\n  %s\n}\n", name, pc.tf)
 		}
 		steps = append(steps, resource.TestStep{Config: providerBlock() + cfg, PlanOnly: true, ExpectError: wrapped(pc.want)})
 
@@ -184,6 +191,16 @@ resource "grove_profile" "bad" {
   properties = "{\"label\": "
 }
 `, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid JSON String Value.*with grove_profile\.bad.*properties = `)})
+	// A plugin's own value sets (a deletion policy's criteria) are checked
+	// at plan by the agent, against the plugin's schema.
+	steps = append(steps, resource.TestStep{Config: providerBlock() + `
+resource "grove_policy" "bad" {
+  name       = "tf-bad"
+  type       = "senlin.policy.deletion"
+  version    = "1.1"
+  properties = jsonencode({ criteria = "BOGUS" })
+}
+`, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)Invalid policy spec.*spec\.properties\.criteria.*BOGUS`)})
 	// The edges of each rule plan: the same values the agent accepts.
 	steps = append(steps, resource.TestStep{Config: providerBlock() + `
 resource "grove_cluster" "edges" {
