@@ -214,8 +214,10 @@ func (r *specResource) read(ctx context.Context, m *specModel, diags *diag.Diagn
 	// configured value in its place, or every read would be a change, and
 	// leaves out what properties_wo added.
 	if cur, err := decodeProps(m.Properties.ValueString()); err == nil && !m.Properties.IsNull() && !m.Properties.IsUnknown() {
-		tflog.Debug(ctx, "The state keeps the configured properties where the API shows \"(sensitive)\", and leaves out what properties_wo added")
 		stripped, _ := stripWriteOnly(props, cur, true)
+		if toJSON(stripped) != toJSON(props) {
+			tflog.Debug(ctx, "The state keeps the configured properties where the API shows \"(sensitive)\", and leaves out what properties_wo added")
+		}
 		props = stripped.(map[string]any)
 	}
 	// The framework keeps the prior spelling when this means the same JSON
