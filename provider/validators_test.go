@@ -234,6 +234,20 @@ resource "grove_cluster" "equal" {
   max_size         = 3
 }
 `, PlanOnly: true, ExpectNonEmptyPlan: true})
+	// The agent takes the same edges.
+	edges := map[string]any{"name": "tf-edges", "profile_id": "tf-agree", "desired_capacity": 0, "min_size": 0, "max_size": -1, "timeout": 0,
+		"config": map[string]any{
+			api.ConfigRestart:      map[string]any{"condition": "none", "delay": "0s", "max_attempts": 0, "window": "1h30m"},
+			api.ConfigUpdate:       map[string]any{"parallelism": 2147483647, "max_failure_ratio": 1, "monitor": "500ms"},
+			api.ConfigDependencies: map[string]any{"db": map[string]any{"grouping": "optional_all", "restart_on": "refresh", "clusters": []any{"db"}}},
+		}}
+	if r, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": edges}, nil); err != nil {
+		t.Errorf("the provider plans the edges of its rules, but the agent refuses them: %v", err)
+	} else if _, err := c.WaitAction(ctx, r.ActionID(), nil); err != nil {
+		t.Errorf("creating a cluster at the edges of the rules: %v", err)
+	} else if d, err := c.Do(ctx, http.MethodDelete, "/v1/clusters/tf-edges", nil, nil, nil); err == nil {
+		_, _ = c.WaitAction(ctx, d.ActionID(), nil)
+	}
 	resource.Test(t, resource.TestCase{ProtoV6ProviderFactories: factories, Steps: steps})
 }
 
