@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -87,6 +88,15 @@ var names = []validator.List{listvalidator.ValueStringsAre(stringvalidator.Lengt
 var nameRule = []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(api.NamePattern),
 	"must be 1 to 255 characters of letters, digits, '.', '_', '~' and '-'")}
 
+// notSetting refuses a config key the agent keeps for an orchestration
+// setting (grove.restart, …): such a setting is an object, which a map of
+// strings cannot hold, and an unknown grove.* key is refused by
+// api.ValidateSettings. RE2 has no negative lookahead, hence the spelled-out
+// "does not start with grove.".
+var notSetting = mapvalidator.KeysAre(stringvalidator.RegexMatches(
+	regexp.MustCompile(`^(?:$|[^g]|g$|g[^r]|gr$|gr[^o]|gro$|gro[^v]|grov$|grov[^e]|grove$|grove[^.])`),
+	`must not start with "grove.": the orchestration settings have their own attributes (restart, update, placement, the affinities and dependency)`))
+
 // count is the range of a size, count or priority the API accepts.
 var count = int64validator.Between(0, api.MaxCount)
 
@@ -110,8 +120,8 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"timeout":          sized("Seconds each of the cluster's actions may take (default 3600).", int64validator.Between(0, api.MaxTimeout)),
 			"metadata": schema.MapAttribute{ElementType: types.StringType, Optional: true, Computed: true, Description: "Free key-value metadata.",
 				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}},
-			"config": schema.MapAttribute{ElementType: types.StringType, Optional: true, Computed: true, Description: "Cluster config, such as node.name.format. The orchestration settings have their own attributes.",
-				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}},
+			"config": schema.MapAttribute{ElementType: types.StringType, Optional: true, Computed: true, Description: "Cluster config, such as node.name.format. The orchestration settings have their own attributes; keys starting with grove. are theirs.",
+				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}, Validators: []validator.Map{notSetting}},
 			"restart": schema.SingleNestedAttribute{Optional: true, Description: "What happens when a node dies.", Attributes: map[string]schema.Attribute{
 				"condition": optStr("none, on-failure or any.", oneOf(api.RestartConditions)),
 				"delay":     optStr("Wait before a restart, such as \"5s\".", duration{}),

@@ -78,6 +78,12 @@ var planCases = []planCase{
 	{name: "dependency.clusters", tf: `dependency = { db = { grouping = "require_all", clusters = [""] } }`,
 		want: `Attribute dependency["db"].clusters[0] string length must be at least 1, got: 0`,
 		body: settings(api.ConfigDependencies, map[string]any{"db": map[string]any{"grouping": "require_all", "clusters": []any{""}}})},
+	{name: "config", tf: `config = { "node.name.format" = "n-$2I", "grove.restart" = "any" }`,
+		want: `Attribute config["grove.restart"] must not start with "grove.": the orchestration settings have their own attributes (restart, update, placement, the affinities and dependency), got: grove.restart`,
+		body: map[string]any{"config": map[string]any{"node.name.format": "n-$2I", "grove.restart": "any"}}},
+	{name: "config", tf: `config = { "grove.other" = "x" }`,
+		want: `Attribute config["grove.other"] must not start with "grove."`,
+		body: map[string]any{"config": map[string]any{"grove.other": "x"}}},
 	{name: "desired_capacity", tf: `desired_capacity = -1`,
 		want: `Attribute desired_capacity value must be between 0 and 2147483647, got: -1`,
 		body: map[string]any{"desired_capacity": -1}},
@@ -210,6 +216,7 @@ resource "grove_cluster" "edges" {
   min_size         = 2
   max_size         = -1
   timeout          = 0
+  config           = { g = "1", grove = "2", "grove-x" = "3", "grove_.y" = "4", "node.grove.x" = "5" }
   restart = {
     condition    = "none"
     delay        = "0s"
@@ -237,6 +244,7 @@ resource "grove_cluster" "equal" {
 	// The agent takes the same edges.
 	edges := map[string]any{"name": "tf-edges", "profile_id": "tf-agree", "desired_capacity": 0, "min_size": 0, "max_size": -1, "timeout": 0,
 		"config": map[string]any{
+			"g": "1", "grove": "2", "grove-x": "3", "grove_.y": "4", "node.grove.x": "5",
 			api.ConfigRestart:      map[string]any{"condition": "none", "delay": "0s", "max_attempts": 0, "window": "1h30m"},
 			api.ConfigUpdate:       map[string]any{"parallelism": 2147483647, "max_failure_ratio": 1, "monitor": "500ms"},
 			api.ConfigDependencies: map[string]any{"db": map[string]any{"grouping": "optional_all", "restart_on": "refresh", "clusters": []any{"db"}}},
