@@ -32,6 +32,13 @@ const (
 	MaxCount = math.MaxInt32
 )
 
+// NamePattern is Senlin's rule for the names of profiles, policies,
+// clusters and nodes (and of tokens and projects): 1 to 255 letters, digits,
+// '.', '_', '~' and '-', letters including CJK scripts. The agent holds every
+// request to it (core/model.ValidateName) and the Terraform provider every
+// plan, from this one pattern.
+const NamePattern = `^[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}A-Za-z0-9._~-]{1,255}$`
+
 // Value sets of the orchestration settings (OpenSVC placement, SwarmKit
 // restart and update, SMF dependencies).
 var (

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -17,7 +18,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/grovehq/grove/api"
 )
@@ -49,6 +52,7 @@ func (r *attachmentResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"policy_id":  schema.StringAttribute{Required: true, Description: "The policy's id.", PlanModifiers: replace},
 			"enabled":    schema.BoolAttribute{Optional: true, Computed: true, Description: "Whether the policy is checked (default true). Updated in place."},
 			"priority": schema.Int64Attribute{Optional: true, Computed: true, Description: "Check order, lower first (default: the policy type's). Updated in place.",
+				Validators:    []validator.Int64{count},
 				PlanModifiers: []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}},
 		},
 		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})},
@@ -156,6 +160,8 @@ func (r *attachmentResource) Delete(ctx context.Context, req resource.DeleteRequ
 	err := r.act(ctx, state.ClusterID.ValueString(), "policy_detach", map[string]any{"policy_id": state.PolicyID.ValueString()}, timeout)
 	if err != nil && !strings.Contains(err.Error(), "not attached") && !strings.Contains(err.Error(), "could not be found") {
 		resp.Diagnostics.AddError("Cannot detach the policy", err.Error())
+	} else if err != nil {
+		tflog.Debug(ctx, "The policy is no longer attached: counted as detached", map[string]any{"reason": err.Error()})
 	}
 }
 
@@ -182,16 +188,16 @@ func (r *attachmentResource) ImportState(ctx context.Context, req resource.Impor
 type nodeResource struct{ client *api.Client }
 
 type nodeModel struct {
-	ID         types.String   `tfsdk:"id"`
-	Name       types.String   `tfsdk:"name"`
-	ProfileID  types.String   `tfsdk:"profile_id"`
-	ClusterID  types.String   `tfsdk:"cluster_id"`
-	Role       types.String   `tfsdk:"role"`
-	Index      types.Int64    `tfsdk:"index"`
-	Status     types.String   `tfsdk:"status"`
-	PhysicalID types.String   `tfsdk:"physical_id"`
-	Data       types.String   `tfsdk:"data"`
-	Timeouts   timeouts.Value `tfsdk:"timeouts"`
+	ID         types.String         `tfsdk:"id"`
+	Name       types.String         `tfsdk:"name"`
+	ProfileID  types.String         `tfsdk:"profile_id"`
+	ClusterID  types.String         `tfsdk:"cluster_id"`
+	Role       types.String         `tfsdk:"role"`
+	Index      types.Int64          `tfsdk:"index"`
+	Status     types.String         `tfsdk:"status"`
+	PhysicalID types.String         `tfsdk:"physical_id"`
+	Data       jsontypes.Normalized `tfsdk:"data"`
+	Timeouts   timeouts.Value       `tfsdk:"timeouts"`
 }
 
 func (r *nodeResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -204,7 +210,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 		Description: "A single Grove node, made from a profile; in a cluster or on its own.",
 		Attributes: map[string]schema.Attribute{
 			"id":         schema.StringAttribute{Computed: true, Description: "The node's id.", PlanModifiers: stable},
-			"name":       schema.StringAttribute{Required: true, Description: "The node's name (a cluster names its nodes itself). Updated in place."},
+			"name":       schema.StringAttribute{Required: true, Description: "The node's name (a cluster names its nodes itself). Updated in place.", Validators: nameRule},
 			"profile_id": schema.StringAttribute{Required: true, Description: "The profile's id; another profile of the same type updates the node in place."},
 			"cluster_id": schema.StringAttribute{Optional: true, Description: "The cluster the node joins at creation.",
 				PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
@@ -213,7 +219,7 @@ func (r *nodeResource) Schema(ctx context.Context, _ resource.SchemaRequest, res
 			"status": schema.StringAttribute{Computed: true, Description: "The node's status."},
 			"physical_id": schema.StringAttribute{Computed: true, Description: "What the driver calls the node; another profile may change it.",
 				PlanModifiers: []planmodifier.String{sameProfileSameValue{}}},
-			"data": schema.StringAttribute{Computed: true, Description: "The node's data as JSON (address, port …)."},
+			"data": schema.StringAttribute{Computed: true, CustomType: jsontypes.NormalizedType{}, Description: "The node's data as JSON (address, port …)."},
 		},
 		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})},
 	}
@@ -245,7 +251,7 @@ func (r *nodeResource) read(ctx context.Context, m *nodeModel, diags *diag.Diagn
 	m.Status = types.StringValue(n.Status)
 	m.PhysicalID = types.StringValue(n.PhysicalID)
 	b, _ := json.Marshal(n.Data)
-	m.Data = types.StringValue(string(b))
+	m.Data = jsontypes.NewNormalizedValue(string(b))
 	return true
 }
 
@@ -356,6 +362,7 @@ func (sameProfileSameValue) PlanModifyString(ctx context.Context, req planmodifi
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("profile_id"), &planned)...)
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("profile_id"), &current)...)
 	if planned.Equal(current) {
+		tflog.Debug(ctx, "profile_id is unchanged: the plan keeps "+req.Path.String()+" from the state")
 		resp.PlanValue = req.StateValue
 	}
 }

@@ -4,11 +4,17 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/float64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -18,8 +24,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/grovehq/grove/api"
 )
@@ -64,45 +72,74 @@ func (r *clusterResource) Metadata(_ context.Context, req resource.MetadataReque
 	resp.TypeName = req.ProviderTypeName + "_cluster"
 }
 
-func optStr(desc string) schema.StringAttribute {
-	return schema.StringAttribute{Optional: true, Description: desc}
+func optStr(desc string, v ...validator.String) schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, Description: desc, Validators: v}
 }
+
+// oneOf is the plan-time check of a setting with a fixed set of values:
+// the same sets api.ValidateSettings holds the agent's submit to.
+func oneOf(values []string) validator.String { return stringvalidator.OneOf(values...) }
+
+// names checks a list of cluster or host names as api.ValidateSettings
+// does: each a non-empty string.
+var names = []validator.List{listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))}
+
+// nameRule holds an object's name to the agent's rule.
+var nameRule = []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(api.NamePattern),
+	"must be 1 to 255 characters of letters, digits, '.', '_', '~' and '-'")}
+
+// notSetting refuses a config key the agent keeps for an orchestration
+// setting (grove.restart, …): such a setting is an object, which a map of
+// strings cannot hold, and an unknown grove.* key is refused by
+// api.ValidateSettings. RE2 has no negative lookahead, hence the spelled-out
+// "does not start with grove.".
+var notSetting = mapvalidator.KeysAre(stringvalidator.RegexMatches(
+	regexp.MustCompile(`^(?:$|[^g]|g$|g[^r]|gr$|gr[^o]|gro$|gro[^v]|grov$|grov[^e]|grove$|grove[^.])`),
+	`must not start with "grove.": the orchestration settings have their own attributes (restart, update, placement, the affinities and dependency)`))
+
+// count is the range of a size, count or priority the API accepts.
+var count = int64validator.Between(0, api.MaxCount)
 
 func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	stable := []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}
 	strList := func(desc string) schema.ListAttribute {
-		return schema.ListAttribute{ElementType: types.StringType, Optional: true, Description: desc}
+		return schema.ListAttribute{ElementType: types.StringType, Optional: true, Description: desc, Validators: names}
+	}
+	sized := func(desc string, v validator.Int64) schema.Int64Attribute {
+		return schema.Int64Attribute{Optional: true, Computed: true, Description: desc, PlanModifiers: stable, Validators: []validator.Int64{v}}
 	}
 	resp.Schema = schema.Schema{
 		Description: "A Grove cluster: nodes made from one profile, kept at desired_capacity by the agent. A profile change rolls out as the update settings say.",
 		Attributes: map[string]schema.Attribute{
 			"id":               schema.StringAttribute{Computed: true, Description: "The cluster's id.", PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-			"name":             schema.StringAttribute{Required: true, Description: "The cluster's name, unique in the project. Updated in place."},
+			"name":             schema.StringAttribute{Required: true, Description: "The cluster's name, unique in the project. Updated in place.", Validators: nameRule},
 			"profile_id":       schema.StringAttribute{Required: true, Description: "The profile's id. A profile of the same type updates the nodes in place (a rolling update); another type forces a replacement."},
-			"desired_capacity": schema.Int64Attribute{Optional: true, Computed: true, Description: "How many nodes the cluster should have. Updated in place (a resize).", PlanModifiers: stable},
-			"min_size":         schema.Int64Attribute{Optional: true, Computed: true, Description: "The least nodes (default 0).", PlanModifiers: stable},
-			"max_size":         schema.Int64Attribute{Optional: true, Computed: true, Description: "The most nodes; -1 is unbounded (default).", PlanModifiers: stable},
-			"timeout":          schema.Int64Attribute{Optional: true, Computed: true, Description: "Seconds each of the cluster's actions may take (default 3600).", PlanModifiers: stable},
+			"desired_capacity": sized("How many nodes the cluster should have, from min_size to max_size (default min_size). Updated in place (a resize).", count),
+			"min_size":         sized("The least nodes (default 0).", count),
+			"max_size":         sized("The most nodes; -1 is unbounded (default).", int64validator.Between(-1, api.MaxCount)),
+			"timeout":          sized("Seconds each of the cluster's actions may take (default 3600).", int64validator.Between(0, api.MaxTimeout)),
 			"metadata": schema.MapAttribute{ElementType: types.StringType, Optional: true, Computed: true, Description: "Free key-value metadata.",
 				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}},
-			"config": schema.MapAttribute{ElementType: types.StringType, Optional: true, Computed: true, Description: "Cluster config, such as node.name.format. The orchestration settings have their own attributes.",
-				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}},
+			"config": schema.MapAttribute{ElementType: types.StringType, Optional: true, Computed: true, Description: "Cluster config, such as node.name.format. The orchestration settings have their own attributes; keys starting with grove. are theirs.",
+				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}, Validators: []validator.Map{notSetting}},
 			"restart": schema.SingleNestedAttribute{Optional: true, Description: "What happens when a node dies.", Attributes: map[string]schema.Attribute{
-				"condition":    optStr("none, on-failure or any."),
-				"delay":        optStr("Wait before a restart, such as \"5s\"."),
-				"max_attempts": schema.Int64Attribute{Optional: true, Description: "Restarts allowed within window; 0 is unlimited."},
-				"window":       optStr("The period max_attempts counts over, such as \"1m\"."),
+				"condition": optStr("none, on-failure or any.", oneOf(api.RestartConditions)),
+				"delay":     optStr("Wait before a restart, such as \"5s\".", duration{}),
+				"max_attempts": schema.Int64Attribute{Optional: true, Description: "Restarts allowed within window; 0 is unlimited.",
+					Validators: []validator.Int64{count}},
+				"window": optStr("The period max_attempts counts over, such as \"1m\".", duration{}),
 			}},
 			"update": schema.SingleNestedAttribute{Optional: true, Description: "How a profile change rolls out.", Attributes: map[string]schema.Attribute{
-				"parallelism":       schema.Int64Attribute{Optional: true, Description: "Nodes updated at once; 0 is all."},
-				"delay":             optStr("Wait between batches."),
-				"failure_action":    optStr("pause, continue or rollback."),
-				"monitor":           optStr("How long new nodes are watched after each batch."),
-				"max_failure_ratio": schema.Float64Attribute{Optional: true, Description: "Failures tolerated, 0 to 1."},
-				"order":             optStr("stop-first or start-first."),
+				"parallelism":    schema.Int64Attribute{Optional: true, Description: "Nodes updated at once; 0 is all.", Validators: []validator.Int64{count}},
+				"delay":          optStr("Wait between batches, such as \"10s\".", duration{}),
+				"failure_action": optStr("pause, continue or rollback.", oneOf(api.FailureActions)),
+				"monitor":        optStr("How long new nodes are watched after each batch, such as \"5s\".", duration{}),
+				"max_failure_ratio": schema.Float64Attribute{Optional: true, Description: "Failures tolerated, 0 to 1.",
+					Validators: []validator.Float64{float64validator.Between(0, 1)}},
+				"order": optStr("stop-first or start-first.", oneOf(api.UpdateOrders)),
 			}},
 			"placement": schema.SingleNestedAttribute{Optional: true, Description: "Where nodes go.", Attributes: map[string]schema.Attribute{
-				"policy": optStr("nodes order, load avg, spread, score, shift or none."),
+				"policy": optStr("nodes order, load avg, spread, score, shift or none.", oneOf(api.PlacementPolicies)),
 				"hosts":  strList("Candidate hosts."),
 			}},
 			"hard_affinity":      strList("Clusters whose hosts this cluster's nodes must share."),
@@ -111,9 +148,11 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"soft_anti_affinity": strList("Clusters whose hosts are avoided when possible."),
 			"dependency": schema.MapNestedAttribute{Optional: true, Description: "Dependencies on other clusters, by name.", NestedObject: schema.NestedAttributeObject{
 				Attributes: map[string]schema.Attribute{
-					"grouping":   schema.StringAttribute{Required: true, Description: "require_all, require_any, optional_all or exclude_all."},
-					"restart_on": optStr("none, error, restart or refresh."),
-					"clusters":   schema.ListAttribute{ElementType: types.StringType, Required: true, Description: "The clusters depended on."},
+					"grouping": schema.StringAttribute{Required: true, Description: "require_all, require_any, optional_all or exclude_all.",
+						Validators: []validator.String{oneOf(api.Groupings)}},
+					"restart_on": optStr("none, error, restart or refresh.", oneOf(api.RestartOn)),
+					"clusters": schema.ListAttribute{ElementType: types.StringType, Required: true, Description: "The clusters depended on.",
+						Validators: names},
 				},
 			}},
 			"status":        schema.StringAttribute{Computed: true, Description: "The cluster's status (ACTIVE, WARNING, ERROR, …)."},
@@ -122,6 +161,12 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 		},
 		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})},
 	}
+}
+
+// ConfigValidators holds the sizes to min_size <= desired_capacity <=
+// max_size at plan, as the agent does when the cluster is created.
+func (r *clusterResource) ConfigValidators(context.Context) []resource.ConfigValidator {
+	return []resource.ConfigValidator{sizeOrder{}}
 }
 
 func (r *clusterResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
@@ -146,6 +191,8 @@ func (r *clusterResource) ModifyPlan(ctx context.Context, req resource.ModifyPla
 	okOld, err1 := get(ctx, r.client, "profile", state.ProfileID.ValueString(), &oldP)
 	okNew, err2 := get(ctx, r.client, "profile", plan.ProfileID.ValueString(), &newP)
 	if err1 == nil && err2 == nil && okOld && okNew && oldP.Spec["type"] != newP.Spec["type"] {
+		tflog.Info(ctx, "The new profile has another type: the cluster is replaced, as a cluster keeps its profile type",
+			map[string]any{"old_type": oldP.Spec["type"], "new_type": newP.Spec["type"]})
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("profile_id"))
 	}
 }
@@ -406,6 +453,7 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 	if len(changed) > 0 {
 		body["config"] = changed
 	}
+	tflog.Debug(ctx, "Updating the cluster", map[string]any{"fields": sortedKeys(body), "config": sortedKeys(changed)})
 	if len(body) > 0 {
 		res, err := r.client.Do(ctx, http.MethodPatch, "/v1/clusters/"+url.PathEscape(state.ID.ValueString()), nil, map[string]any{"cluster": body}, nil)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/grovehq/grove/api"
 )
@@ -54,9 +56,14 @@ func wait(ctx context.Context, c *api.Client, r *api.Response, timeout time.Dura
 	if id == "" {
 		return nil
 	}
+	ctx = tflog.SetField(ctx, "grove_action", id)
+	tflog.Debug(ctx, "Waiting for the action to end", map[string]any{"timeout": timeout.String()})
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	act, err := c.WaitAction(ctx, id, nil)
+	if act != nil {
+		tflog.Debug(ctx, "The action ended", map[string]any{"status": act.Status, "status_reason": act.StatusReason})
+	}
 	if err != nil {
 		if act != nil && act.Terminal() {
 			return fmt.Errorf("action %s (%s) %s: %s", act.Name, act.ID, strings.ToLower(act.Status), act.StatusReason)
@@ -77,6 +84,7 @@ func readState[M any](ctx context.Context, req resource.ReadRequest, resp *resou
 	}
 	if !read(ctx, &state, &resp.Diagnostics) {
 		if !resp.Diagnostics.HasError() {
+			tflog.Info(ctx, "The object is gone from the agent: removing it from the state, so the plan creates it again")
 			resp.State.RemoveResource(ctx)
 		}
 		return
@@ -89,6 +97,7 @@ func readState[M any](ctx context.Context, req resource.ReadRequest, resp *resou
 func deleteObject(ctx context.Context, c *api.Client, kind, id string, timeout time.Duration, diags *diag.Diagnostics) {
 	res, err := c.Do(ctx, http.MethodDelete, "/v1/"+collections[kind]+"/"+url.PathEscape(id), nil, nil, nil)
 	if api.IsNotFound(err) {
+		tflog.Debug(ctx, "The "+kind+" is already gone: counted as deleted", map[string]any{"id": id})
 		return
 	}
 	if err != nil {
@@ -98,20 +107,6 @@ func deleteObject(ctx context.Context, c *api.Client, kind, id string, timeout t
 	if err := wait(ctx, c, res, timeout); err != nil {
 		diags.AddError("The "+kind+"'s deletion failed", err.Error())
 	}
-}
-
-// normJSON returns JSON with sorted keys and no spaces, so equal documents
-// compare equal.
-func normJSON(s string) (string, error) {
-	if strings.TrimSpace(s) == "" {
-		return "{}", nil
-	}
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		return "", err
-	}
-	b, err := json.Marshal(v)
-	return string(b), err
 }
 
 func toJSON(v any) string {
@@ -173,4 +168,14 @@ func apiError(err error) string {
 		return ae.Message
 	}
 	return err.Error()
+}
+
+// sortedKeys names what a request changes, for a log line without values.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

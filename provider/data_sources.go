@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
@@ -82,12 +83,12 @@ type specDataSource struct {
 }
 
 type specDataModel struct {
-	Ident      types.String `tfsdk:"id_or_name"`
-	ID         types.String `tfsdk:"id"`
-	Name       types.String `tfsdk:"name"`
-	Type       types.String `tfsdk:"type"`
-	Version    types.String `tfsdk:"version"`
-	Properties types.String `tfsdk:"properties"`
+	Ident      types.String         `tfsdk:"id_or_name"`
+	ID         types.String         `tfsdk:"id"`
+	Name       types.String         `tfsdk:"name"`
+	Type       types.String         `tfsdk:"type"`
+	Version    types.String         `tfsdk:"version"`
+	Properties jsontypes.Normalized `tfsdk:"properties"`
 }
 
 func (d *specDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -101,7 +102,7 @@ func (d *specDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, r
 		"name":       schema.StringAttribute{Computed: true, Description: "Its name."},
 		"type":       schema.StringAttribute{Computed: true, Description: "Its type."},
 		"version":    schema.StringAttribute{Computed: true, Description: "Its type's version."},
-		"properties": schema.StringAttribute{Computed: true, Sensitive: true, Description: "Its properties as JSON; sensitive values show as \"(sensitive)\"."},
+		"properties": schema.StringAttribute{Computed: true, Sensitive: true, CustomType: jsontypes.NormalizedType{}, Description: "Its properties as JSON; sensitive values show as \"(sensitive)\"."},
 	}}
 }
 
@@ -131,7 +132,7 @@ func (d *specDataSource) Read(ctx context.Context, req datasource.ReadRequest, r
 	}
 	m.ID, m.Name = types.StringValue(obj.ID), types.StringValue(obj.Name)
 	m.Type, m.Version = types.StringValue(fmt.Sprint(obj.Spec["type"])), types.StringValue(fmt.Sprint(obj.Spec["version"]))
-	m.Properties = types.StringValue(toJSON(obj.Spec["properties"]))
+	m.Properties = jsontypes.NewNormalizedValue(toJSON(obj.Spec["properties"]))
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/grovehq/grove/api"
 )
@@ -69,6 +70,10 @@ func (p *groveProvider) Configure(ctx context.Context, req provider.ConfigureReq
 	c := api.New(api.Options{Address: cfg.Address.ValueString(), Token: cfg.Token.ValueString(), TLS: api.TLSOptions{
 		CACert: cfg.CACert.ValueString(), ClientCert: cfg.ClientCert.ValueString(), ClientKey: cfg.ClientKey.ValueString(),
 		SkipVerify: cfg.TLSSkipVerify.ValueBool()}})
+	c.HTTP.Transport = loggedTransport{next: c.HTTP.Transport}
+	ctx = tflog.SetField(ctx, "grove_address", c.Address)
+	tflog.Info(ctx, "Configuring the Grove provider", map[string]any{"token_set": c.Token != "", "ca_cert": cfg.CACert.ValueString() != "",
+		"client_cert": cfg.ClientCert.ValueString() != "", "tls_skip_verify": cfg.TLSSkipVerify.ValueBool()})
 	if err := c.Err(); err != nil {
 		resp.Diagnostics.AddError("Invalid TLS settings", "The provider's ca_cert, client_cert or client_key could not be loaded: "+err.Error())
 		return
@@ -93,6 +98,7 @@ func (p *groveProvider) Configure(ctx context.Context, req provider.ConfigureReq
 			"The provider could not reach the agent at "+c.Address+": "+err.Error()+"\n\nStart one with `grove agent -dev`, or set the provider's address (or GROVE_ADDR).")
 		return
 	}
+	tflog.Debug(ctx, "The Grove agent answered the provider's probe")
 	resp.ResourceData = c
 	resp.DataSourceData = c
 }

@@ -9,14 +9,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/grovehq/grove/api"
 )
@@ -30,18 +35,18 @@ type specResource struct {
 }
 
 type specModel struct {
-	ID         types.String `tfsdk:"id"`
-	Name       types.String `tfsdk:"name"`
-	Type       types.String `tfsdk:"type"`
-	Version    types.String `tfsdk:"version"`
-	Properties types.String `tfsdk:"properties"`
-	Metadata   types.Map    `tfsdk:"metadata"`
-	FullType   types.String `tfsdk:"full_type"`
+	ID         types.String         `tfsdk:"id"`
+	Name       types.String         `tfsdk:"name"`
+	Type       types.String         `tfsdk:"type"`
+	Version    types.String         `tfsdk:"version"`
+	Properties jsontypes.Normalized `tfsdk:"properties"`
+	Metadata   types.Map            `tfsdk:"metadata"`
+	FullType   types.String         `tfsdk:"full_type"`
 	// PropertiesWO is write-only: Terraform 1.11 and later send it in the
 	// configuration and keep it out of plans and state, so it is always null
 	// here except in Create's config.
-	PropertiesWO        types.String `tfsdk:"properties_wo"`
-	PropertiesWOVersion types.Int64  `tfsdk:"properties_wo_version"`
+	PropertiesWO        jsontypes.Normalized `tfsdk:"properties_wo"`
+	PropertiesWOVersion types.Int64          `tfsdk:"properties_wo_version"`
 }
 
 func (r *specResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -52,16 +57,16 @@ func (r *specResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 	attrs := map[string]schema.Attribute{
 		"id": schema.StringAttribute{Computed: true, Description: "The " + r.kind + "'s id.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
-		"name": schema.StringAttribute{Required: true, Description: "The " + r.kind + "'s name, unique in the project."},
+		"name": schema.StringAttribute{Required: true, Description: "The " + r.kind + "'s name, unique in the project.", Validators: nameRule},
 		"type": schema.StringAttribute{Required: true, Description: "The " + r.kind + " type, such as local.process or senlin.policy.deletion.",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
 		"version": schema.StringAttribute{Required: true, Description: "The type's version, such as \"1.0\".",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()}},
-		"properties": schema.StringAttribute{Optional: true, Computed: true, Sensitive: true,
+		"properties": schema.StringAttribute{Optional: true, Computed: true, Sensitive: true, CustomType: jsontypes.NormalizedType{},
 			Description: "The properties as JSON (use jsonencode). They are validated against the plugin's schema at plan time. A change forces a replacement: specs are immutable. " +
 				"Sensitive: some properties (a process's or container's env) are secrets, which the API shows as \"(sensitive)\"; the state keeps what was configured.",
-			PlanModifiers: []planmodifier.String{jsonSemantic{}, stringplanmodifier.RequiresReplace()}},
-		"properties_wo": schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true,
+			PlanModifiers: []planmodifier.String{sameJSONKeepsState{}, stringplanmodifier.RequiresReplace()}},
+		"properties_wo": schema.StringAttribute{Optional: true, Sensitive: true, WriteOnly: true, CustomType: jsontypes.NormalizedType{},
 			Description: "Sensitive property values as JSON (use jsonencode), merged over properties when the " + r.kind + " is created and never stored in the plan or state: " +
 				"for values such as a process's env that only the agent should keep. Only properties the type marks sensitive are accepted, and not ones also set in properties. " +
 				"Terraform does not see a change of a write-only value: change properties_wo_version to roll a new one in (specs are immutable, so that replaces the " + r.kind + "). " +
@@ -69,14 +74,17 @@ func (r *specResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 		},
 		"properties_wo_version": schema.Int64Attribute{Optional: true,
 			Description:   "A number to change whenever properties_wo changes: a change replaces the " + r.kind + " with one carrying the current properties_wo. Needs properties_wo.",
-			PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()}},
+			PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+			// It versions properties_wo: without it, it means nothing.
+			Validators: []validator.Int64{int64validator.AlsoRequires(path.MatchRoot("properties_wo"))}},
 		"full_type": schema.StringAttribute{Computed: true, Description: "Type and version, as Senlin writes them (local.process-1.0).",
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 	}
 	if r.kind == "profile" {
 		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Optional: true, Description: "Free key-value metadata; updated in place."}
 	} else {
-		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Computed: true, Description: "Not used by policies."}
+		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Computed: true, Description: "Not used by policies.",
+			PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}}
 	}
 	resp.Schema = schema.Schema{Description: fmt.Sprintf("A Grove %s: a typed spec served by a plugin.", r.kind), Attributes: attrs}
 }
@@ -108,8 +116,10 @@ func (r *specResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	if !known {
+		tflog.Debug(ctx, "properties_wo is not known yet: the spec is validated at apply")
 		return
 	}
+	tflog.Debug(ctx, "Validating the spec against the plugin's schema through the agent", map[string]any{"type": plan.Type.ValueString(), "version": plan.Version.ValueString()})
 	spec := map[string]any{"type": plan.Type.ValueString(), "version": plan.Version.ValueString(), "properties": props}
 	_, err = r.client.Do(ctx, http.MethodPost, "/v1/"+collections[r.kind]+"/validate", nil, map[string]any{r.kind: map[string]any{"spec": spec}}, nil)
 	if ae, ok := err.(*api.Error); ok && ae.Status == http.StatusBadRequest {
@@ -124,14 +134,18 @@ func (r *specResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRe
 	}
 }
 
+// decodeProps reads properties as Create sends them: unset is an empty
+// object.
 func decodeProps(s string) (map[string]any, error) {
-	n, err := normJSON(s)
-	if err != nil {
-		return nil, err
+	if strings.TrimSpace(s) == "" {
+		return map[string]any{}, nil
 	}
 	var m map[string]any
-	if err := json.Unmarshal([]byte(n), &m); err != nil {
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
 		return nil, fmt.Errorf("not an object: %w", err)
+	}
+	if m == nil {
+		return map[string]any{}, nil
 	}
 	return m, nil
 }
@@ -201,13 +215,14 @@ func (r *specResource) read(ctx context.Context, m *specModel, diags *diag.Diagn
 	// leaves out what properties_wo added.
 	if cur, err := decodeProps(m.Properties.ValueString()); err == nil && !m.Properties.IsNull() && !m.Properties.IsUnknown() {
 		stripped, _ := stripWriteOnly(props, cur, true)
+		if toJSON(stripped) != toJSON(props) {
+			tflog.Debug(ctx, "The state keeps the configured properties where the API shows \"(sensitive)\", and leaves out what properties_wo added")
+		}
 		props = stripped.(map[string]any)
 	}
-	remote := toJSON(props)
-	// Keep the configured spelling when it means the same JSON.
-	if cur, err := normJSON(m.Properties.ValueString()); err != nil || cur != remote || m.Properties.IsNull() || m.Properties.IsUnknown() {
-		m.Properties = types.StringValue(remote)
-	}
+	// The framework keeps the prior spelling when this means the same JSON
+	// (jsontypes.Normalized's semantic equality).
+	m.Properties = jsontypes.NewNormalizedValue(toJSON(props))
 	if r.kind == "profile" && (len(obj.Metadata) > 0 || !m.Metadata.IsNull()) {
 		m.Metadata = mapValue(obj.Metadata)
 	} else if r.kind == "policy" {
@@ -256,30 +271,34 @@ func (r *specResource) ImportState(ctx context.Context, req resource.ImportState
 	importByIDOrName(ctx, r.client, r.kind, req, resp)
 }
 
-// jsonSemantic keeps the prior state's JSON when the planned JSON means the
-// same, so whitespace and key order never show as a change.
-type jsonSemantic struct{}
+// sameJSONKeepsState keeps the prior state's properties in the plan when the
+// configured ones are the same JSON document by jsontypes.Normalized's
+// semantic equality (spacing and key order aside); unset properties are an
+// empty object, as Create sends them. The framework applies semantic
+// equality only to what Create, Read and Update return, not to a plan, so
+// without this a configuration respelling the same JSON would plan a
+// replacement: properties force one.
+type sameJSONKeepsState struct{}
 
-func (jsonSemantic) Description(context.Context) string {
+func (sameJSONKeepsState) Description(context.Context) string {
 	return "Equal JSON documents are not a change."
 }
 
-func (j jsonSemantic) MarkdownDescription(ctx context.Context) string { return j.Description(ctx) }
+func (j sameJSONKeepsState) MarkdownDescription(ctx context.Context) string {
+	return j.Description(ctx)
+}
 
-func (jsonSemantic) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
-	if req.StateValue.IsNull() || req.PlanValue.IsUnknown() {
+func (sameJSONKeepsState) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.StateValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return
 	}
-	if req.PlanValue.IsNull() {
-		// Unset properties mean an empty object.
-		if s, _ := normJSON(req.StateValue.ValueString()); s == "{}" {
-			resp.PlanValue = req.StateValue
-		}
-		return
+	configured := req.ConfigValue.ValueString()
+	if req.ConfigValue.IsNull() {
+		configured = "{}"
 	}
-	a, errA := normJSON(req.PlanValue.ValueString())
-	b, errB := normJSON(req.StateValue.ValueString())
-	if errA == nil && errB == nil && a == b {
+	same, d := jsontypes.NewNormalizedValue(req.StateValue.ValueString()).StringSemanticEquals(ctx, jsontypes.NewNormalizedValue(configured))
+	if same && !d.HasError() {
+		tflog.Debug(ctx, "the configured properties are the state's JSON document: the plan keeps the state's")
 		resp.PlanValue = req.StateValue
 	}
 }

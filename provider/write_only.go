@@ -8,10 +8,9 @@ import (
 	"net/url"
 	"sort"
 
+	"github.com/hashicorp/terraform-plugin-framework-jsontypes/jsontypes"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/grovehq/grove/api"
 )
@@ -114,7 +113,7 @@ func mergeProps(field string, props, wo map[string]any) (map[string]any, error) 
 // unset; known is false while it is unknown (at plan, from a value computed
 // at apply).
 func writeOnlyProps(ctx context.Context, config tfsdk.Config) (wo map[string]any, known bool, err error) {
-	var v types.String
+	var v jsontypes.Normalized
 	if d := config.GetAttribute(ctx, path.Root("properties_wo"), &v); d.HasError() {
 		return nil, false, fmt.Errorf("reading properties_wo: %s", d[0].Detail())
 	}
@@ -156,19 +155,6 @@ func (r *specResource) specWithWriteOnly(ctx context.Context, config tfsdk.Confi
 	return merged, true, err
 }
 
-// ValidateConfig: properties_wo_version means nothing without
-// properties_wo, the value it versions.
-func (r *specResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var version types.Int64
-	var wo types.String
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("properties_wo_version"), &version)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("properties_wo"), &wo)...)
-	if !version.IsNull() && wo.IsNull() {
-		resp.Diagnostics.AddAttributeError(path.Root("properties_wo_version"), "properties_wo_version needs properties_wo",
-			"properties_wo_version versions the write-only properties_wo, which is not set: set properties_wo, or remove properties_wo_version.")
-	}
-}
-
 // stripWriteOnly is Read's view of remote properties: each value the API
 // shows as "(sensitive)" takes the value at the same place in known (the
 // configured properties, which the state keeps), and one known does not
@@ -207,6 +193,3 @@ func stripWriteOnly(remote, known any, hasKnown bool) (any, bool) {
 	}
 	return remote, true
 }
-
-// Ensure the resource validates its configuration.
-var _ resource.ResourceWithValidateConfig = (*specResource)(nil)

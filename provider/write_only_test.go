@@ -189,7 +189,7 @@ resource "grove_profile" "bad" {
   version               = "1.0"
   properties            = jsonencode({ command = ["sleep", "60"] })
   properties_wo_version = 1
-}`, ExpectError: regexp.MustCompile(`properties_wo_version needs properties_wo`)},
+}`, ExpectError: wrapped(`Attribute "properties_wo" must be specified when "properties_wo_version" is specified`)},
 			// Create: the secret reaches the node, not the plan or the state.
 			{Config: writeOnlyConfig(secret1, 1),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{noTrace{secret1},

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+
+	"github.com/grovehq/grove/api"
 )
 
 // Cluster statuses (seed 004).
@@ -259,7 +261,7 @@ type Event struct {
 	MetaData     map[string]any
 }
 
-var nameRE = regexp.MustCompile(`^[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}A-Za-z0-9._~-]{1,255}$`)
+var nameRE = regexp.MustCompile(api.NamePattern)
 
 // ValidateName applies Senlin's rule for object names; field names the field
 // in the error.
