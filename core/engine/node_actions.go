@@ -13,6 +13,9 @@ import (
 // runNodeBatch runs derived node actions of one parent and one kind with
 // as few driver calls as possible.
 func (e *Engine) runNodeBatch(parent context.Context, actions []*model.Action) {
+	// A batch is of one parent and one kind: its lines name the first
+	// action, and each node action's end is logged with its own id.
+	parent = e.withActionLog(parent, actions[0])
 	ctx, stop := context.WithCancelCause(parent)
 	defer stop(nil)
 	cancel := func() { stop(errCancelled) }
@@ -75,7 +78,11 @@ func (e *Engine) finishBatch(parent context.Context, actions []*model.Action, ou
 		return tx.CreateEvents(ctx, events)
 	})
 	if err != nil {
-		e.log.Error("record node batch results", "error", err)
+		e.logger(ctx).Error("record node batch results", "error", err)
+	}
+	for _, a := range actions {
+		e.cfg.Metrics.finished(a)
+		e.actionLog(a).Debug("action finished", "status", a.Status, "reason", a.StatusReason, "took", sinceStart(a, now))
 	}
 	parents := map[string]bool{}
 	for _, a := range actions {
