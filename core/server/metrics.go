@@ -16,6 +16,7 @@ import (
 type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	streams  prometheus.Gauge
 }
 
 // NewMetrics makes the API's metrics and registers them with reg.
@@ -31,8 +32,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route"}),
 	}
-	reg.MustRegister(m.requests, m.duration)
+	m.streams = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "grove_api_streams_open",
+		Help: "Event streams (events?follow=true) and log streams (the agent monitor) open now.",
+	})
+	reg.MustRegister(m.requests, m.duration, m.streams)
 	return m
+}
+
+// streamsOpen adds n to the open streams.
+func (m *Metrics) streamsOpen(n float64) {
+	if m != nil {
+		m.streams.Add(n)
+	}
 }
 
 // observe records one answered request. The route is the pattern the mux

@@ -51,16 +51,18 @@ func (s *Server) startStream(w http.ResponseWriter) (st *sse, done func(), err e
 		return nil, nil, &engine.Error{Status: http.StatusServiceUnavailable, Type: "ServiceUnavailable",
 			Message: fmt.Sprintf("The agent already serves %d streams, its limit; close one or try again later.", cap(s.streams))}
 	}
+	s.opts.Metrics.streamsOpen(1)
+	done = func() {
+		s.opts.Metrics.streamsOpen(-1)
+		<-s.streams
+	}
 	st = &sse{w: w, rc: http.NewResponseController(w)}
-	// A stream lasts longer than the server's read timeout, which would
-	// otherwise end its context.
-	_ = st.rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	return st, func() { <-s.streams }, st.flush()
+	return st, done, st.flush()
 }
 
 // send writes one event: its name, an id when given, and data, one line
