@@ -82,7 +82,7 @@ func (e *Engine) finishBatch(parent context.Context, actions []*model.Action, ou
 	}
 	for _, a := range actions {
 		e.cfg.Metrics.finished(a)
-		e.actionLog(a).Debug("action finished", "status", a.Status, "reason", a.StatusReason, "took", sinceStart(a, now))
+		e.actionLog(a).Debug("action finished", "status", a.Status, "reason", a.StatusReason, "took", sinceStart(a, now).String())
 	}
 	parents := map[string]bool{}
 	for _, a := range actions {

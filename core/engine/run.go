@@ -140,7 +140,7 @@ func (e *Engine) finish(parent context.Context, a *model.Action, err error) {
 	}
 	e.notifyParent(a.ParentID)
 	e.cfg.Metrics.finished(a)
-	log.Info("action finished", "status", a.Status, "reason", a.StatusReason, "took", sinceStart(a, now))
+	log.Info("action finished", "status", a.Status, "reason", a.StatusReason, "took", sinceStart(a, now).String())
 }
 
 // cancelRunningChildren stops the children of an action that ended without
