@@ -134,7 +134,7 @@ func TestObserveFollowAndMonitor(t *testing.T) {
 	noopProfile(a, "noop", 0)
 
 	follow := startCLI(t, a, "event", "list", "-follow", "-json", "-limit", "0")
-	monitor := startCLI(t, a, "monitor", "-json", "-log-level", "debug", "-events=false")
+	monitor := startCLI(t, a, "monitor", "-json", "-log-level", "debug")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	filtered := make(chan api.Event, 100)
@@ -144,9 +144,10 @@ func TestObserveFollowAndMonitor(t *testing.T) {
 			return nil
 		})
 	}()
-	eventually(t, 20*time.Second, "the three streams to be open", func() (bool, string) {
+	// The CLI's follow, the client's, and the monitor's log and event streams.
+	eventually(t, 20*time.Second, "the four streams to be open", func() (bool, string) {
 		v := metric(a.scrape(), "grove_api_streams_open")
-		return v == 3, strconv.FormatFloat(v, 'g', -1, 64)
+		return v == 4, strconv.FormatFloat(v, 'g', -1, 64)
 	})
 	// Outlive the read timeout (1s): a stream it cut would miss what follows.
 	time.Sleep(1500 * time.Millisecond)
@@ -188,14 +189,17 @@ func TestObserveFollowAndMonitor(t *testing.T) {
 			t.Fatalf("the filtered stream sent %v of the cluster creation's start and end", seen)
 		}
 	}
-	eventually(t, 20*time.Second, "the monitor to show the action's end with its ids", func() (bool, string) {
+	eventually(t, 20*time.Second, "the monitor to show the action's end with its ids, and its end event", func() (bool, string) {
+		var logged, event bool
 		for _, line := range monitor.lines() {
 			var l map[string]any
-			if json.Unmarshal([]byte(line), &l) == nil && l["@message"] == "action finished" && l["action_id"] == create && l["cluster_id"] == cl.ID {
-				return true, ""
+			if json.Unmarshal([]byte(line), &l) != nil {
+				return false, "a line that is not JSON: " + line
 			}
+			logged = logged || (l["@message"] == "action finished" && l["action_id"] == create && l["cluster_id"] == cl.ID)
+			event = event || (l["action"] == "CLUSTER_CREATE" && l["status"] == "end" && l["oid"] == cl.ID)
 		}
-		return false, tail(monitor.text(), 5)
+		return logged && event, tail(monitor.text(), 5)
 	})
 	for _, p := range []*cliProc{follow, monitor} {
 		if err := p.interrupt(); err != nil {

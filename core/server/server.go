@@ -159,7 +159,19 @@ func (s *Server) register(pattern string, a access, h handler) {
 }
 
 // ServeHTTP implements http.Handler: request ids, microversion negotiation.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	// Every answer is counted, those refused before routing (a version
+	// out of range, a body too large) under the route "unmatched".
+	start := time.Now()
+	w := &statusWriter{ResponseWriter: rw}
+	defer func() {
+		took := time.Since(start)
+		if w.code == 0 {
+			w.code = http.StatusOK // what net/http sends for a handler that wrote nothing
+		}
+		s.opts.Metrics.observe(r, w.code, took)
+		s.opts.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", w.code, "duration", took)
+	}()
 	w.Header().Set("X-OpenStack-Request-ID", "req-"+uuid.NewString())
 	ver := MinVersion
 	if h := r.Header.Get("OpenStack-API-Version"); h != "" {
@@ -186,12 +198,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes)
-	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w}
-	s.mux.ServeHTTP(sw, r)
-	took := time.Since(start)
-	s.opts.Metrics.observe(r, sw.code, took)
-	s.opts.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.code, "duration", took)
+	s.mux.ServeHTTP(w, r)
 }
 
 func versionInRange(v string) bool {
