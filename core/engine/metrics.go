@@ -83,6 +83,17 @@ func (e *Engine) actionLog(a *model.Action) hclog.Logger {
 	return e.log.With("action_id", a.ID, "action", a.Action, "cluster_id", a.ClusterID)
 }
 
+// batchLog is the logger of a batch of node actions: one action's own, or
+// for several (one parent's, of one kind) the parent's id, whose lines an
+// operator follows; each node action's end is logged with its own id.
+func (e *Engine) batchLog(actions []*model.Action) hclog.Logger {
+	a := actions[0]
+	if len(actions) == 1 {
+		return e.actionLog(a)
+	}
+	return e.log.With("parent_action_id", a.ParentID, "action", a.Action, "cluster_id", a.ClusterID, "batch", len(actions))
+}
+
 // logger is the logger of the action ctx runs, or the engine's.
 func (e *Engine) logger(ctx context.Context) hclog.Logger {
 	if l, ok := ctx.Value(logKey{}).(hclog.Logger); ok {

@@ -13,9 +13,7 @@ import (
 // runNodeBatch runs derived node actions of one parent and one kind with
 // as few driver calls as possible.
 func (e *Engine) runNodeBatch(parent context.Context, actions []*model.Action) {
-	// A batch is of one parent and one kind: its lines name the first
-	// action, and each node action's end is logged with its own id.
-	parent = e.withActionLog(parent, actions[0])
+	parent = context.WithValue(parent, logKey{}, e.batchLog(actions))
 	ctx, stop := context.WithCancelCause(parent)
 	defer stop(nil)
 	cancel := func() { stop(errCancelled) }
