@@ -256,13 +256,14 @@ type cliProc struct {
 	out    *syncBuffer
 	stderr *syncBuffer
 	done   chan error
+	exited chan struct{}
 }
 
 func startCLI(t *testing.T, a *agentProc, args ...string) *cliProc {
 	t.Helper()
 	cmd := exec.Command(groveBin, args...)
 	cmd.Env = append(os.Environ(), "GROVE_ADDR="+a.addr)
-	p := &cliProc{name: strings.Join(args, " "), cmd: cmd, out: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := &cliProc{name: strings.Join(args, " "), cmd: cmd, out: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1), exited: make(chan struct{})}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -277,11 +278,16 @@ func startCLI(t *testing.T, a *agentProc, args ...string) *cliProc {
 		for sc.Scan() {
 			_, _ = p.out.Write([]byte(sc.Text() + "\n"))
 		}
-		p.done <- cmd.Wait()
+		err := cmd.Wait()
+		close(p.exited)
+		p.done <- err
 	}()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
+		select {
+		case <-p.exited:
+		default:
 			_ = cmd.Process.Kill()
+			<-p.exited
 		}
 	})
 	return p
