@@ -30,6 +30,7 @@ func runAgent(ctx context.Context, env *Env, args []string) error {
 	dataDir := fs.String("data-dir", "", "data directory (default $GROVE_DATA_DIR or ~/.grove)")
 	configFile := fs.String("config", "", "HCL agent config file")
 	logLevel := fs.String("log-level", "info", "trace, debug, info, warn or error")
+	logJSON := fs.Bool("log-json", false, "log one JSON object per line (log_format = \"json\" in the config)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -54,7 +55,13 @@ func runAgent(ctx context.Context, env *Env, args []string) error {
 	if cfg.LogLevel != "" && *logLevel == "info" {
 		*logLevel = cfg.LogLevel
 	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "grove", Level: hclog.LevelFromString(*logLevel), Output: env.Stderr})
+	if *logJSON {
+		cfg.LogFormat = "json"
+	}
+	// An intercept logger lets `grove monitor` (GET /v1/agent/monitor)
+	// receive the agent's lines as they are written.
+	log := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "grove", Level: hclog.LevelFromString(*logLevel), Output: env.Stderr,
+		JSONFormat: cfg.LogFormat == "json"})
 	a, err := agent.Start(ctx, cfg, version(), log)
 	if err != nil {
 		return err

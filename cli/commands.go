@@ -28,6 +28,10 @@ func commands() []*entry {
 		{name: "quickstart", args: "[options]", synopsis: "Bring up a 3-node local.process cluster on an embedded agent and show its nodes.",
 			help: "Press Ctrl-C to stop; the cluster is destroyed unless -keep is given.", run: runQuickstart},
 		{name: "agent", args: "-dev | -config FILE [options]", synopsis: "Run a Grove agent (the API, the engine and the plugins).", run: runAgent},
+		{name: "monitor", args: "[options]", synopsis: "Stream the agent's log lines and its events as they are written (admin).",
+			help: "Log lines come at -log-level or above, even below the agent's own level;\n" +
+				"with -json, log lines and events are JSON objects, one a line. Lines the\n" +
+				"terminal takes too slowly are dropped and counted on stderr. Ctrl-C stops.", run: runMonitor},
 
 		{name: "validate", args: "[options] [PATH]", synopsis: "Check HCL service definitions: syntax, references, settings and plugin schemas.",
 			help: "PATH is a .hcl file or a directory of them (default: the current directory).", run: runValidate},
@@ -107,7 +111,7 @@ func commands() []*entry {
 		{name: "action cancel", args: "[options] ACTION", synopsis: "Cancel an action.", run: verbCmd(actionCancel)},
 
 		{name: "event", synopsis: "List and show events."},
-		{name: "event list", args: "[options]", synopsis: "List events.", help: pageHelp, run: verbCmd(listVerb(eventRes, clusterFilter,
+		{name: "event list", args: "[options]", synopsis: "List events, or follow them as they are written.", help: pageHelp + "\n\n" + followHelp, run: verbCmd(listVerb(eventRes, clusterFilter,
 			filter{flag: "object-id", param: "oid", help: "only those about this object id", old: "oid"},
 			objectNameFilter,
 			filter{flag: "object-type", param: "otype", help: "only those about objects of this type: CLUSTER, NODE or ACTION", old: "otype"},

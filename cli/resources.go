@@ -150,6 +150,10 @@ func listVerb(r *resource, filters ...filter) verb {
 			limitHelp, limitDefault = "show at most this many, newest first (0: all)", defaultPage
 		}
 		limit := fs.Int("limit", limitDefault, limitHelp)
+		var follow *bool
+		if r.name == "event" {
+			follow = fs.Bool("follow", false, "after the newest -limit events, show each new one as it is written, until Ctrl-C")
+		}
 		marker := fs.String("marker", "", "start after the "+r.name+" of this id (the last of the previous page)")
 		sortBy := fs.String("sort", "", "sort keys, e.g. name:desc")
 		vals := map[string]*string{}
@@ -183,6 +187,13 @@ func listVerb(r *resource, filters ...filter) verb {
 				}
 			}
 			q.Set(f.param, v)
+		}
+		if follow != nil && *follow {
+			if *marker != "" || *sortBy != "" {
+				return usagef("-follow shows events oldest first as they come; -marker and -sort do not apply to it")
+			}
+			q.Set("limit", strconv.Itoa(*limit))
+			return followEvents(ctx, env, c, q, g.json)
 		}
 		if *limit > 0 {
 			// One more than shown tells whether another page exists.

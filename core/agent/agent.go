@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/server"
@@ -31,6 +32,8 @@ type Agent struct {
 	Host   *host.Host
 	Engine *engine.Engine
 	Addr   string
+	// Metrics is the agent's metrics registry, served at GET /metrics.
+	Metrics *prometheus.Registry
 
 	http *http.Server
 	lock *os.File
@@ -81,7 +84,10 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	}
 	a.Store = st
 	log.Info("store opened", "driver", cfg.Store.Driver, "location", st.Location(), "schema_version", st.SchemaVersion())
+	a.Metrics = newRegistry(st)
+	observed := observeStore(st, a.Metrics)
 	a.Host = host.New(log.Named("plugin"), cfg.DataDir)
+	a.Host.SetMetrics(host.NewMetrics(a.Metrics))
 	a.Host.SetCallTimeout(parseDuration(cfg.PluginCallTimeout))
 	cmd := cfg.Builtin
 	if len(cmd) == 0 {
@@ -144,11 +150,12 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	if err != nil {
 		return nil, err
 	}
-	a.Engine = engine.New(a.Store, a.Host, log.Named("engine"), engine.Config{EngineID: engineID, ClusterWorkers: cfg.Workers.Cluster,
+	a.Engine = engine.New(observed, a.Host, log.Named("engine"), engine.Config{EngineID: engineID, ClusterWorkers: cfg.Workers.Cluster,
 		NodeWorkers: cfg.Workers.Node, NodeBatch: cfg.Workers.NodeBatch, MaxNodesPerCluster: cfg.Workers.MaxNodesPerCluster,
 		Lease: time.Duration(cfg.Workers.LeaseSeconds) * time.Second, CheckInterval: checkInterval(cfg.Orchestrator.CheckInterval),
 		Retention: cfg.Orchestrator.Retention, ReapInterval: parseDuration(cfg.Orchestrator.ReapInterval),
-		IgnoreDriverEvents: cfg.Orchestrator.DriverEvents != nil && !*cfg.Orchestrator.DriverEvents, SecretsKey: secretsKey, Dev: cfg.Dev})
+		IgnoreDriverEvents: cfg.Orchestrator.DriverEvents != nil && !*cfg.Orchestrator.DriverEvents, SecretsKey: secretsKey, Dev: cfg.Dev,
+		Metrics: engine.NewMetrics(a.Metrics)})
 	if err := a.Engine.Start(ctx); err != nil {
 		return nil, err
 	}
@@ -175,8 +182,11 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	// (and its goroutine) forever. ReadTimeout also ends the context of a
 	// request still running after it; no handler runs that long (work is
 	// queued as actions).
+	// The monitor streams the agent's log lines when its logger lets sinks
+	// in (grove agent makes one that does).
+	logs, _ := log.(hclog.InterceptLogger)
 	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Dev: cfg.Dev, Version: version, Logger: log.Named("api"), Host: a.Host,
-		MaxRequestBytes: cfg.API.MaxRequestBytes}),
+		MaxRequestBytes: cfg.API.MaxRequestBytes, Metrics: server.NewMetrics(a.Metrics), Gatherer: a.Metrics, Logs: logs}),
 		ReadHeaderTimeout: min(10*time.Second, parseDuration(cfg.API.ReadTimeout)), ReadTimeout: parseDuration(cfg.API.ReadTimeout),
 		IdleTimeout: parseDuration(cfg.API.IdleTimeout),
 		// Failed TLS handshakes (a client without the CA, plain HTTP on the

@@ -79,3 +79,18 @@ func TestDataDirIsPrivate(t *testing.T) {
 		}
 	}
 }
+
+// TestLogFormat: log_format is "text" or "json"; anything else is refused
+// naming the field and the values it takes.
+func TestLogFormat(t *testing.T) {
+	for format, ok := range map[string]bool{"": true, "text": true, "json": true, "JSON": false, "logfmt": false} {
+		cfg := &Config{DataDir: t.TempDir(), LogFormat: format}
+		err := cfg.Validate()
+		if ok != (err == nil) {
+			t.Errorf("log_format %q: %v", format, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), `log_format must be "text" or "json"`) {
+			t.Errorf("log_format %q: %v; want the rule named", format, err)
+		}
+	}
+}

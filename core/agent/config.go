@@ -30,10 +30,13 @@ type Config struct {
 	// AdminToken is a legacy static admin token of project "default",
 	// compared in constant time; prefer tokens (grove token create), which
 	// are stored hashed, expire and can be revoked.
-	AdminToken string         `hcl:"admin_token,optional"`
-	LogLevel   string         `hcl:"log_level,optional"`
-	Store      *StoreConfig   `hcl:"store,block"`
-	Workers    *WorkersConfig `hcl:"workers,block"`
+	AdminToken string `hcl:"admin_token,optional"`
+	LogLevel   string `hcl:"log_level,optional"`
+	// LogFormat is "text" (the default) or "json": one JSON object per
+	// line, for log collectors (`grove agent -log-json` sets it).
+	LogFormat string         `hcl:"log_format,optional"`
+	Store     *StoreConfig   `hcl:"store,block"`
+	Workers   *WorkersConfig `hcl:"workers,block"`
 	// API tunes the HTTP API.
 	API *APIConfig `hcl:"api,block"`
 	// Orchestrator tunes health checks and the reaper.
@@ -171,6 +174,11 @@ func (c *Config) Validate() error {
 		}
 	default:
 		return fmt.Errorf("store.driver must be sqlite or postgres, got %q", c.Store.Driver)
+	}
+	switch c.LogFormat {
+	case "", "text", "json":
+	default:
+		return fmt.Errorf("log_format must be \"text\" or \"json\", got %q", c.LogFormat)
 	}
 	if c.Workers == nil {
 		c.Workers = &WorkersConfig{}

@@ -45,5 +45,7 @@
 //   - In the background: health.go (periodic checks, driver events,
 //     restart supervision), reconcile.go (nodes left mid-operation at
 //     start-up), reaper.go (retention of finished actions and events).
+//   - Watching: metrics.go (the engine's Prometheus metrics, and the
+//     logger that names an action and its cluster on each of its lines).
 //   - Pure helpers: decide.go (Senlin's eval_status and node names).
 package engine

@@ -57,7 +57,7 @@ func (e *Engine) callDriver(ctx context.Context, typ, what string, call func(c *
 		if err == nil || !host.IsRetryable(err) || attempt >= 5 {
 			return res, err
 		}
-		e.log.Warn("driver call failed; retrying", "call", what, "attempt", attempt, "error", err)
+		e.logger(ctx).Warn("driver call failed; retrying", "call", what, "attempt", attempt, "error", err)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -68,6 +68,8 @@ type Config struct {
 	// makes a key that lives as long as it does: enough for tests, never
 	// for an agent, whose stored secrets must open after a restart.
 	SecretsKey []byte
+	// Metrics receives the engine's metrics (none when nil).
+	Metrics *Metrics
 }
 
 func (c *Config) defaults() {

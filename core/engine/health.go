@@ -57,6 +57,7 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	e.cfg.Metrics.healthRound()
 	now := e.cfg.Now()
 	until := now.Add(e.healthClaim())
 	var idle []*model.Cluster
@@ -263,6 +264,7 @@ func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead 
 			}
 			continue
 		}
+		e.cfg.Metrics.restart()
 		e.log.Info("restarting dead node", "cluster", cl.Name, "node", n.Name, "action", a.ID)
 	}
 	return nil

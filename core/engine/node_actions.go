@@ -13,6 +13,7 @@ import (
 // runNodeBatch runs derived node actions of one parent and one kind with
 // as few driver calls as possible.
 func (e *Engine) runNodeBatch(parent context.Context, actions []*model.Action) {
+	parent = context.WithValue(parent, logKey{}, e.batchLog(actions))
 	ctx, stop := context.WithCancelCause(parent)
 	defer stop(nil)
 	cancel := func() { stop(errCancelled) }
@@ -75,7 +76,11 @@ func (e *Engine) finishBatch(parent context.Context, actions []*model.Action, ou
 		return tx.CreateEvents(ctx, events)
 	})
 	if err != nil {
-		e.log.Error("record node batch results", "error", err)
+		e.logger(ctx).Error("record node batch results", "error", err)
+	}
+	for _, a := range actions {
+		e.cfg.Metrics.finished(a)
+		e.actionLog(a).Debug("action finished", "status", a.Status, "reason", a.StatusReason, "took", sinceStart(a, now).String())
 	}
 	parents := map[string]bool{}
 	for _, a := range actions {

@@ -23,6 +23,7 @@ const statusTimeout = 10 * time.Second
 
 // runAction runs one top-level action to its end.
 func (e *Engine) runAction(parent context.Context, a *model.Action) {
+	parent = e.withActionLog(parent, a)
 	if a.Control == model.SignalCancel {
 		e.finish(parent, a, errCancelled)
 		return
@@ -39,6 +40,7 @@ func (e *Engine) runAction(parent context.Context, a *model.Action) {
 	e.track(a.ID, func() { stop(errCancelled) })
 	defer e.untrack(a.ID)
 	e.event(ctx, a, "start", a.StatusReason, model.LevelInfo)
+	e.logger(ctx).Info("action started", "target", a.Target)
 	err := stoppedBy(ctx, e.dispatch(ctx, a))
 	if parent.Err() != nil && !errors.Is(err, errCancelled) {
 		// The agent is stopping: leave the action RUNNING under our lease so
@@ -106,6 +108,7 @@ func (e *Engine) verdict(ctx context.Context, a *model.Action, err error) (statu
 func (e *Engine) finish(parent context.Context, a *model.Action, err error) {
 	ctx, cancel := detached(parent)
 	defer cancel()
+	log := e.actionLog(a)
 	now := e.cfg.Now()
 	a.EndTime = float64(now.UnixMicro()) / 1e6
 	a.UpdatedAt = &now
@@ -114,7 +117,7 @@ func (e *Engine) finish(parent context.Context, a *model.Action, err error) {
 	a.Status, a.StatusReason, level = e.verdict(ctx, a, err)
 	if a.Status != model.ActionSucceeded {
 		if serr := e.store.SignalChildren(ctx, a.ID, model.SignalCancel, now); serr != nil {
-			e.log.Error("cancel children", "action", a.ID, "error", serr)
+			log.Error("cancel children", "error", serr)
 		}
 		if !a.IsNodeAction() { // node actions have no children nor cluster to settle
 			e.cancelRunningChildren(ctx, a.ID)
@@ -122,7 +125,7 @@ func (e *Engine) finish(parent context.Context, a *model.Action, err error) {
 		}
 	}
 	if uerr := e.store.UpdateActions(ctx, []*model.Action{a}); uerr != nil {
-		e.log.Error("record action result", "action", a.ID, "error", uerr)
+		log.Error("record action result", "error", uerr)
 	}
 	phase := "end"
 	if a.Status != model.ActionSucceeded {
@@ -136,7 +139,8 @@ func (e *Engine) finish(parent context.Context, a *model.Action, err error) {
 		_ = e.store.ReleaseNodeLock(ctx, a.Target, a.ID)
 	}
 	e.notifyParent(a.ParentID)
-	e.log.Debug("action finished", "action", a.Action, "id", a.ID, "status", a.Status, "reason", a.StatusReason)
+	e.cfg.Metrics.finished(a)
+	log.Info("action finished", "status", a.Status, "reason", a.StatusReason, "took", sinceStart(a, now).String())
 }
 
 // cancelRunningChildren stops the children of an action that ended without
@@ -145,7 +149,7 @@ func (e *Engine) finish(parent context.Context, a *model.Action, err error) {
 func (e *Engine) cancelRunningChildren(ctx context.Context, parentID string) {
 	kids, err := e.store.Children(ctx, parentID)
 	if err != nil {
-		e.log.Error("list children to cancel", "action", parentID, "error", err)
+		e.logger(ctx).Error("list children to cancel", "parent_action_id", parentID, "error", err)
 		return
 	}
 	for _, k := range kids {
@@ -199,7 +203,7 @@ func (e *Engine) unstick(ctx context.Context, a *model.Action) {
 		return
 	}
 	if werr != nil {
-		e.log.Error("record the cluster's status after its action failed", "cluster", cl.ID, "action", a.ID, "error", werr)
+		e.actionLog(a).Error("record the cluster's status after its action failed", "error", werr)
 	}
 }
 
@@ -218,7 +222,7 @@ func (e *Engine) event(ctx context.Context, a *model.Action, phase, reason strin
 	ctx, cancel := detached(ctx)
 	defer cancel()
 	if err := e.store.CreateEvents(ctx, []*model.Event{ev}); err != nil {
-		e.log.Error("record event", "error", err)
+		e.actionLog(a).Error("record event", "error", err)
 	}
 }
 

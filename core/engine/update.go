@@ -123,7 +123,7 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 		dctx, cancel := detached(ctx)
 		defer cancel()
 		if perr := e.publish(dctx, a, clusterID, key, u, fmt.Sprintf("The update stopped after %d of %d nodes: %v", u.Updated, u.Total, context.Cause(ctx))); perr != nil {
-			e.log.Error("record a stopped update", "cluster", clusterID, "error", perr)
+			e.logger(ctx).Error("record a stopped update", "cluster", clusterID, "error", perr)
 		}
 	}()
 	if resumed {

@@ -25,8 +25,11 @@ const (
 	byMethod access = iota
 	// public: no token (the versions document and the health check).
 	public
-	// adminOnly: tokens and project grants.
+	// adminOnly: tokens and project grants, the agent's logs, the profiler.
 	adminOnly
+	// operator: an admin, or any token of project "default", the
+	// operator's: the metrics, which count every project's objects.
+	operator
 )
 
 // route is one entry of the route table, kept so tests can check that
@@ -138,7 +141,10 @@ func (s *Server) tooMany(w http.ResponseWriter, wait time.Duration) {
 func authorize(a access, method string, c engine.Caller) error {
 	switch {
 	case a == adminOnly && !c.IsAdmin():
-		return engine.Forbidden("Only an admin may manage tokens and project grants; this token's role is %s.", c.Role)
+		return engine.Forbidden("Only an admin may manage tokens and project grants, read the agent's logs or profile it; this token's role is %s.", c.Role)
+	case a == operator && !c.IsAdmin() && c.Project != model.DefaultProject:
+		return engine.Forbidden("The metrics count every project's objects: only an admin, or a token of project %s (a reader is enough), may read them; this token is a %s of project %s.",
+			model.DefaultProject, c.Role, c.Project)
 	case a == byMethod && method != http.MethodGet && method != http.MethodHead && c.Role == model.RoleReader:
 		return engine.Forbidden("A reader may only read; this request needs the member or admin role in project %q.", c.Project)
 	}

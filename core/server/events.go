@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/engine"
@@ -10,26 +9,18 @@ import (
 )
 
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	follow, err := followParam(r)
+	if err != nil {
+		return err
+	}
 	o, err := listOpts(r, c, []string{"oid", "oname", "otype", "cluster_id", "action", "level"},
 		[]string{"timestamp", "level", "otype", "oname", "action", "status", "oid", "cluster_id"})
 	if err != nil {
 		return err
 	}
-	if lv := o.Filters["level"]; len(lv) > 0 {
-		for i, l := range lv {
-			switch strings.ToUpper(l) {
-			case "DEBUG":
-				lv[i] = "10"
-			case "INFO":
-				lv[i] = "20"
-			case "WARNING", "WARN":
-				lv[i] = "30"
-			case "ERROR":
-				lv[i] = "40"
-			case "CRITICAL":
-				lv[i] = "50"
-			}
-		}
+	eventLevels(o.Filters["level"])
+	if follow {
+		return s.followEvents(w, r, o)
 	}
 	evs, err := s.s.ListEvents(s.ctx(r), o)
 	if err != nil {

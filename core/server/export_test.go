@@ -14,3 +14,6 @@ var TokenFrom = tokenFrom
 
 // FailureAddrs is how many client addresses the bad-token limiter holds.
 func (s *Server) FailureAddrs() int { return s.failures.size() }
+
+// OpenStreams is how many event and log streams are open.
+func (s *Server) OpenStreams() int { return len(s.streams) }

@@ -65,6 +65,7 @@ func (s *Server) routes() {
 
 	s.handle("GET /v1/events", s.listEvents)
 	s.handle("GET /v1/events/{id}", s.showEvent)
+	s.watchRoutes()
 
 	s.admin("POST /v1/tokens", s.createToken)
 	s.admin("GET /v1/tokens", s.listTokens)

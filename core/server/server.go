@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/engine"
@@ -57,6 +58,20 @@ type Options struct {
 	// MaxRequestBytes bounds a request body (DefaultMaxRequestBytes when
 	// zero); a larger one is answered 413 without being read.
 	MaxRequestBytes int64
+	// Metrics receives the API's request metrics (none when nil).
+	Metrics *Metrics
+	// Gatherer is what GET /metrics serves; without it there is no
+	// /metrics route.
+	Gatherer prometheus.Gatherer
+	// Logs is the agent's logger, whose lines GET /v1/agent/monitor
+	// streams; without it that route answers 501.
+	Logs hclog.InterceptLogger
+	// FollowEvery is how often an event stream looks for new events
+	// (default 500ms).
+	FollowEvery time.Duration
+	// MaxStreams bounds the event and log streams open at once (default
+	// 64); more are answered 503.
+	MaxStreams int
 }
 
 // Server serves the API.
@@ -70,6 +85,9 @@ type Server struct {
 	// adminHash is the SHA-256 of Options.AdminToken, or nil.
 	adminHash []byte
 	failures  *failures
+	// streams holds a token per open stream (events?follow=true, the
+	// monitor): a full channel refuses more.
+	streams chan struct{}
 }
 
 // New returns the API handler for an engine.
@@ -92,7 +110,13 @@ func New(e *engine.Engine, opts Options) *Server {
 	if opts.FailedAuthAddrs <= 0 {
 		opts.FailedAuthAddrs = 10000
 	}
-	srv := &Server{e: e, s: e.Store(), opts: opts, mux: http.NewServeMux(),
+	if opts.FollowEvery <= 0 {
+		opts.FollowEvery = 500 * time.Millisecond
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = 64
+	}
+	srv := &Server{e: e, s: e.Store(), opts: opts, mux: http.NewServeMux(), streams: make(chan struct{}, opts.MaxStreams),
 		failures: newFailures(opts.FailedAuthEvery, opts.FailedAuthBurst, opts.FailedAuthAddrs)}
 	if opts.AdminToken != "" {
 		sum := sha256.Sum256([]byte(opts.AdminToken))
@@ -135,7 +159,19 @@ func (s *Server) register(pattern string, a access, h handler) {
 }
 
 // ServeHTTP implements http.Handler: request ids, microversion negotiation.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	// Every answer is counted, those refused before routing (a version
+	// out of range, a body too large) under the route "unmatched".
+	start := time.Now()
+	w := &statusWriter{ResponseWriter: rw}
+	defer func() {
+		took := time.Since(start)
+		if w.code == 0 {
+			w.code = http.StatusOK // what net/http sends for a handler that wrote nothing
+		}
+		s.opts.Metrics.observe(r, w.code, took)
+		s.opts.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", w.code, "duration", took)
+	}()
 	w.Header().Set("X-OpenStack-Request-ID", "req-"+uuid.NewString())
 	ver := MinVersion
 	if h := r.Header.Get("OpenStack-API-Version"); h != "" {
@@ -162,9 +198,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes)
-	start := time.Now()
 	s.mux.ServeHTTP(w, r)
-	s.opts.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
 }
 
 func versionInRange(v string) bool {

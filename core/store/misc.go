@@ -214,3 +214,41 @@ func (s *SQL) ReleaseNodeLock(ctx context.Context, nodeID, actionID string) erro
 	_, err := s.exec(ctx, "DELETE FROM node_locks WHERE node_id = ? AND action_id = ?", nodeID, actionID)
 	return err
 }
+
+// NodeCounts implements Store.
+func (s *SQL) NodeCounts(ctx context.Context) ([]NodeCount, error) {
+	rows, err := s.query(ctx, "SELECT n.project, COALESCE(c.name, ''), n.status, COUNT(*) FROM nodes n "+
+		"LEFT JOIN clusters c ON c.id = n.cluster_id GROUP BY n.project, c.name, n.status")
+	if err != nil {
+		return nil, fmt.Errorf("count nodes: %w", err)
+	}
+	defer rows.Close()
+	var out []NodeCount
+	for rows.Next() {
+		var c NodeCount
+		if err := rows.Scan(&c.Project, &c.Cluster, &c.Status, &c.Count); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// ActionCounts implements Store.
+func (s *SQL) ActionCounts(ctx context.Context) ([]ActionCount, error) {
+	rows, err := s.query(ctx, "SELECT action, status, COUNT(*) FROM actions WHERE status IN (?, ?, ?, ?) GROUP BY action, status",
+		model.ActionInit, model.ActionWaiting, model.ActionReady, model.ActionRunning)
+	if err != nil {
+		return nil, fmt.Errorf("count actions: %w", err)
+	}
+	defer rows.Close()
+	var out []ActionCount
+	for rows.Next() {
+		var c ActionCount
+		if err := rows.Scan(&c.Action, &c.Status, &c.Count); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

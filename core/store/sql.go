@@ -321,6 +321,10 @@ func (s *SQL) list(ctx context.Context, table, cols string, o ListOpts, defaultS
 			args = append(args, v)
 		}
 	}
+	if !o.Since.IsZero() && table == "events" {
+		where = append(where, "ts >= ?")
+		args = append(args, us(o.Since))
+	}
 	q := "SELECT " + cols + " FROM " + table
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")

@@ -106,6 +106,25 @@ type ListOpts struct {
 	Limit   int
 	// Marker is the id of the last item of the previous page.
 	Marker string
+	// Since, when set, keeps only events stamped at or after it: the
+	// follow stream's window. Lists of other tables ignore it.
+	Since time.Time
+}
+
+// NodeCount is how many nodes of one cluster are in one status.
+type NodeCount struct {
+	Project string
+	// Cluster is the cluster's name, "" for nodes in no cluster.
+	Cluster string
+	Status  string
+	Count   int
+}
+
+// ActionCount is how many actions of one kind are in one status.
+type ActionCount struct {
+	Action string
+	Status string
+	Count  int
 }
 
 // Lock scopes, as Senlin's.
@@ -214,6 +233,12 @@ type Store interface {
 	DeleteBinding(ctx context.Context, clusterID, policyID string) error
 
 	CreateEvents(ctx context.Context, events []*model.Event) error
+	// NodeCounts counts every project's nodes by cluster and status, for
+	// the metrics.
+	NodeCounts(ctx context.Context) ([]NodeCount, error)
+	// ActionCounts counts the actions not yet ended (INIT, WAITING, READY,
+	// RUNNING) by kind and status, for the metrics.
+	ActionCounts(ctx context.Context) ([]ActionCount, error)
 	GetEvent(ctx context.Context, id string) (*model.Event, error)
 	ListEvents(ctx context.Context, o ListOpts) ([]*model.Event, error)
 

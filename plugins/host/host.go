@@ -22,6 +22,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -109,6 +110,7 @@ type Host struct {
 
 	healthEvery time.Duration
 	callTimeout time.Duration
+	metrics     *Metrics
 }
 
 // Refuse records a plugin binary that was not loaded, so `grove plugin list`
@@ -247,6 +249,9 @@ func (in *instance) launch(ctx context.Context) error {
 	// go-plugin would append the agent's whole environment to cmd.Env; it
 	// adds only its handshake variables then.
 	pc.SkipHostEnv = true
+	if m := in.host.metrics; m != nil {
+		pc.GRPCDialOptions = append(pc.GRPCDialOptions, grpc.WithChainUnaryInterceptor(m.interceptor(cfg.Name)))
+	}
 	pc.Stderr = logFile
 	client := goplugin.NewClient(pc)
 	fail := func(err error) error {
@@ -416,6 +421,7 @@ func (in *instance) supervise() {
 			exits = exits[1:]
 		}
 		in.restarts++
+		in.host.metrics.restarted(in.cfg.Name)
 		in.rpc = nil
 		in.ready = make(chan struct{})
 		reason := in.exitReason()

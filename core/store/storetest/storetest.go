@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ReplaceSpec", testReplaceSpec},
 		{"Tokens", testTokens},
 		{"Grants", testGrants},
+		{"CountsForMetrics", testCounts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -368,6 +369,45 @@ func testBindingsEvents(t *testing.T, s store.Store) {
 	list, _ := s.ListEvents(ctx, store.ListOpts{Sort: []store.SortKey{{Key: "timestamp", Desc: true}}})
 	if len(list) != 3 || list[0].ID != evs[2].ID {
 		t.Errorf("events by timestamp desc")
+	}
+	since, _ := s.ListEvents(ctx, store.ListOpts{Since: t0.Add(time.Second)})
+	if len(since) != 2 || since[0].ID != evs[1].ID || since[1].ID != evs[2].ID {
+		t.Errorf("events since the second one's time, oldest first: got %d", len(since))
+	}
+}
+
+func testCounts(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "web", Project: "p1", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, c))
+	var nodes []*model.Node
+	for i, st := range []string{model.NodeActive, model.NodeActive, model.NodeError} {
+		nodes = append(nodes, &model.Node{ID: uuid.NewString(), Name: fmt.Sprintf("n%d", i), ClusterID: c.ID, Project: "p1", Index: i + 1, InitAt: t0, Status: st})
+	}
+	nodes = append(nodes, &model.Node{ID: uuid.NewString(), Name: "orphan", Project: "p2", InitAt: t0, Status: model.NodeActive})
+	must(t, s.CreateNodes(ctx, nodes))
+	got, err := s.NodeCounts(ctx)
+	must(t, err)
+	want := map[store.NodeCount]bool{
+		{Project: "p1", Cluster: "web", Status: model.NodeActive, Count: 2}: true,
+		{Project: "p1", Cluster: "web", Status: model.NodeError, Count: 1}:  true,
+		{Project: "p2", Cluster: "", Status: model.NodeActive, Count: 1}:    true,
+	}
+	if len(got) != len(want) {
+		t.Errorf("NodeCounts = %+v, want %d rows", got, len(want))
+	}
+	for _, g := range got {
+		if !want[g] {
+			t.Errorf("NodeCounts has %+v, not among %v", g, want)
+		}
+	}
+	done := action(model.ClusterCreateAction, "", t0)
+	done.Status = model.ActionSucceeded
+	must(t, s.CreateActions(ctx, []*model.Action{action(model.NodeCreateAction, "", t0), action(model.NodeCreateAction, "", t0), done}))
+	acts, err := s.ActionCounts(ctx)
+	must(t, err)
+	if len(acts) != 1 || acts[0] != (store.ActionCount{Action: model.NodeCreateAction, Status: model.ActionReady, Count: 2}) {
+		t.Errorf("ActionCounts = %+v, want 2 READY NODE_CREATE and no ended action", acts)
 	}
 }
 
