@@ -40,8 +40,8 @@ func WriteLegacy(t testing.TB, db *sql.DB) {
 func CheckUpgraded(t testing.TB, s *store.SQL) {
 	t.Helper()
 	ctx := context.Background()
-	if v := s.SchemaVersion(); v != 5 {
-		t.Errorf("schema version %d after the upgrade, want 5", v)
+	if v := s.SchemaVersion(); v != 6 {
+		t.Errorf("schema version %d after the upgrade, want 6", v)
 	}
 	if _, err := s.DB().Exec("SELECT version FROM schema_migrations"); err == nil {
 		t.Error("schema_migrations is still there after the upgrade")
