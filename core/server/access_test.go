@@ -142,10 +142,12 @@ var delSpec = map[string]any{"type": "senlin.policy.deletion", "version": "1.1",
 // fixture is project p's objects, made by a member of p.
 type fixture struct {
 	profile, policy, cluster, node, action, event, token string
+	// receiver is a webhook receiver on cluster; webhook its URL's secret.
+	receiver, webhook string
 }
 
 func (f fixture) ids() []string {
-	return []string{f.profile, f.policy, f.cluster, f.node, f.action, f.event}
+	return []string{f.profile, f.policy, f.cluster, f.node, f.action, f.event, f.receiver}
 }
 
 func (a *authAPI) fixture(member string) fixture {
@@ -176,6 +178,19 @@ func (a *authAPI) fixture(member string) fixture {
 		a.t.Fatal("the fixture made no event")
 	}
 	f.event = evs.Events[0].ID
+	var rc struct {
+		Receiver struct {
+			ID      string
+			Channel struct {
+				AlarmURL string `json:"alarm_url"`
+			}
+		} `json:"receiver"`
+	}
+	a.must(member, http.MethodPost, "/v1/receivers", map[string]any{"receiver": map[string]any{"name": "rc", "type": "webhook",
+		"cluster_id": f.cluster, "action": "CLUSTER_CHECK"}}, &rc)
+	f.receiver = rc.Receiver.ID
+	_, rest, _ := strings.Cut(rc.Receiver.Channel.AlarmURL, "/v1/webhooks/")
+	f.webhook, _, _ = strings.Cut(rest, "/")
 	a.must(member, http.MethodPut, "/v1/sets/s/objects/profile/"+f.profile, map[string]any{"object": map[string]any{"name": "prof"}}, nil)
 	t, _, err := a.e.CreateToken(context.Background(), engine.Caller{}, engine.TokenCreate{Name: "spare", Project: "p", Role: model.RoleReader})
 	if err != nil {
@@ -276,6 +291,19 @@ var accessCases = map[string]accessCase{
 	"DELETE /v1/sets/{name}/objects/{kind}/{id}": {path: func(f fixture) string { return "/v1/sets/s/objects/profile/" + f.profile }, wrong: wrongNotFound},
 	"GET /v1/owners/{kind}/{id}":                 {path: func(f fixture) string { return "/v1/owners/profile/" + f.profile }, wrong: wrongNotFound},
 
+	"GET /v1/receivers": {path: fixed("/v1/receivers"), wrong: wrongList},
+	"POST /v1/receivers": {path: fixed("/v1/receivers"), wrong: wrongBodyRef,
+		body: func(f fixture) any {
+			return map[string]any{"receiver": map[string]any{"name": "rc2", "type": "webhook", "cluster_id": f.cluster, "action": "CLUSTER_SCALE_OUT"}}
+		}},
+	"GET /v1/receivers/{id}": {path: func(f fixture) string { return "/v1/receivers/" + f.receiver }, wrong: wrongNotFound},
+	"PATCH /v1/receivers/{id}": {path: func(f fixture) string { return "/v1/receivers/" + f.receiver },
+		body: map[string]any{"receiver": map[string]any{"params": map[string]any{"k": "v"}}}, wrong: wrongNotFound},
+	"DELETE /v1/receivers/{id}":      {path: func(f fixture) string { return "/v1/receivers/" + f.receiver }, wrong: wrongNotFound},
+	"POST /v1/receivers/{id}/notify": {path: func(f fixture) string { return "/v1/receivers/" + f.receiver + "/notify" }, wrong: wrongNotFound},
+	// The webhook needs no token: its secret is in its path.
+	"POST /v1/webhooks/{secret}/trigger": {path: func(f fixture) string { return "/v1/webhooks/" + f.webhook + "/trigger?V=2" }, wrong: wrongOwn},
+
 	"GET /v1/events":      {path: fixed("/v1/events"), wrong: wrongList},
 	"GET /v1/events/{id}": {path: func(f fixture) string { return "/v1/events/" + f.event }, wrong: wrongNotFound},
 
@@ -288,7 +316,7 @@ var accessCases = map[string]accessCase{
 	"DELETE /v1/projects/{project}/grants/{type}": {path: fixed("/v1/projects/p/grants/local.process")},
 }
 
-var publicRoutes = []string{"GET /{$}", "GET /v1/health"}
+var publicRoutes = []string{"GET /{$}", "GET /v1/health", "POST /v1/webhooks/{secret}/trigger"}
 
 func isAdminRoute(pattern string) bool {
 	return strings.Contains(pattern, " /v1/tokens") || strings.Contains(pattern, " /v1/projects/")
@@ -349,7 +377,9 @@ func TestRouteAccess(t *testing.T) {
 			}
 			call := func(who string) answer { return a.call(tokens[who], method, path, body) }
 			if slices.Contains(publicRoutes, pattern) {
-				if ans := call("none"); ans.status >= 400 {
+				// A webhook's check action may find the cluster busy with
+				// another case's action: 409 is an answer too.
+				if ans := call("none"); ans.status >= 400 && ans.status != http.StatusConflict {
 					t.Errorf("no token: %d %s; want the public route answered", ans.status, ans.body)
 				}
 				return

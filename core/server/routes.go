@@ -3,7 +3,7 @@ package server
 // routes is the API's route table. Each resource's handlers live in the
 // file named for it: profiles.go, policies.go, clusters.go,
 // cluster_actions.go, cluster_policies.go, operations.go, nodes.go, actions.go,
-// events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
+// receivers.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
 //
 // handle registers a route any token of the project may read and a member
 // or admin may write; public needs no token; admin needs an admin token.
@@ -62,6 +62,15 @@ func (s *Server) routes() {
 	s.handle("PUT /v1/sets/{name}/objects/{kind}/{id}", s.claimObject)
 	s.handle("DELETE /v1/sets/{name}/objects/{kind}/{id}", s.releaseObject)
 	s.handle("GET /v1/owners/{kind}/{id}", s.showOwner)
+
+	s.handle("GET /v1/receivers", s.listReceivers)
+	s.handle("POST /v1/receivers", s.createReceiver)
+	s.handle("GET /v1/receivers/{id}", s.showReceiver)
+	s.handle("PATCH /v1/receivers/{id}", s.updateReceiver)
+	s.handle("DELETE /v1/receivers/{id}", s.deleteReceiver)
+	s.handle("POST /v1/receivers/{id}/notify", s.notifyReceiver)
+	// The webhook's secret in the path is its credential: no token.
+	s.public("POST /v1/webhooks/{secret}/trigger", s.triggerWebhook)
 
 	s.handle("GET /v1/events", s.listEvents)
 	s.handle("GET /v1/events/{id}", s.showEvent)

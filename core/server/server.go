@@ -164,7 +164,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes)
 	start := time.Now()
 	s.mux.ServeHTTP(w, r)
-	s.opts.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "duration", time.Since(start))
+	s.opts.Logger.Debug("request", "method", r.Method, "path", redactPath(r.URL.Path), "duration", time.Since(start))
 }
 
 func versionInRange(v string) bool {
