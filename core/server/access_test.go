@@ -261,7 +261,8 @@ var accessCases = map[string]accessCase{
 		body: map[string]any{"check": map[string]any{}}, wrong: wrongNotFound},
 	"POST /v1/clusters/{id}/ops": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/ops" },
 		body: map[string]any{"touch": map[string]any{}}, wrong: wrongNotFound},
-	"GET /v1/clusters/{id}/policies": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies" }, wrong: wrongNotFound},
+	"GET /v1/clusters/{id}/attrs/{path}": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/attrs/index" }, wrong: wrongNotFound},
+	"GET /v1/clusters/{id}/policies":     {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies" }, wrong: wrongNotFound},
 	"GET /v1/clusters/{id}/policies/{policy}": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies/" + f.policy },
 		wrong: wrongNotFound},
 
@@ -347,10 +348,18 @@ func TestRouteAccess(t *testing.T) {
 			t.Errorf("accessCases has %q, which is not a route", p)
 		}
 	}
-	// Deletions last, so that every other route finds the fixture.
-	slices.SortStableFunc(routes, func(x, y string) int {
-		return map[bool]int{true: 1}[strings.HasPrefix(x, "DELETE")] - map[bool]int{true: 1}[strings.HasPrefix(y, "DELETE")]
-	})
+	// Deletions last, so that every other route finds the fixture; the
+	// receiver's first, since deleting its cluster deletes it.
+	rank := func(p string) int {
+		switch {
+		case p == "DELETE /v1/receivers/{id}":
+			return 1
+		case strings.HasPrefix(p, "DELETE"):
+			return 2
+		}
+		return 0
+	}
+	slices.SortStableFunc(routes, func(x, y string) int { return rank(x) - rank(y) })
 	allowed := func(t *testing.T, who string, ans answer) {
 		t.Helper()
 		if ans.status == 401 || ans.status == 403 || ans.status == 404 || ans.status == 405 || ans.status >= 500 {

@@ -3,7 +3,7 @@ package server
 // routes is the API's route table. Each resource's handlers live in the
 // file named for it: profiles.go, policies.go, clusters.go,
 // cluster_actions.go, cluster_policies.go, operations.go, nodes.go, actions.go,
-// receivers.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
+// attrs.go, receivers.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
 //
 // handle registers a route any token of the project may read and a member
 // or admin may write; public needs no token; admin needs an admin token.
@@ -43,6 +43,7 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/clusters/{id}", s.deleteCluster)
 	s.handle("POST /v1/clusters/{id}/actions", s.clusterAction)
 	s.handle("POST /v1/clusters/{id}/ops", s.clusterOperation)
+	s.handle("GET /v1/clusters/{id}/attrs/{path}", s.clusterAttrs)
 	s.handle("GET /v1/clusters/{id}/policies", s.listBindings)
 	s.handle("GET /v1/clusters/{id}/policies/{policy}", s.showBinding)
 
