@@ -223,6 +223,7 @@ var accessCases = map[string]accessCase{
 	"GET /v1/health":                     {path: fixed("/v1/health"), wrong: wrongOwn},
 	"GET /v1/{$}":                        {path: fixed("/v1/"), wrong: wrongOwn},
 	"GET /v1/build-info":                 {path: fixed("/v1/build-info"), wrong: wrongOwn},
+	"GET /v1/services":                   {path: fixed("/v1/services")},
 	"GET /v1/profile-types":              {path: fixed("/v1/profile-types"), wrong: wrongOwn},
 	"GET /v1/profile-types/{type}":       {path: fixed("/v1/profile-types/grove.noop-1.0"), wrong: wrongOwn},
 	"GET /v1/profile-types/{type}/hosts": {path: fixed("/v1/profile-types/grove.noop-1.0/hosts"), wrong: wrongOwn},
@@ -320,7 +321,7 @@ var accessCases = map[string]accessCase{
 var publicRoutes = []string{"GET /{$}", "GET /v1/health", "POST /v1/webhooks/{secret}/trigger"}
 
 func isAdminRoute(pattern string) bool {
-	return strings.Contains(pattern, " /v1/tokens") || strings.Contains(pattern, " /v1/projects/")
+	return strings.Contains(pattern, " /v1/tokens") || strings.Contains(pattern, " /v1/projects/") || strings.HasSuffix(pattern, " /v1/services")
 }
 
 // TestRouteAccess calls every route of the route table without a token,

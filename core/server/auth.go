@@ -138,7 +138,7 @@ func (s *Server) tooMany(w http.ResponseWriter, wait time.Duration) {
 func authorize(a access, method string, c engine.Caller) error {
 	switch {
 	case a == adminOnly && !c.IsAdmin():
-		return engine.Forbidden("Only an admin may manage tokens and project grants; this token's role is %s.", c.Role)
+		return engine.Forbidden("Only an admin may manage tokens and project grants or list services; this token's role is %s.", c.Role)
 	case a == byMethod && method != http.MethodGet && method != http.MethodHead && c.Role == model.RoleReader:
 		return engine.Forbidden("A reader may only read; this request needs the member or admin role in project %q.", c.Project)
 	}

@@ -209,3 +209,41 @@ func TestBadWebhooksAreRateLimited(t *testing.T) {
 		t.Errorf("the fourth guess: %d %s; want 429 with Retry-After", ans.status, ans.body)
 	}
 }
+
+// TestServicesAndValidate: GET /v1/services lists the agent as Senlin's
+// engine service (admin only); validate answers the object with no id and
+// no timestamps, as Senlin does.
+func TestServicesAndValidate(t *testing.T) {
+	a := newAuthAPI(t, server.Options{})
+	admin := a.token("p", model.RoleAdmin)
+	var out struct {
+		Services []map[string]any `json:"services"`
+	}
+	a.must(admin, http.MethodGet, "/v1/services", nil, &out)
+	if len(out.Services) != 1 {
+		t.Fatalf("services: %+v", out)
+	}
+	svc := out.Services[0]
+	if svc["id"] != a.e.ID() || svc["binary"] != "grove-engine" || svc["status"] != "enabled" || svc["state"] != "up" ||
+		svc["host"] == "" || svc["updated_at"] == nil {
+		t.Errorf("service: %+v", svc)
+	}
+	if _, ok := svc["disabled_reason"]; !ok {
+		t.Errorf("service without disabled_reason: %+v", svc)
+	}
+	var pol struct {
+		Policy map[string]any `json:"policy"`
+	}
+	a.must(admin, http.MethodPost, "/v1/policies/validate", map[string]any{"policy": map[string]any{"spec": delSpec}}, &pol)
+	if pol.Policy["id"] != nil || pol.Policy["name"] != "validated_policy" || pol.Policy["type"] != "senlin.policy.deletion-1.1" ||
+		pol.Policy["created_at"] != nil || pol.Policy["spec"] == nil {
+		t.Errorf("validated policy: %+v", pol.Policy)
+	}
+	var prof struct {
+		Profile map[string]any `json:"profile"`
+	}
+	a.must(admin, http.MethodPost, "/v1/profiles/validate", map[string]any{"profile": map[string]any{"spec": noopSpec}}, &prof)
+	if prof.Profile["id"] != nil || prof.Profile["name"] != "validated_profile" || prof.Profile["created_at"] != nil {
+		t.Errorf("validated profile: %+v", prof.Profile)
+	}
+}

@@ -3,7 +3,7 @@ package server
 // routes is the API's route table. Each resource's handlers live in the
 // file named for it: profiles.go, policies.go, clusters.go,
 // cluster_actions.go, cluster_policies.go, operations.go, nodes.go, actions.go,
-// attrs.go, receivers.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
+// attrs.go, receivers.go, services.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
 //
 // handle registers a route any token of the project may read and a member
 // or admin may write; public needs no token; admin needs an admin token.
@@ -13,6 +13,7 @@ func (s *Server) routes() {
 	s.public("GET /v1/health", s.health)
 	s.handle("GET /v1/{$}", s.version)
 	s.handle("GET /v1/build-info", s.buildInfo)
+	s.admin("GET /v1/services", s.listServices)
 	s.handle("GET /v1/profile-types", s.listTypes("profile"))
 	s.handle("GET /v1/profile-types/{type}", s.showType("profile"))
 	s.handle("GET /v1/profile-types/{type}/hosts", s.listHosts)
