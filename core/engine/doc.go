@@ -13,6 +13,8 @@
 //     (create, update, delete a cluster), submit_cluster_actions.go (POST
 //     /v1/clusters/{id}/actions: each action's typed inputs),
 //     submit_nodes.go (create, update, delete a node and its actions),
+//     adopt.go (adopting an existing resource as a node, and its
+//     preview, through the driver's Adopter hook),
 //     sets.go (ownership by definition sets, per project), auth.go
 //     (tokens: making, hashing and authenticating them; host-access
 //     profile types and the project grants they need), receivers.go

@@ -272,7 +272,11 @@ var accessCases = map[string]accessCase{
 		body: func(f fixture) any {
 			return map[string]any{"node": map[string]any{"name": "nd2", "profile_id": f.profile}}
 		}},
-	"GET /v1/nodes/{id}": {path: func(f fixture) string { return "/v1/nodes/" + f.node }, wrong: wrongNotFound},
+	// The test plugin's grove.noop cannot adopt: a 400 that still shows
+	// the request was let through.
+	"POST /v1/nodes/adopt":         {path: fixed("/v1/nodes/adopt"), body: map[string]any{"identity": "x", "type": "grove.noop-1.0"}, wrong: wrongOwn},
+	"POST /v1/nodes/adopt-preview": {path: fixed("/v1/nodes/adopt-preview"), body: map[string]any{"identity": "x", "type": "grove.noop-1.0"}, wrong: wrongOwn},
+	"GET /v1/nodes/{id}":           {path: func(f fixture) string { return "/v1/nodes/" + f.node }, wrong: wrongNotFound},
 	"PATCH /v1/nodes/{id}": {path: func(f fixture) string { return "/v1/nodes/" + f.node },
 		body: map[string]any{"node": map[string]any{"name": "nd-renamed"}}, wrong: wrongNotFound},
 	"DELETE /v1/nodes/{id}": {path: func(f fixture) string { return "/v1/nodes/" + f.node }, wrong: wrongNotFound},

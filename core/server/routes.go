@@ -50,6 +50,8 @@ func (s *Server) routes() {
 
 	s.handle("GET /v1/nodes", s.listNodes)
 	s.handle("POST /v1/nodes", s.createNode)
+	s.handle("POST /v1/nodes/adopt", s.adoptNode)
+	s.handle("POST /v1/nodes/adopt-preview", s.adoptPreview)
 	s.handle("GET /v1/nodes/{id}", s.showNode)
 	s.handle("PATCH /v1/nodes/{id}", s.updateNode)
 	s.handle("DELETE /v1/nodes/{id}", s.deleteNode)
