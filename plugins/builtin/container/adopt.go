@@ -31,6 +31,9 @@ func (d *Driver) Adopt(ctx context.Context, req sdk.AdoptRequest) (sdk.Adoption,
 	if !containerRef.MatchString(ref) {
 		return sdk.Adoption{}, fmt.Errorf("identity must be a container id or name, optionally after its engine as ENGINE/CONTAINER, got %q", req.Identity)
 	}
+	if scoped && !d.known(host) {
+		return sdk.Adoption{}, fmt.Errorf("no engine endpoint named %q is configured", host)
+	}
 	var found []string
 	var ins container.InspectResponse
 	for _, e := range endpoints() {
@@ -51,8 +54,6 @@ func (d *Driver) Adopt(ctx context.Context, req sdk.AdoptRequest) (sdk.Adoption,
 		found, ins, host = append(found, e.name), res.Container, e.name
 	}
 	switch {
-	case scoped && !d.known(host):
-		return sdk.Adoption{}, fmt.Errorf("no engine endpoint named %q is configured", host)
 	case len(found) == 0:
 		return sdk.Adoption{}, fmt.Errorf("no container %q was found on the configured engines", ref)
 	case len(found) > 1:
