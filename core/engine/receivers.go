@@ -123,7 +123,9 @@ func receiverParams(field string, p map[string]any) (map[string]any, error) {
 		return nil, BadRequest("%s has %d entries; at most %d are allowed.", field, len(p), MaxReceiverParams)
 	}
 	out := make(map[string]any, len(p))
-	for k, v := range p {
+	// In key order, so the field an error names does not vary.
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		v := p[k]
 		switch v.(type) {
 		case string, float64, bool, int:
 		default:

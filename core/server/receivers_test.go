@@ -118,6 +118,24 @@ func TestReceiverWebhookScales(t *testing.T) {
 	if n := a.nodeCount(member, cl); n != 6 {
 		t.Errorf("after three triggers (2, 1, 2): %d nodes, want 6", n)
 	}
+	// Alertmanager's own JSON body, at the V=1 URL (no microversion
+	// header: 1.0): only a "params" object would be params, so the body
+	// adds none and the receiver's count 1 runs.
+	alert := map[string]any{"version": "4", "status": "firing", "receiver": "grove", "groupLabels": map[string]any{"alertname": "HighLoad"},
+		"alerts": []any{map[string]any{"status": "firing", "labels": map[string]any{"alertname": "HighLoad"}}}}
+	ans = a.call("", http.MethodPost, strings.TrimPrefix(strings.Replace(url, "V=2", "V=1", 1), a.url), alert)
+	if ans.status != http.StatusAccepted {
+		t.Fatalf("an Alertmanager notification at V=1: %d %s", ans.status, ans.body)
+	}
+	a.waitAction(member, ans)
+	if n := a.nodeCount(member, cl); n != 7 {
+		t.Errorf("after an Alertmanager notification: %d nodes, want 7", n)
+	}
+	// The same body at V=2 is taken as params, which an action refuses,
+	// naming the field.
+	if ans := a.call("", http.MethodPost, strings.TrimPrefix(url, a.url), alert); ans.status != http.StatusBadRequest || !strings.Contains(ans.body, "params.alerts") {
+		t.Errorf("an Alertmanager notification at V=2: %d %s; want 400 naming params.alerts", ans.status, ans.body)
+	}
 	// Bad params are the action's 400, naming the field.
 	ans = a.call("", http.MethodPost, strings.TrimPrefix(url, a.url)+"&count=0", nil)
 	if ans.status != http.StatusBadRequest || !strings.Contains(ans.body, "scale_out.count") {
@@ -144,8 +162,8 @@ func TestReceiverWebhookScales(t *testing.T) {
 		t.Fatalf("trigger after update: %d %s", ans.status, ans.body)
 	}
 	a.waitAction(member, ans)
-	if n := a.nodeCount(member, cl); n != 4 {
-		t.Errorf("after the updated receiver's scale-in by 2: %d nodes, want 4", n)
+	if n := a.nodeCount(member, cl); n != 5 {
+		t.Errorf("after the updated receiver's scale-in by 2: %d nodes, want 5", n)
 	}
 
 	// notify is for message receivers.
