@@ -99,10 +99,10 @@ func (e *Engine) CreateReceiver(ctx context.Context, c Caller, req ReceiverCreat
 // checkReceiverAction refuses an action a webhook may not start, saying
 // why.
 func checkReceiverAction(field, action string) error {
-	if _, ok := model.ReceiverActions[action]; ok {
+	if _, ok := model.ReceiverActions()[action]; ok {
 		return nil
 	}
-	allowed := slices.Sorted(maps.Keys(model.ReceiverActions))
+	allowed := slices.Sorted(maps.Keys(model.ReceiverActions()))
 	switch action {
 	case "":
 		return BadRequest("%s is required for a webhook receiver: it names the cluster action the webhook starts, one of %s.", field, strings.Join(allowed, ", "))
@@ -245,7 +245,7 @@ func (e *Engine) TriggerWebhook(ctx context.Context, v *model.Receiver, params m
 		merged = map[string]any{}
 	}
 	maps.Copy(merged, extra)
-	key, ok := model.ReceiverActions[v.Action]
+	key, ok := model.ReceiverActions()[v.Action]
 	if !ok {
 		return nil, BadRequest("Receiver '%s' names action %s, which a webhook cannot start.", v.Name, v.Action)
 	}

@@ -13,19 +13,21 @@ const (
 // of POST /v1/clusters/{id}/actions that starts them. CLUSTER_CREATE is
 // never one (Senlin refuses it too); CLUSTER_DELETE and CLUSTER_UPDATE are
 // left out because a leaked webhook URL must not be able to destroy a
-// cluster or change its profile.
-var ReceiverActions = map[string]string{
-	ClusterScaleOutAction:     "scale_out",
-	ClusterScaleInAction:      "scale_in",
-	ClusterResizeAction:       "resize",
-	ClusterCheckAction:        "check",
-	ClusterRecoverAction:      "recover",
-	ClusterAddNodesAction:     "add_nodes",
-	ClusterDelNodesAction:     "del_nodes",
-	ClusterReplaceNodesAction: "replace_nodes",
-	ClusterAttachPolicyAction: "policy_attach",
-	ClusterDetachPolicyAction: "policy_detach",
-	ClusterUpdatePolicyAction: "policy_update",
+// cluster or change its profile. It returns a new map on each call.
+func ReceiverActions() map[string]string {
+	return map[string]string{
+		ClusterScaleOutAction:     "scale_out",
+		ClusterScaleInAction:      "scale_in",
+		ClusterResizeAction:       "resize",
+		ClusterCheckAction:        "check",
+		ClusterRecoverAction:      "recover",
+		ClusterAddNodesAction:     "add_nodes",
+		ClusterDelNodesAction:     "del_nodes",
+		ClusterReplaceNodesAction: "replace_nodes",
+		ClusterAttachPolicyAction: "policy_attach",
+		ClusterDetachPolicyAction: "policy_detach",
+		ClusterUpdatePolicyAction: "policy_update",
+	}
 }
 
 // Receiver is Senlin's receiver: a way for something outside Grove (an

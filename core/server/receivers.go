@@ -15,9 +15,11 @@ var receiverSort = []string{"name", "type", "action", "cluster_id", "created_at"
 
 // hiddenChannel is what a receiver's channel shows after its creation: the
 // webhook URL holds a secret that is kept only as its hash.
-var hiddenChannel = map[string]any{
-	"alarm_url": nil,
-	"note":      "The webhook URL holds a secret and was shown once, when the receiver was created; delete and recreate the receiver for a new one.",
+func hiddenChannel() map[string]any {
+	return map[string]any{
+		"alarm_url": nil,
+		"note":      "The webhook URL holds a secret and was shown once, when the receiver was created; delete and recreate the receiver for a new one.",
+	}
 }
 
 func toReceiver(v *model.Receiver, channel map[string]any) api.Receiver {
@@ -55,7 +57,7 @@ func (s *Server) listReceivers(w http.ResponseWriter, r *http.Request, c engine.
 	}
 	out := make([]api.Receiver, 0, len(vs))
 	for _, v := range vs {
-		out = append(out, toReceiver(v, hiddenChannel))
+		out = append(out, toReceiver(v, hiddenChannel()))
 	}
 	s.writeJSON(w, http.StatusOK, map[string]any{"receivers": out})
 	return nil
@@ -97,7 +99,7 @@ func (s *Server) showReceiver(w http.ResponseWriter, r *http.Request, c engine.C
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"receiver": toReceiver(v, hiddenChannel)})
+	s.writeJSON(w, http.StatusOK, map[string]any{"receiver": toReceiver(v, hiddenChannel())})
 	return nil
 }
 
@@ -123,7 +125,7 @@ func (s *Server) updateReceiver(w http.ResponseWriter, r *http.Request, c engine
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"receiver": toReceiver(v, hiddenChannel)})
+	s.writeJSON(w, http.StatusOK, map[string]any{"receiver": toReceiver(v, hiddenChannel())})
 	return nil
 }
 
