@@ -119,6 +119,13 @@ func commands() []*entry {
 			filter{flag: "level", param: "level", help: "only those of this level, e.g. ERROR"}))},
 		{name: "event show", args: "[options] EVENT", synopsis: "Show an event.", run: verbCmd(showVerb(eventRes))},
 
+		{name: "receiver", synopsis: "Manage receivers, webhooks that start a cluster action: create, list, show, delete."},
+		{name: "receiver create", args: "-cluster CLUSTER -action ACTION [options] NAME", synopsis: "Create a webhook receiver; its URL is shown once.", run: verbCmd(receiverCreate)},
+		{name: "receiver list", args: "[options]", synopsis: "List receivers.", run: verbCmd(listVerb(receiverRes, clusterFilter,
+			filter{flag: "name", param: "name", help: "only those with this name"}, filter{flag: "action", param: "action", help: "only those starting this action, e.g. CLUSTER_SCALE_OUT"}))},
+		{name: "receiver show", args: "[options] RECEIVER", synopsis: "Show a receiver by id, name or short id (never its webhook URL).", run: verbCmd(showVerb(receiverRes))},
+		{name: "receiver delete", args: "[options] RECEIVER...", synopsis: "Delete receivers; their webhook URLs are refused from then on.", run: verbCmd(deleteVerb(receiverRes, false))},
+
 		{name: "plugin", synopsis: "Serve, describe, inspect and start plugins (plugin init writes a new one)."},
 		{name: "plugin list", args: "[options]", synopsis: "List the agent's plugins, their state and restarts.", run: pluginList},
 		{name: "plugin info", args: "[options] NAME", synopsis: "Show one of the agent's plugins.", run: pluginInfo},

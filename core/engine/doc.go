@@ -13,10 +13,13 @@
 //     (create, update, delete a cluster), submit_cluster_actions.go (POST
 //     /v1/clusters/{id}/actions: each action's typed inputs),
 //     submit_nodes.go (create, update, delete a node and its actions),
+//     adopt.go (adopting an existing resource as a node, and its
+//     preview, through the driver's Adopter hook),
 //     sets.go (ownership by definition sets, per project), auth.go
 //     (tokens: making, hashing and authenticating them; host-access
-//     profile types and the project grants they need), errors.go (the
-//     API's error kinds).
+//     profile types and the project grants they need), receivers.go
+//     (webhook receivers: their secrets, hashed as tokens are, and the
+//     cluster action a trigger starts), errors.go (the API's error kinds).
 //   - Running: engine.go (the Engine, its Config, Start and Stop),
 //     workers.go (workers claiming actions, lease renewal), run.go (one
 //     action from claim to its recorded end: dispatch to its handler, the

@@ -20,6 +20,13 @@ var ClusterActionNames = []string{"add_nodes", "del_nodes", "replace_nodes", "re
 // ClusterAction validates a cluster action body (exactly one key naming the
 // action) and queues the action.
 func (e *Engine) ClusterAction(ctx context.Context, c Caller, ident string, body map[string]any) (*model.Action, error) {
+	return e.clusterAction(ctx, c, ident, body, "")
+}
+
+// clusterAction is ClusterAction with the action's name given (a webhook's
+// actions are named after their receiver, as in Senlin); "" names it after
+// its kind.
+func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body map[string]any, actionName string) (*model.Action, error) {
 	switch {
 	case len(body) == 0:
 		return nil, BadRequest("No action specified.")
@@ -91,6 +98,9 @@ func (e *Engine) ClusterAction(ctx context.Context, c Caller, ident string, body
 	a, err := e.newAction(c, action, cl.ID, cl.ID, inputs, cl.Timeout)
 	if err != nil {
 		return nil, err
+	}
+	if actionName != "" {
+		a.Name = actionName
 	}
 	return a, e.submit(ctx, a, false, cl.ProfileID, nil)
 }

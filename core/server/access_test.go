@@ -146,10 +146,12 @@ var delSpec = map[string]any{"type": "senlin.policy.deletion", "version": "1.1",
 // fixture is project p's objects, made by a member of p.
 type fixture struct {
 	profile, policy, cluster, node, action, event, token string
+	// receiver is a webhook receiver on cluster; webhook its URL's secret.
+	receiver, webhook string
 }
 
 func (f fixture) ids() []string {
-	return []string{f.profile, f.policy, f.cluster, f.node, f.action, f.event}
+	return []string{f.profile, f.policy, f.cluster, f.node, f.action, f.event, f.receiver}
 }
 
 func (a *authAPI) fixture(member string) fixture {
@@ -180,6 +182,19 @@ func (a *authAPI) fixture(member string) fixture {
 		a.t.Fatal("the fixture made no event")
 	}
 	f.event = evs.Events[0].ID
+	var rc struct {
+		Receiver struct {
+			ID      string
+			Channel struct {
+				AlarmURL string `json:"alarm_url"`
+			}
+		} `json:"receiver"`
+	}
+	a.must(member, http.MethodPost, "/v1/receivers", map[string]any{"receiver": map[string]any{"name": "rc", "type": "webhook",
+		"cluster_id": f.cluster, "action": "CLUSTER_CHECK"}}, &rc)
+	f.receiver = rc.Receiver.ID
+	_, rest, _ := strings.Cut(rc.Receiver.Channel.AlarmURL, "/v1/webhooks/")
+	f.webhook, _, _ = strings.Cut(rest, "/")
 	a.must(member, http.MethodPut, "/v1/sets/s/objects/profile/"+f.profile, map[string]any{"object": map[string]any{"name": "prof"}}, nil)
 	t, _, err := a.e.CreateToken(context.Background(), engine.Caller{}, engine.TokenCreate{Name: "spare", Project: "p", Role: model.RoleReader})
 	if err != nil {
@@ -212,6 +227,7 @@ var accessCases = map[string]accessCase{
 	"GET /v1/health":                     {path: fixed("/v1/health"), wrong: wrongOwn},
 	"GET /v1/{$}":                        {path: fixed("/v1/"), wrong: wrongOwn},
 	"GET /v1/build-info":                 {path: fixed("/v1/build-info"), wrong: wrongOwn},
+	"GET /v1/services":                   {path: fixed("/v1/services")},
 	"GET /v1/profile-types":              {path: fixed("/v1/profile-types"), wrong: wrongOwn},
 	"GET /v1/profile-types/{type}":       {path: fixed("/v1/profile-types/grove.noop-1.0"), wrong: wrongOwn},
 	"GET /v1/profile-types/{type}/hosts": {path: fixed("/v1/profile-types/grove.noop-1.0/hosts"), wrong: wrongOwn},
@@ -250,7 +266,8 @@ var accessCases = map[string]accessCase{
 		body: map[string]any{"check": map[string]any{}}, wrong: wrongNotFound},
 	"POST /v1/clusters/{id}/ops": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/ops" },
 		body: map[string]any{"touch": map[string]any{}}, wrong: wrongNotFound},
-	"GET /v1/clusters/{id}/policies": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies" }, wrong: wrongNotFound},
+	"GET /v1/clusters/{id}/attrs/{path}": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/attrs/index" }, wrong: wrongNotFound},
+	"GET /v1/clusters/{id}/policies":     {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies" }, wrong: wrongNotFound},
 	"GET /v1/clusters/{id}/policies/{policy}": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies/" + f.policy },
 		wrong: wrongNotFound},
 
@@ -259,7 +276,11 @@ var accessCases = map[string]accessCase{
 		body: func(f fixture) any {
 			return map[string]any{"node": map[string]any{"name": "nd2", "profile_id": f.profile}}
 		}},
-	"GET /v1/nodes/{id}": {path: func(f fixture) string { return "/v1/nodes/" + f.node }, wrong: wrongNotFound},
+	// The test plugin's grove.noop cannot adopt: a 400 that still shows
+	// the request was let through.
+	"POST /v1/nodes/adopt":         {path: fixed("/v1/nodes/adopt"), body: map[string]any{"identity": "x", "type": "grove.noop-1.0"}, wrong: wrongOwn},
+	"POST /v1/nodes/adopt-preview": {path: fixed("/v1/nodes/adopt-preview"), body: map[string]any{"identity": "x", "type": "grove.noop-1.0"}, wrong: wrongOwn},
+	"GET /v1/nodes/{id}":           {path: func(f fixture) string { return "/v1/nodes/" + f.node }, wrong: wrongNotFound},
 	"PATCH /v1/nodes/{id}": {path: func(f fixture) string { return "/v1/nodes/" + f.node },
 		body: map[string]any{"node": map[string]any{"name": "nd-renamed"}}, wrong: wrongNotFound},
 	"DELETE /v1/nodes/{id}": {path: func(f fixture) string { return "/v1/nodes/" + f.node }, wrong: wrongNotFound},
@@ -279,6 +300,19 @@ var accessCases = map[string]accessCase{
 		body: map[string]any{"object": map[string]any{"name": "prof"}}, wrong: wrongNotFound},
 	"DELETE /v1/sets/{name}/objects/{kind}/{id}": {path: func(f fixture) string { return "/v1/sets/s/objects/profile/" + f.profile }, wrong: wrongNotFound},
 	"GET /v1/owners/{kind}/{id}":                 {path: func(f fixture) string { return "/v1/owners/profile/" + f.profile }, wrong: wrongNotFound},
+
+	"GET /v1/receivers": {path: fixed("/v1/receivers"), wrong: wrongList},
+	"POST /v1/receivers": {path: fixed("/v1/receivers"), wrong: wrongBodyRef,
+		body: func(f fixture) any {
+			return map[string]any{"receiver": map[string]any{"name": "rc2", "type": "webhook", "cluster_id": f.cluster, "action": "CLUSTER_SCALE_OUT"}}
+		}},
+	"GET /v1/receivers/{id}": {path: func(f fixture) string { return "/v1/receivers/" + f.receiver }, wrong: wrongNotFound},
+	"PATCH /v1/receivers/{id}": {path: func(f fixture) string { return "/v1/receivers/" + f.receiver },
+		body: map[string]any{"receiver": map[string]any{"params": map[string]any{"k": "v"}}}, wrong: wrongNotFound},
+	"DELETE /v1/receivers/{id}":      {path: func(f fixture) string { return "/v1/receivers/" + f.receiver }, wrong: wrongNotFound},
+	"POST /v1/receivers/{id}/notify": {path: func(f fixture) string { return "/v1/receivers/" + f.receiver + "/notify" }, wrong: wrongNotFound},
+	// The webhook needs no token: its secret is in its path.
+	"POST /v1/webhooks/{secret}/trigger": {path: func(f fixture) string { return "/v1/webhooks/" + f.webhook + "/trigger?V=2" }, wrong: wrongOwn},
 
 	"GET /v1/events":      {path: fixed("/v1/events"), wrong: wrongList},
 	"GET /v1/events/{id}": {path: func(f fixture) string { return "/v1/events/" + f.event }, wrong: wrongNotFound},
@@ -301,11 +335,12 @@ var accessCases = map[string]accessCase{
 	"GET /debug/pprof/trace":   {path: fixed("/debug/pprof/trace?seconds=0.1")},
 }
 
-var publicRoutes = []string{"GET /{$}", "GET /v1/health"}
+var publicRoutes = []string{"GET /{$}", "GET /v1/health", "POST /v1/webhooks/{secret}/trigger"}
 
 func isAdminRoute(pattern string) bool {
 	return strings.Contains(pattern, " /v1/tokens") || strings.Contains(pattern, " /v1/projects/") ||
 		strings.Contains(pattern, " /v1/agent/") || strings.Contains(pattern, " /debug/pprof/") ||
+		strings.HasSuffix(pattern, " /v1/services") ||
 		pattern == "GET /metrics" // for tokens of p; a reader of project default may too (TestMetricsAccess)
 }
 
@@ -334,10 +369,18 @@ func TestRouteAccess(t *testing.T) {
 			t.Errorf("accessCases has %q, which is not a route", p)
 		}
 	}
-	// Deletions last, so that every other route finds the fixture.
-	slices.SortStableFunc(routes, func(x, y string) int {
-		return map[bool]int{true: 1}[strings.HasPrefix(x, "DELETE")] - map[bool]int{true: 1}[strings.HasPrefix(y, "DELETE")]
-	})
+	// Deletions last, so that every other route finds the fixture; the
+	// receiver's first, since deleting its cluster deletes it.
+	rank := func(p string) int {
+		switch {
+		case p == "DELETE /v1/receivers/{id}":
+			return 1
+		case strings.HasPrefix(p, "DELETE"):
+			return 2
+		}
+		return 0
+	}
+	slices.SortStableFunc(routes, func(x, y string) int { return rank(x) - rank(y) })
 	allowed := func(t *testing.T, who string, ans answer) {
 		t.Helper()
 		if ans.status == 401 || ans.status == 403 || ans.status == 404 || ans.status == 405 || ans.status >= 500 {
@@ -364,7 +407,9 @@ func TestRouteAccess(t *testing.T) {
 			}
 			call := func(who string) answer { return a.call(tokens[who], method, path, body) }
 			if slices.Contains(publicRoutes, pattern) {
-				if ans := call("none"); ans.status >= 400 {
+				// A webhook's check action may find the cluster busy with
+				// another case's action: 409 is an answer too.
+				if ans := call("none"); ans.status >= 400 && ans.status != http.StatusConflict {
 					t.Errorf("no token: %d %s; want the public route answered", ans.status, ans.body)
 				}
 				return

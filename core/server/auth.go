@@ -141,7 +141,7 @@ func (s *Server) tooMany(w http.ResponseWriter, wait time.Duration) {
 func authorize(a access, method string, c engine.Caller) error {
 	switch {
 	case a == adminOnly && !c.IsAdmin():
-		return engine.Forbidden("Only an admin may manage tokens and project grants, read the agent's logs or profile it; this token's role is %s.", c.Role)
+		return engine.Forbidden("Only an admin may manage tokens and project grants, list services, read the agent's logs or profile it; this token's role is %s.", c.Role)
 	case a == operator && !c.IsAdmin() && c.Project != model.DefaultProject:
 		return engine.Forbidden("The metrics count every project's objects: only an admin, or a token of project %s (a reader is enough), may read them; this token is a %s of project %s.",
 			model.DefaultProject, c.Role, c.Project)

@@ -123,3 +123,71 @@ func (s *Server) nodeAction(w http.ResponseWriter, r *http.Request, c engine.Cal
 	}
 	return s.accepted(w, a, nil)
 }
+
+// adoptRequest reads Senlin's adopt and adopt-preview body (no envelope).
+func adoptRequest(r *http.Request, preview bool) (engine.NodeAdopt, error) {
+	var req engine.NodeAdopt
+	body, err := decode(r, "")
+	if err != nil {
+		return req, err
+	}
+	allowed := []string{"identity", "type", "overrides", "snapshot"}
+	if !preview {
+		allowed = append(allowed, "name", "role", "metadata")
+	}
+	if err := only(body, "", allowed...); err != nil {
+		return req, err
+	}
+	for k, dst := range map[string]*string{"identity": &req.Identity, "type": &req.Type, "name": &req.Name, "role": &req.Role} {
+		v, err := nameField(body, k)
+		if err != nil {
+			return req, err
+		}
+		if v != nil {
+			*dst = *v
+		}
+	}
+	if req.Overrides, err = object(body, "overrides"); err != nil {
+		return req, err
+	}
+	if req.Metadata, err = metadata(body, "metadata"); err != nil {
+		return req, err
+	}
+	snap, err := boolean(body, "snapshot")
+	if err != nil {
+		return req, err
+	}
+	req.Snapshot = snap != nil && *snap
+	return req, nil
+}
+
+// adoptNode is POST /v1/nodes/adopt (microversion 1.7): 200 with the node,
+// ACTIVE, as Senlin answers (adoption is not an action).
+func (s *Server) adoptNode(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	req, err := adoptRequest(r, false)
+	if err != nil {
+		return err
+	}
+	n, err := s.e.AdoptNode(s.ctx(r), c, req)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"node": s.toNode(s.ctx(r), n, map[string]string{})})
+	return nil
+}
+
+// adoptPreview is POST /v1/nodes/adopt-preview (microversion 1.7): the
+// profile spec that would describe the resource, under node_profile as
+// Senlin's code answers (its api-ref says node_preview).
+func (s *Server) adoptPreview(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	req, err := adoptRequest(r, true)
+	if err != nil {
+		return err
+	}
+	p, err := s.e.AdoptPreview(s.ctx(r), c, req)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"node_profile": p})
+	return nil
+}

@@ -61,7 +61,11 @@ func (s *Server) validatePolicy(w http.ResponseWriter, r *http.Request, c engine
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"policy": toPolicy(p)})
+	doc, err := validated(toPolicy(p))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"policy": doc})
 	return nil
 }
 

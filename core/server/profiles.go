@@ -67,7 +67,11 @@ func (s *Server) validateProfile(w http.ResponseWriter, r *http.Request, c engin
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"profile": toProfile(p)})
+	doc, err := validated(toProfile(p))
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"profile": doc})
 	return nil
 }
 

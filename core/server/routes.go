@@ -3,7 +3,7 @@ package server
 // routes is the API's route table. Each resource's handlers live in the
 // file named for it: profiles.go, policies.go, clusters.go,
 // cluster_actions.go, cluster_policies.go, operations.go, nodes.go, actions.go,
-// events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
+// attrs.go, receivers.go, services.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
 //
 // handle registers a route any token of the project may read and a member
 // or admin may write; public needs no token; admin needs an admin token.
@@ -13,6 +13,7 @@ func (s *Server) routes() {
 	s.public("GET /v1/health", s.health)
 	s.handle("GET /v1/{$}", s.version)
 	s.handle("GET /v1/build-info", s.buildInfo)
+	s.admin("GET /v1/services", s.listServices)
 	s.handle("GET /v1/profile-types", s.listTypes("profile"))
 	s.handle("GET /v1/profile-types/{type}", s.showType("profile"))
 	s.handle("GET /v1/profile-types/{type}/hosts", s.listHosts)
@@ -43,11 +44,14 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/clusters/{id}", s.deleteCluster)
 	s.handle("POST /v1/clusters/{id}/actions", s.clusterAction)
 	s.handle("POST /v1/clusters/{id}/ops", s.clusterOperation)
+	s.handle("GET /v1/clusters/{id}/attrs/{path}", s.clusterAttrs)
 	s.handle("GET /v1/clusters/{id}/policies", s.listBindings)
 	s.handle("GET /v1/clusters/{id}/policies/{policy}", s.showBinding)
 
 	s.handle("GET /v1/nodes", s.listNodes)
 	s.handle("POST /v1/nodes", s.createNode)
+	s.handle("POST /v1/nodes/adopt", s.adoptNode)
+	s.handle("POST /v1/nodes/adopt-preview", s.adoptPreview)
 	s.handle("GET /v1/nodes/{id}", s.showNode)
 	s.handle("PATCH /v1/nodes/{id}", s.updateNode)
 	s.handle("DELETE /v1/nodes/{id}", s.deleteNode)
@@ -62,6 +66,15 @@ func (s *Server) routes() {
 	s.handle("PUT /v1/sets/{name}/objects/{kind}/{id}", s.claimObject)
 	s.handle("DELETE /v1/sets/{name}/objects/{kind}/{id}", s.releaseObject)
 	s.handle("GET /v1/owners/{kind}/{id}", s.showOwner)
+
+	s.handle("GET /v1/receivers", s.listReceivers)
+	s.handle("POST /v1/receivers", s.createReceiver)
+	s.handle("GET /v1/receivers/{id}", s.showReceiver)
+	s.handle("PATCH /v1/receivers/{id}", s.updateReceiver)
+	s.handle("DELETE /v1/receivers/{id}", s.deleteReceiver)
+	s.handle("POST /v1/receivers/{id}/notify", s.notifyReceiver)
+	// The webhook's secret in the path is its credential: no token.
+	s.public("POST /v1/webhooks/{secret}/trigger", s.triggerWebhook)
 
 	s.handle("GET /v1/events", s.listEvents)
 	s.handle("GET /v1/events/{id}", s.showEvent)

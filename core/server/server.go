@@ -170,7 +170,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			w.code = http.StatusOK // what net/http sends for a handler that wrote nothing
 		}
 		s.opts.Metrics.observe(r, w.code, took)
-		s.opts.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", w.code, "duration", took)
+		s.opts.Logger.Debug("request", "method", r.Method, "path", redactPath(r.URL.Path), "status", w.code, "duration", took)
 	}()
 	w.Header().Set("X-OpenStack-Request-ID", "req-"+uuid.NewString())
 	ver := MinVersion

@@ -483,6 +483,48 @@ func (w *Observed) DeleteToken(ctx context.Context, id string) error {
 	return w.s.DeleteToken(ctx, id)
 }
 
+// CreateReceiver implements Store.
+func (w *Observed) CreateReceiver(ctx context.Context, v *model.Receiver) error {
+	defer w.observe("CreateReceiver", time.Now())
+	return w.s.CreateReceiver(ctx, v)
+}
+
+// GetReceiver implements Store.
+func (w *Observed) GetReceiver(ctx context.Context, id string) (*model.Receiver, error) {
+	defer w.observe("GetReceiver", time.Now())
+	return w.s.GetReceiver(ctx, id)
+}
+
+// FindReceiver implements Store.
+func (w *Observed) FindReceiver(ctx context.Context, project string, ident string) (*model.Receiver, error) {
+	defer w.observe("FindReceiver", time.Now())
+	return w.s.FindReceiver(ctx, project, ident)
+}
+
+// ReceiverByHash implements Store.
+func (w *Observed) ReceiverByHash(ctx context.Context, hash string) (*model.Receiver, error) {
+	defer w.observe("ReceiverByHash", time.Now())
+	return w.s.ReceiverByHash(ctx, hash)
+}
+
+// ListReceivers implements Store.
+func (w *Observed) ListReceivers(ctx context.Context, o ListOpts) ([]*model.Receiver, error) {
+	defer w.observe("ListReceivers", time.Now())
+	return w.s.ListReceivers(ctx, o)
+}
+
+// UpdateReceiver implements Store.
+func (w *Observed) UpdateReceiver(ctx context.Context, v *model.Receiver) error {
+	defer w.observe("UpdateReceiver", time.Now())
+	return w.s.UpdateReceiver(ctx, v)
+}
+
+// DeleteReceiver implements Store.
+func (w *Observed) DeleteReceiver(ctx context.Context, id string) error {
+	defer w.observe("DeleteReceiver", time.Now())
+	return w.s.DeleteReceiver(ctx, id)
+}
+
 // ListGrants implements Store.
 func (w *Observed) ListGrants(ctx context.Context, project string) ([]string, error) {
 	defer w.observe("ListGrants", time.Now())

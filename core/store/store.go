@@ -272,6 +272,19 @@ type Store interface {
 	// DeleteToken revokes a token; a missing one is a NotFoundError.
 	DeleteToken(ctx context.Context, id string) error
 
+	// CreateReceiver stores a receiver (its webhook secret's hash, never
+	// the secret).
+	CreateReceiver(ctx context.Context, v *model.Receiver) error
+	GetReceiver(ctx context.Context, id string) (*model.Receiver, error)
+	FindReceiver(ctx context.Context, project, ident string) (*model.Receiver, error)
+	// ReceiverByHash finds the receiver whose webhook secret has this
+	// SHA-256 (hex).
+	ReceiverByHash(ctx context.Context, hash string) (*model.Receiver, error)
+	ListReceivers(ctx context.Context, o ListOpts) ([]*model.Receiver, error)
+	UpdateReceiver(ctx context.Context, v *model.Receiver) error
+	// DeleteReceiver deletes a receiver; a missing one is a NotFoundError.
+	DeleteReceiver(ctx context.Context, id string) error
+
 	// ListGrants lists the host-access profile types granted to a project.
 	ListGrants(ctx context.Context, project string) ([]string, error)
 	// PutGrant grants a project a type; granting twice is not an error.

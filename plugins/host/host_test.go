@@ -120,7 +120,7 @@ func TestIncompatibleAPIVersionRefused(t *testing.T) {
 	h := host.New(hclog.NewNullLogger(), t.TempDir())
 	defer h.Close()
 	err := h.Start(context.Background(), host.Config{Name: "future", Command: []string{testPlugin}, Settings: map[string]any{"profile_api": "99"}})
-	if err == nil || !strings.Contains(err.Error(), "the host speaks [1 2], the plugin speaks [99]") {
+	if err == nil || !strings.Contains(err.Error(), "the host speaks [1 2 3], the plugin speaks [99]") {
 		t.Fatalf("want a refusal naming both versions, got %v", err)
 	}
 }
@@ -156,9 +156,9 @@ func TestPolicyDecisionsAcrossPolicyAPIVersions(t *testing.T) {
 			if !reflect.DeepEqual(res.Data, want) {
 				t.Fatalf("data = %#v\nwant %#v", res.Data, want)
 			}
-			// Profile API 2 (node operations) is the newest both speak.
-			if st := h.Statuses(); len(st) != 1 || st[0].APIVersions["policy"] != api || st[0].APIVersions["profile"] != sdk.ProfileAPIOperate {
-				t.Errorf("status shows API versions %v, want policy %s and profile %s", st[0].APIVersions, api, sdk.ProfileAPIOperate)
+			// Profile API 3 (node adoption) is the newest both speak.
+			if st := h.Statuses(); len(st) != 1 || st[0].APIVersions["policy"] != api || st[0].APIVersions["profile"] != sdk.ProfileAPIAdopt {
+				t.Errorf("status shows API versions %v, want policy %s and profile %s", st[0].APIVersions, api, sdk.ProfileAPIAdopt)
 			}
 		})
 	}

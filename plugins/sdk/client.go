@@ -140,6 +140,28 @@ func (c *Client) Operate(ctx context.Context, p Spec, nodes []Node, op string, p
 	return batchResult(resp, err)
 }
 
+// Adopt asks the driver of req.Type to describe an existing resource. The
+// plugin must have agreed on profile API 3 (ProfileAPIAdopt); an older one,
+// or a driver without the Adopter hook, answers Unimplemented.
+func (c *Client) Adopt(ctx context.Context, req AdoptRequest) (Adoption, error) {
+	preq := &pb.AdoptRequest{Type: req.Type, Version: req.Version, Identity: req.Identity, Preview: req.Preview}
+	if !req.Preview {
+		preq.Node = NodeToProto(req.Node)
+	}
+	resp, err := c.Profile.Adopt(ctx, preq)
+	if err != nil {
+		return Adoption{}, err
+	}
+	if resp.Error != nil {
+		return Adoption{}, ErrorFromProto(resp.Error)
+	}
+	a := Adoption{Properties: decodeMap(resp.PropertiesJson)}
+	if resp.Result != nil {
+		a.Result = resultsFromProto([]*pb.NodeResult{resp.Result})[0]
+	}
+	return a, nil
+}
+
 func batchResult(resp *pb.BatchResponse, err error) ([]Result, error) {
 	if err != nil {
 		return nil, err

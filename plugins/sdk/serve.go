@@ -40,12 +40,18 @@ const (
 
 // ProfileAPIVersions returns the profile API versions this SDK speaks,
 // newest last. Profile API 2 adds node operations (Profile.Operate); a host
-// that agreed on 1 with a plugin refuses operations on its types.
-func ProfileAPIVersions() []string { return []string{"1", "2"} }
+// that agreed on 1 with a plugin refuses operations on its types. Profile
+// API 3 adds node adoption (Profile.Adopt); a host that agreed on less
+// refuses adoption of its types.
+func ProfileAPIVersions() []string { return []string{"1", "2", "3"} }
 
 // ProfileAPIOperate is the profile API version from which a plugin serves
 // node operations.
 const ProfileAPIOperate = "2"
+
+// ProfileAPIAdopt is the profile API version from which a plugin serves
+// node adoption.
+const ProfileAPIAdopt = "3"
 
 // PolicyAPIVersions returns the policy API versions this SDK speaks, newest
 // last. Policy API 2 passes data.deletion and data.creation as typed
@@ -465,6 +471,31 @@ func (s *profileServer) Operate(ctx context.Context, req *pb.OperateRequest) (*p
 		}
 		return operator.Operate(ctx, sp, n, op.Name, params)
 	})
+}
+
+func (s *profileServer) Adopt(ctx context.Context, req *pb.AdoptRequest) (*pb.AdoptResponse, error) {
+	pt, ok := s.profiles[req.GetType()]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "this plugin does not serve profile type %q", req.GetType())
+	}
+	adopter, can := pt.Driver.(Adopter)
+	if !can {
+		return nil, status.Errorf(codes.Unimplemented, "profile type %s cannot adopt existing resources", pt.Type)
+	}
+	var n Node
+	if req.Node != nil {
+		n = NodeFromProto(req.Node)
+	}
+	a, err := adopter.Adopt(ctx, AdoptRequest{Type: req.Type, Version: req.Version, Identity: req.Identity, Node: n, Preview: req.Preview})
+	if err != nil {
+		return &pb.AdoptResponse{Error: ErrorToProto(err)}, nil
+	}
+	out := &pb.AdoptResponse{PropertiesJson: encodeJSON(a.Properties)}
+	if !req.Preview {
+		a.Result.ID = n.ID
+		out.Result = resultsToProto([]Result{a.Result})[0]
+	}
+	return out, nil
 }
 
 func failNodes(nodes []Node, err error) []Result {

@@ -112,6 +112,40 @@ type Operator interface {
 	Operate(ctx context.Context, p Spec, nodes []Node, operation string, params map[string]any) []Result
 }
 
+// Adopter is the optional driver hook behind node adoption (Senlin's
+// do_adopt, POST /v1/nodes/adopt and adopt-preview): Adopt finds an
+// existing resource by identity (a container id or name, a pid), and
+// returns the profile properties that describe it and, unless
+// req.Preview, the node's result (physical id, state, data) as Create
+// would have returned it, so that the engine manages the resource from
+// then on. A driver that cannot find or describe the resource returns an
+// error saying why. Profile API 3.
+type Adopter interface {
+	Adopt(ctx context.Context, req AdoptRequest) (Adoption, error)
+}
+
+// AdoptRequest asks a driver to describe an existing resource.
+type AdoptRequest struct {
+	// Type and Version are the profile type and version asked for.
+	Type, Version string
+	// Identity names the resource to the driver.
+	Identity string
+	// Node is the node the resource becomes (its ID and Name); zero in a
+	// preview.
+	Node Node
+	// Preview asks only for the properties: nothing is recorded.
+	Preview bool
+}
+
+// Adoption is what a driver knows of a resource it adopts.
+type Adoption struct {
+	// Properties are the profile properties that describe the resource.
+	Properties map[string]any
+	// Result is the node's physical id, state and data; ignored in a
+	// preview.
+	Result Result
+}
+
 // NodeOperation describes an operation on nodes: its name (such as "stop"
 // or "power_off"), what it does, and its parameters.
 type NodeOperation struct {

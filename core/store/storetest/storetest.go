@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tokens", testTokens},
 		{"Grants", testGrants},
 		{"CountsForMetrics", testCounts},
+		{"Receivers", testReceivers},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -753,4 +754,77 @@ func testGrants(t *testing.T, s store.Store) {
 	if g, _ := s.ListGrants(ctx, "q"); strings.Join(g, ",") != "container.docker" {
 		t.Errorf("a revocation in p changed q: %v", g)
 	}
+}
+
+func testReceivers(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "web", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive, Project: "p1"}
+	must(t, s.CreateCluster(ctx, c))
+	other := &model.Cluster{ID: uuid.NewString(), Name: "db", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive, Project: "p1"}
+	must(t, s.CreateCluster(ctx, other))
+	mk := func(name, cluster, action, hash string) *model.Receiver {
+		return &model.Receiver{ID: uuid.NewString(), Name: name, Type: model.ReceiverWebhook, ClusterID: cluster, Action: action,
+			Actor: map[string]any{}, Params: map[string]any{"count": "1"}, Channel: map[string]any{}, Hash: hash,
+			User: "u", Project: "p1", CreatedAt: t0}
+	}
+	up := mk("up", c.ID, model.ClusterScaleOutAction, strings.Repeat("a", 64))
+	down := mk("down", c.ID, model.ClusterScaleInAction, strings.Repeat("b", 64))
+	dbUp := mk("db-up", other.ID, model.ClusterScaleOutAction, strings.Repeat("c", 64))
+	for _, v := range []*model.Receiver{up, down, dbUp} {
+		must(t, s.CreateReceiver(ctx, v))
+	}
+	if err := s.CreateReceiver(ctx, mk("dup", c.ID, model.ClusterScaleOutAction, up.Hash)); err == nil {
+		t.Error("two receivers with one secret hash were stored; a webhook secret must name one receiver")
+	}
+	got, err := s.ReceiverByHash(ctx, down.Hash)
+	must(t, err)
+	if got.ID != down.ID || got.Action != model.ClusterScaleInAction || got.Params["count"] != "1" || !got.CreatedAt.Equal(t0) {
+		t.Errorf("receiver by hash: %+v", got)
+	}
+	if _, err := s.ReceiverByHash(ctx, strings.Repeat("d", 64)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("an unknown hash: %v, want not found", err)
+	}
+	if got, err := s.FindReceiver(ctx, "p1", "up"); err != nil || got.ID != up.ID {
+		t.Errorf("find by name: %v %v", got, err)
+	}
+	if _, err := s.FindReceiver(ctx, "p2", "up"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("find in another project: %v, want not found", err)
+	}
+	all, err := s.ListReceivers(ctx, store.ListOpts{Project: "p1"})
+	must(t, err)
+	if len(all) != 3 || all[0].Name != "db-up" || all[1].Name != "down" || all[2].Name != "up" {
+		t.Errorf("receivers are listed by name: %v", receiverNames(all))
+	}
+	byCluster, err := s.ListReceivers(ctx, store.ListOpts{Project: "p1", Filters: map[string][]string{"cluster_id": {c.ID}, "action": {model.ClusterScaleOutAction}}})
+	must(t, err)
+	if len(byCluster) != 1 || byCluster[0].ID != up.ID {
+		t.Errorf("filter by cluster and action: %v", receiverNames(byCluster))
+	}
+	now := t0.Add(time.Minute)
+	up.Name, up.Params, up.UpdatedAt = "scale-up", map[string]any{"count": "3"}, &now
+	must(t, s.UpdateReceiver(ctx, up))
+	got, err = s.GetReceiver(ctx, up.ID)
+	must(t, err)
+	if got.Name != "scale-up" || got.Params["count"] != "3" || got.UpdatedAt == nil || !got.UpdatedAt.Equal(now) || got.Hash != up.Hash {
+		t.Errorf("after update: %+v", got)
+	}
+	must(t, s.DeleteReceiver(ctx, down.ID))
+	if err := s.DeleteReceiver(ctx, down.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleting a deleted receiver: %v, want not found", err)
+	}
+	must(t, s.DeleteCluster(ctx, c.ID))
+	if _, err := s.GetReceiver(ctx, up.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a deleted cluster's receiver is still there: %v", err)
+	}
+	if _, err := s.GetReceiver(ctx, dbUp.ID); err != nil {
+		t.Errorf("deleting one cluster took another's receiver: %v", err)
+	}
+}
+
+func receiverNames(vs []*model.Receiver) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.Name
+	}
+	return out
 }

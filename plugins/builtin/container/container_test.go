@@ -212,3 +212,73 @@ func TestOperations(t *testing.T) {
 		}
 	}
 }
+
+// TestAdopt: a running container is adopted by its name, on any engine or
+// on the one named: its image, network and stop timeout make the
+// properties (Grove's own labels left out), the node's state names the
+// container, a check finds it running and deleting the node removes it.
+// Names that cannot be containers, missing containers and unknown engines
+// are refused with the reason.
+func TestAdopt(t *testing.T) {
+	host := containertest.Require(t)
+	t.Setenv("GROVE_DOCKER_HOSTS", "a="+host)
+	typ := container.Type()
+	ad, ok := typ.Driver.(sdk.Adopter)
+	if !ok {
+		t.Fatal("container.docker's driver has no Adopt")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	orig := node(t, nil)
+	r := typ.Driver.Create(ctx, spec(map[string]any{"labels": map[string]any{"team": "web"}}), []sdk.Node{orig})[0]
+	if r.Err != nil {
+		t.Fatalf("create: %v", r.Err)
+	}
+	apply(&orig, r)
+	name, _ := r.Data["container"].(string)
+	defer typ.Driver.Delete(context.Background(), spec(nil), []sdk.Node{orig})
+
+	prev, err := ad.Adopt(ctx, sdk.AdoptRequest{Type: container.TypeName, Version: "1.0", Identity: name, Preview: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := prev.Properties
+	labels, _ := p["labels"].(map[string]any)
+	if p["image"] != container.DemoImage || p["network"] != "host" || p["stop_timeout"] != 1 || labels["team"] != "web" || len(labels) != 1 {
+		t.Errorf("preview properties: %#v", p)
+	}
+	if prev.Result.PhysicalID != "" {
+		t.Errorf("a preview returned a node result: %+v", prev.Result)
+	}
+
+	adopted := sdk.Node{ID: orig.ID + "-adopted", Name: "adopted"}
+	got, err := ad.Adopt(ctx, sdk.AdoptRequest{Type: container.TypeName, Version: "1.0", Identity: "a/" + name, Node: adopted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Result.PhysicalID != orig.PhysicalID || got.Result.Data["container"] != name || got.Result.Data["host"] != "a" {
+		t.Fatalf("adopted result: %+v, want the container %s (%s)", got.Result, name, orig.PhysicalID)
+	}
+	apply(&adopted, got.Result)
+	if c := typ.Driver.Check(ctx, spec(nil), []sdk.Node{adopted})[0]; !c.Healthy {
+		t.Errorf("check of the adopted node: %+v", c)
+	}
+	if d := typ.Driver.Delete(ctx, spec(nil), []sdk.Node{adopted})[0]; d.Err != nil {
+		t.Fatalf("delete the adopted node: %v", d.Err)
+	}
+	if c := typ.Driver.Check(ctx, spec(nil), []sdk.Node{orig})[0]; c.Healthy || c.Reason != "the container is missing" {
+		t.Errorf("the adopted container after its node's deletion: %+v", c)
+	}
+
+	for ident, want := range map[string]string{
+		"../etc":      "no engine endpoint named",
+		"-rm":         "must be a container id or name",
+		"no-such-box": "no container",
+		"b/" + name:   "no engine endpoint named",
+		"a/x y":       "must be a container id or name",
+	} {
+		if _, err := ad.Adopt(ctx, sdk.AdoptRequest{Type: container.TypeName, Version: "1.0", Identity: ident, Preview: true}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want %q", ident, err, want)
+		}
+	}
+}

@@ -92,6 +92,18 @@ type state struct {
 	PID        int    `json:"pid"`
 	StartTicks uint64 `json:"start_ticks"`
 	Dir        string `json:"dir"`
+	// Adopted marks a process Grove did not start (POST /v1/nodes/adopt):
+	// it need not lead a process group, so it is signalled alone.
+	Adopted bool `json:"adopted,omitempty"`
+}
+
+// target is what a stop signals: the process group Grove started, or an
+// adopted process alone.
+func (st state) target() int {
+	if st.Adopted {
+		return st.PID
+	}
+	return -st.PID
 }
 
 func (d *Driver) root() string {
@@ -284,7 +296,7 @@ func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 		out[i] = sdk.Result{ID: n.ID}
 		st, ok := d.stateOf(n)
 		if ok && alive(st) {
-			_ = syscall.Kill(-st.PID, syscall.SIGTERM)
+			_ = syscall.Kill(st.target(), syscall.SIGTERM)
 			running = append(running, pending{i, st})
 		}
 	}
@@ -294,7 +306,7 @@ func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 			time.Sleep(20 * time.Millisecond)
 		}
 		if alive(r.st) {
-			_ = syscall.Kill(-r.st.PID, syscall.SIGKILL)
+			_ = syscall.Kill(r.st.target(), syscall.SIGKILL)
 			for j := 0; j < 100 && alive(r.st); j++ {
 				time.Sleep(10 * time.Millisecond)
 			}
@@ -371,6 +383,58 @@ func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op s
 		return out
 	}
 	return failAll(nodes, fmt.Errorf("%s has no operation %q", TypeName, op))
+}
+
+// Adopt takes over a running process by its pid: its command line and
+// working directory become the profile's properties (its environment is
+// not read: it may hold secrets, and the profile's env is the caller's to
+// give as overrides). From then on the node is checked by its pid and
+// start time, and deleting it stops the process. The plugin itself and
+// its parent (the agent) cannot be adopted.
+func (d *Driver) Adopt(_ context.Context, req sdk.AdoptRequest) (sdk.Adoption, error) {
+	pid, err := strconv.Atoi(req.Identity)
+	if err != nil || pid <= 0 {
+		return sdk.Adoption{}, fmt.Errorf("identity must be a process id (a positive integer), got %q", req.Identity)
+	}
+	if pid == 1 || pid == os.Getpid() || pid == os.Getppid() {
+		return sdk.Adoption{}, fmt.Errorf("process %d is init, the plugin or the agent, which cannot be adopted", pid)
+	}
+	ticks, zombie := procStat(pid)
+	if ticks == 0 || zombie {
+		return sdk.Adoption{}, fmt.Errorf("no running process has id %d", pid)
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return sdk.Adoption{}, fmt.Errorf("read the command line of process %d: %w", pid, err)
+	}
+	argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+	if len(raw) == 0 || argv[0] == "" {
+		return sdk.Adoption{}, fmt.Errorf("process %d has no command line (a kernel thread), so no profile can describe it", pid)
+	}
+	command := make([]any, len(argv))
+	for i, a := range argv {
+		command[i] = a
+	}
+	properties := map[string]any{"command": command}
+	if wd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil && filepath.IsAbs(wd) {
+		properties["workdir"] = wd
+	}
+	if req.Preview {
+		return sdk.Adoption{Properties: properties}, nil
+	}
+	defer d.lock(req.Node.ID)()
+	dir, err := d.nodeDir(req.Node)
+	if err != nil {
+		return sdk.Adoption{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return sdk.Adoption{}, fmt.Errorf("create runtime directory: %w", err)
+	}
+	st := state{PID: pid, StartTicks: ticks, Dir: dir, Adopted: true}
+	if err := writeState(dir, st); err != nil {
+		return sdk.Adoption{}, err
+	}
+	return sdk.Adoption{Properties: properties, Result: d.result(req.Node, st)}, nil
 }
 
 func failAll(nodes []sdk.Node, err error) []sdk.Result {

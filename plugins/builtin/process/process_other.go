@@ -68,3 +68,8 @@ func RunWrapper(_ []string) int {
 func (d *Driver) Operate(_ context.Context, _ sdk.Spec, nodes []sdk.Node, _ string, _ map[string]any) []sdk.Result {
 	return unsupported(nodes)
 }
+
+// Adopt fails with the reason local.process does not run here.
+func (d *Driver) Adopt(context.Context, sdk.AdoptRequest) (sdk.Adoption, error) {
+	return sdk.Adoption{}, supported()
+}

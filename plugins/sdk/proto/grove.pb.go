@@ -1063,6 +1063,146 @@ func (x *NodeResult) GetCompleted() bool {
 	return false
 }
 
+type AdoptRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Type    string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Version string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	// What names the resource to the driver: a container id or name, a pid.
+	Identity string `protobuf:"bytes,3,opt,name=identity,proto3" json:"identity,omitempty"`
+	// The node the resource becomes (its id and name); unset for a preview.
+	Node          *Node `protobuf:"bytes,4,opt,name=node,proto3" json:"node,omitempty"`
+	Preview       bool  `protobuf:"varint,5,opt,name=preview,proto3" json:"preview,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdoptRequest) Reset() {
+	*x = AdoptRequest{}
+	mi := &file_grove_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdoptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdoptRequest) ProtoMessage() {}
+
+func (x *AdoptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdoptRequest.ProtoReflect.Descriptor instead.
+func (*AdoptRequest) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *AdoptRequest) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *AdoptRequest) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *AdoptRequest) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+func (x *AdoptRequest) GetNode() *Node {
+	if x != nil {
+		return x.Node
+	}
+	return nil
+}
+
+func (x *AdoptRequest) GetPreview() bool {
+	if x != nil {
+		return x.Preview
+	}
+	return false
+}
+
+type AdoptResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The profile properties (JSON object) that describe the resource.
+	PropertiesJson []byte `protobuf:"bytes,1,opt,name=properties_json,json=propertiesJson,proto3" json:"properties_json,omitempty"`
+	// The node's physical id, state and data; unset for a preview.
+	Result        *NodeResult `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	Error         *Error      `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdoptResponse) Reset() {
+	*x = AdoptResponse{}
+	mi := &file_grove_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdoptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdoptResponse) ProtoMessage() {}
+
+func (x *AdoptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdoptResponse.ProtoReflect.Descriptor instead.
+func (*AdoptResponse) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AdoptResponse) GetPropertiesJson() []byte {
+	if x != nil {
+		return x.PropertiesJson
+	}
+	return nil
+}
+
+func (x *AdoptResponse) GetResult() *NodeResult {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *AdoptResponse) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 type OperateRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Profile   *Spec                  `protobuf:"bytes,1,opt,name=profile,proto3" json:"profile,omitempty"`
@@ -1077,7 +1217,7 @@ type OperateRequest struct {
 
 func (x *OperateRequest) Reset() {
 	*x = OperateRequest{}
-	mi := &file_grove_proto_msgTypes[14]
+	mi := &file_grove_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1089,7 +1229,7 @@ func (x *OperateRequest) String() string {
 func (*OperateRequest) ProtoMessage() {}
 
 func (x *OperateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[14]
+	mi := &file_grove_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1102,7 +1242,7 @@ func (x *OperateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperateRequest.ProtoReflect.Descriptor instead.
 func (*OperateRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{14}
+	return file_grove_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OperateRequest) GetProfile() *Spec {
@@ -1142,7 +1282,7 @@ type HostsRequest struct {
 
 func (x *HostsRequest) Reset() {
 	*x = HostsRequest{}
-	mi := &file_grove_proto_msgTypes[15]
+	mi := &file_grove_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1154,7 +1294,7 @@ func (x *HostsRequest) String() string {
 func (*HostsRequest) ProtoMessage() {}
 
 func (x *HostsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[15]
+	mi := &file_grove_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1167,7 +1307,7 @@ func (x *HostsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostsRequest.ProtoReflect.Descriptor instead.
 func (*HostsRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{15}
+	return file_grove_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HostsRequest) GetType() string {
@@ -1190,7 +1330,7 @@ type Host struct {
 
 func (x *Host) Reset() {
 	*x = Host{}
-	mi := &file_grove_proto_msgTypes[16]
+	mi := &file_grove_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1202,7 +1342,7 @@ func (x *Host) String() string {
 func (*Host) ProtoMessage() {}
 
 func (x *Host) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[16]
+	mi := &file_grove_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1215,7 +1355,7 @@ func (x *Host) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Host.ProtoReflect.Descriptor instead.
 func (*Host) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{16}
+	return file_grove_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Host) GetName() string {
@@ -1255,7 +1395,7 @@ type HostsResponse struct {
 
 func (x *HostsResponse) Reset() {
 	*x = HostsResponse{}
-	mi := &file_grove_proto_msgTypes[17]
+	mi := &file_grove_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1267,7 +1407,7 @@ func (x *HostsResponse) String() string {
 func (*HostsResponse) ProtoMessage() {}
 
 func (x *HostsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[17]
+	mi := &file_grove_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1280,7 +1420,7 @@ func (x *HostsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostsResponse.ProtoReflect.Descriptor instead.
 func (*HostsResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{17}
+	return file_grove_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *HostsResponse) GetHosts() []*Host {
@@ -1299,7 +1439,7 @@ type WatchRequest struct {
 
 func (x *WatchRequest) Reset() {
 	*x = WatchRequest{}
-	mi := &file_grove_proto_msgTypes[18]
+	mi := &file_grove_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1451,7 @@ func (x *WatchRequest) String() string {
 func (*WatchRequest) ProtoMessage() {}
 
 func (x *WatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[18]
+	mi := &file_grove_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1464,7 @@ func (x *WatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchRequest.ProtoReflect.Descriptor instead.
 func (*WatchRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{18}
+	return file_grove_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchRequest) GetType() string {
@@ -1346,7 +1486,7 @@ type NodeEvent struct {
 
 func (x *NodeEvent) Reset() {
 	*x = NodeEvent{}
-	mi := &file_grove_proto_msgTypes[19]
+	mi := &file_grove_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1498,7 @@ func (x *NodeEvent) String() string {
 func (*NodeEvent) ProtoMessage() {}
 
 func (x *NodeEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[19]
+	mi := &file_grove_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1511,7 @@ func (x *NodeEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeEvent.ProtoReflect.Descriptor instead.
 func (*NodeEvent) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{19}
+	return file_grove_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *NodeEvent) GetNodeId() string {
@@ -1412,7 +1552,7 @@ type BatchRequest struct {
 
 func (x *BatchRequest) Reset() {
 	*x = BatchRequest{}
-	mi := &file_grove_proto_msgTypes[20]
+	mi := &file_grove_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1564,7 @@ func (x *BatchRequest) String() string {
 func (*BatchRequest) ProtoMessage() {}
 
 func (x *BatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[20]
+	mi := &file_grove_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1577,7 @@ func (x *BatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchRequest.ProtoReflect.Descriptor instead.
 func (*BatchRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{20}
+	return file_grove_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *BatchRequest) GetProfile() *Spec {
@@ -1465,7 +1605,7 @@ type BatchResponse struct {
 
 func (x *BatchResponse) Reset() {
 	*x = BatchResponse{}
-	mi := &file_grove_proto_msgTypes[21]
+	mi := &file_grove_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1617,7 @@ func (x *BatchResponse) String() string {
 func (*BatchResponse) ProtoMessage() {}
 
 func (x *BatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[21]
+	mi := &file_grove_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1630,7 @@ func (x *BatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchResponse.ProtoReflect.Descriptor instead.
 func (*BatchResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{21}
+	return file_grove_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *BatchResponse) GetResults() []*NodeResult {
@@ -1518,7 +1658,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_grove_proto_msgTypes[22]
+	mi := &file_grove_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1530,7 +1670,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[22]
+	mi := &file_grove_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1543,7 +1683,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{22}
+	return file_grove_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *UpdateRequest) GetOldProfile() *Spec {
@@ -1579,7 +1719,7 @@ type RecoverRequest struct {
 
 func (x *RecoverRequest) Reset() {
 	*x = RecoverRequest{}
-	mi := &file_grove_proto_msgTypes[23]
+	mi := &file_grove_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1731,7 @@ func (x *RecoverRequest) String() string {
 func (*RecoverRequest) ProtoMessage() {}
 
 func (x *RecoverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[23]
+	mi := &file_grove_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1744,7 @@ func (x *RecoverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecoverRequest.ProtoReflect.Descriptor instead.
 func (*RecoverRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{23}
+	return file_grove_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *RecoverRequest) GetProfile() *Spec {
@@ -1646,7 +1786,7 @@ type DetailsResponse struct {
 
 func (x *DetailsResponse) Reset() {
 	*x = DetailsResponse{}
-	mi := &file_grove_proto_msgTypes[24]
+	mi := &file_grove_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1798,7 @@ func (x *DetailsResponse) String() string {
 func (*DetailsResponse) ProtoMessage() {}
 
 func (x *DetailsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[24]
+	mi := &file_grove_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1811,7 @@ func (x *DetailsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DetailsResponse.ProtoReflect.Descriptor instead.
 func (*DetailsResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{24}
+	return file_grove_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DetailsResponse) GetDetailsJson() map[string][]byte {
@@ -1706,7 +1846,7 @@ type ClusterSnapshot struct {
 
 func (x *ClusterSnapshot) Reset() {
 	*x = ClusterSnapshot{}
-	mi := &file_grove_proto_msgTypes[25]
+	mi := &file_grove_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +1858,7 @@ func (x *ClusterSnapshot) String() string {
 func (*ClusterSnapshot) ProtoMessage() {}
 
 func (x *ClusterSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[25]
+	mi := &file_grove_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +1871,7 @@ func (x *ClusterSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterSnapshot.ProtoReflect.Descriptor instead.
 func (*ClusterSnapshot) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{25}
+	return file_grove_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ClusterSnapshot) GetId() string {
@@ -1815,7 +1955,7 @@ type SnapshotNode struct {
 
 func (x *SnapshotNode) Reset() {
 	*x = SnapshotNode{}
-	mi := &file_grove_proto_msgTypes[26]
+	mi := &file_grove_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1827,7 +1967,7 @@ func (x *SnapshotNode) String() string {
 func (*SnapshotNode) ProtoMessage() {}
 
 func (x *SnapshotNode) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[26]
+	mi := &file_grove_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1840,7 +1980,7 @@ func (x *SnapshotNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotNode.ProtoReflect.Descriptor instead.
 func (*SnapshotNode) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{26}
+	return file_grove_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SnapshotNode) GetId() string {
@@ -1917,7 +2057,7 @@ type AttachRequest struct {
 
 func (x *AttachRequest) Reset() {
 	*x = AttachRequest{}
-	mi := &file_grove_proto_msgTypes[27]
+	mi := &file_grove_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1929,7 +2069,7 @@ func (x *AttachRequest) String() string {
 func (*AttachRequest) ProtoMessage() {}
 
 func (x *AttachRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[27]
+	mi := &file_grove_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1942,7 +2082,7 @@ func (x *AttachRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachRequest.ProtoReflect.Descriptor instead.
 func (*AttachRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{27}
+	return file_grove_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AttachRequest) GetPolicy() *Spec {
@@ -1976,7 +2116,7 @@ type AttachResponse struct {
 
 func (x *AttachResponse) Reset() {
 	*x = AttachResponse{}
-	mi := &file_grove_proto_msgTypes[28]
+	mi := &file_grove_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1988,7 +2128,7 @@ func (x *AttachResponse) String() string {
 func (*AttachResponse) ProtoMessage() {}
 
 func (x *AttachResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[28]
+	mi := &file_grove_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2001,7 +2141,7 @@ func (x *AttachResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachResponse.ProtoReflect.Descriptor instead.
 func (*AttachResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{28}
+	return file_grove_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AttachResponse) GetBindingDataJson() []byte {
@@ -2031,7 +2171,7 @@ type ActionSnapshot struct {
 
 func (x *ActionSnapshot) Reset() {
 	*x = ActionSnapshot{}
-	mi := &file_grove_proto_msgTypes[29]
+	mi := &file_grove_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2043,7 +2183,7 @@ func (x *ActionSnapshot) String() string {
 func (*ActionSnapshot) ProtoMessage() {}
 
 func (x *ActionSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[29]
+	mi := &file_grove_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,7 +2196,7 @@ func (x *ActionSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionSnapshot.ProtoReflect.Descriptor instead.
 func (*ActionSnapshot) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{29}
+	return file_grove_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ActionSnapshot) GetId() string {
@@ -2111,7 +2251,7 @@ type CheckRequest struct {
 
 func (x *CheckRequest) Reset() {
 	*x = CheckRequest{}
-	mi := &file_grove_proto_msgTypes[30]
+	mi := &file_grove_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2123,7 +2263,7 @@ func (x *CheckRequest) String() string {
 func (*CheckRequest) ProtoMessage() {}
 
 func (x *CheckRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[30]
+	mi := &file_grove_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2136,7 +2276,7 @@ func (x *CheckRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckRequest.ProtoReflect.Descriptor instead.
 func (*CheckRequest) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{30}
+	return file_grove_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CheckRequest) GetPolicy() *Spec {
@@ -2207,7 +2347,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_grove_proto_msgTypes[31]
+	mi := &file_grove_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2359,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[31]
+	mi := &file_grove_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2372,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{31}
+	return file_grove_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CheckResponse) GetStatus() string {
@@ -2292,7 +2432,7 @@ type Decision struct {
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_grove_proto_msgTypes[32]
+	mi := &file_grove_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2304,7 +2444,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[32]
+	mi := &file_grove_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2317,7 +2457,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{32}
+	return file_grove_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Decision) GetCount() int64 {
@@ -2364,7 +2504,7 @@ type EchoMessage struct {
 
 func (x *EchoMessage) Reset() {
 	*x = EchoMessage{}
-	mi := &file_grove_proto_msgTypes[33]
+	mi := &file_grove_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2376,7 +2516,7 @@ func (x *EchoMessage) String() string {
 func (*EchoMessage) ProtoMessage() {}
 
 func (x *EchoMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[33]
+	mi := &file_grove_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2389,7 +2529,7 @@ func (x *EchoMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EchoMessage.ProtoReflect.Descriptor instead.
 func (*EchoMessage) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{33}
+	return file_grove_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *EchoMessage) GetPayload() []byte {
@@ -2486,7 +2626,17 @@ const file_grove_proto_rawDesc = "" +
 	"\ahealthy\x18\x05 \x01(\bR\ahealthy\x12#\n" +
 	"\rstatus_reason\x18\x06 \x01(\tR\fstatusReason\x12,\n" +
 	"\x05error\x18\a \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\x12\x1c\n" +
-	"\tcompleted\x18\b \x01(\bR\tcompleted\"\xad\x01\n" +
+	"\tcompleted\x18\b \x01(\bR\tcompleted\"\x9d\x01\n" +
+	"\fAdoptRequest\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
+	"\bidentity\x18\x03 \x01(\tR\bidentity\x12)\n" +
+	"\x04node\x18\x04 \x01(\v2\x15.grove.plugin.v1.NodeR\x04node\x12\x18\n" +
+	"\apreview\x18\x05 \x01(\bR\apreview\"\x9b\x01\n" +
+	"\rAdoptResponse\x12'\n" +
+	"\x0fproperties_json\x18\x01 \x01(\fR\x0epropertiesJson\x123\n" +
+	"\x06result\x18\x02 \x01(\v2\x1b.grove.plugin.v1.NodeResultR\x06result\x12,\n" +
+	"\x05error\x18\x03 \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\"\xad\x01\n" +
 	"\x0eOperateRequest\x12/\n" +
 	"\aprofile\x18\x01 \x01(\v2\x15.grove.plugin.v1.SpecR\aprofile\x12+\n" +
 	"\x05nodes\x18\x02 \x03(\v2\x15.grove.plugin.v1.NodeR\x05nodes\x12\x1c\n" +
@@ -2614,7 +2764,7 @@ const file_grove_proto_rawDesc = "" +
 	"\vKIND_POLICY\x10\x022\xa6\x01\n" +
 	"\x04Info\x12J\n" +
 	"\bDescribe\x12 .grove.plugin.v1.DescribeRequest\x1a\x1c.grove.plugin.v1.Description\x12R\n" +
-	"\tConfigure\x12!.grove.plugin.v1.ConfigureRequest\x1a\".grove.plugin.v1.ConfigureResponse2\xf0\x05\n" +
+	"\tConfigure\x12!.grove.plugin.v1.ConfigureRequest\x1a\".grove.plugin.v1.ConfigureResponse2\xb8\x06\n" +
 	"\aProfile\x12O\n" +
 	"\bValidate\x12 .grove.plugin.v1.ValidateRequest\x1a!.grove.plugin.v1.ValidateResponse\x12G\n" +
 	"\x06Create\x12\x1d.grove.plugin.v1.BatchRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12G\n" +
@@ -2625,7 +2775,8 @@ const file_grove_proto_rawDesc = "" +
 	"\aDetails\x12\x1d.grove.plugin.v1.BatchRequest\x1a .grove.plugin.v1.DetailsResponse\x12D\n" +
 	"\x05Watch\x12\x1d.grove.plugin.v1.WatchRequest\x1a\x1a.grove.plugin.v1.NodeEvent0\x01\x12F\n" +
 	"\x05Hosts\x12\x1d.grove.plugin.v1.HostsRequest\x1a\x1e.grove.plugin.v1.HostsResponse\x12J\n" +
-	"\aOperate\x12\x1f.grove.plugin.v1.OperateRequest\x1a\x1e.grove.plugin.v1.BatchResponse2\xb7\x02\n" +
+	"\aOperate\x12\x1f.grove.plugin.v1.OperateRequest\x1a\x1e.grove.plugin.v1.BatchResponse\x12F\n" +
+	"\x05Adopt\x12\x1d.grove.plugin.v1.AdoptRequest\x1a\x1e.grove.plugin.v1.AdoptResponse2\xb7\x02\n" +
 	"\x06Policy\x12O\n" +
 	"\bValidate\x12 .grove.plugin.v1.ValidateRequest\x1a!.grove.plugin.v1.ValidateResponse\x12I\n" +
 	"\x06Attach\x12\x1e.grove.plugin.v1.AttachRequest\x1a\x1f.grove.plugin.v1.AttachResponse\x12I\n" +
@@ -2647,7 +2798,7 @@ func file_grove_proto_rawDescGZIP() []byte {
 }
 
 var file_grove_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_grove_proto_goTypes = []any{
 	(Kind)(0),                 // 0: grove.plugin.v1.Kind
 	(*DescribeRequest)(nil),   // 1: grove.plugin.v1.DescribeRequest
@@ -2664,29 +2815,31 @@ var file_grove_proto_goTypes = []any{
 	(*ValidateResponse)(nil),  // 12: grove.plugin.v1.ValidateResponse
 	(*Node)(nil),              // 13: grove.plugin.v1.Node
 	(*NodeResult)(nil),        // 14: grove.plugin.v1.NodeResult
-	(*OperateRequest)(nil),    // 15: grove.plugin.v1.OperateRequest
-	(*HostsRequest)(nil),      // 16: grove.plugin.v1.HostsRequest
-	(*Host)(nil),              // 17: grove.plugin.v1.Host
-	(*HostsResponse)(nil),     // 18: grove.plugin.v1.HostsResponse
-	(*WatchRequest)(nil),      // 19: grove.plugin.v1.WatchRequest
-	(*NodeEvent)(nil),         // 20: grove.plugin.v1.NodeEvent
-	(*BatchRequest)(nil),      // 21: grove.plugin.v1.BatchRequest
-	(*BatchResponse)(nil),     // 22: grove.plugin.v1.BatchResponse
-	(*UpdateRequest)(nil),     // 23: grove.plugin.v1.UpdateRequest
-	(*RecoverRequest)(nil),    // 24: grove.plugin.v1.RecoverRequest
-	(*DetailsResponse)(nil),   // 25: grove.plugin.v1.DetailsResponse
-	(*ClusterSnapshot)(nil),   // 26: grove.plugin.v1.ClusterSnapshot
-	(*SnapshotNode)(nil),      // 27: grove.plugin.v1.SnapshotNode
-	(*AttachRequest)(nil),     // 28: grove.plugin.v1.AttachRequest
-	(*AttachResponse)(nil),    // 29: grove.plugin.v1.AttachResponse
-	(*ActionSnapshot)(nil),    // 30: grove.plugin.v1.ActionSnapshot
-	(*CheckRequest)(nil),      // 31: grove.plugin.v1.CheckRequest
-	(*CheckResponse)(nil),     // 32: grove.plugin.v1.CheckResponse
-	(*Decision)(nil),          // 33: grove.plugin.v1.Decision
-	(*EchoMessage)(nil),       // 34: grove.plugin.v1.EchoMessage
-	nil,                       // 35: grove.plugin.v1.Host.AttributesEntry
-	nil,                       // 36: grove.plugin.v1.Host.LoadEntry
-	nil,                       // 37: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	(*AdoptRequest)(nil),      // 15: grove.plugin.v1.AdoptRequest
+	(*AdoptResponse)(nil),     // 16: grove.plugin.v1.AdoptResponse
+	(*OperateRequest)(nil),    // 17: grove.plugin.v1.OperateRequest
+	(*HostsRequest)(nil),      // 18: grove.plugin.v1.HostsRequest
+	(*Host)(nil),              // 19: grove.plugin.v1.Host
+	(*HostsResponse)(nil),     // 20: grove.plugin.v1.HostsResponse
+	(*WatchRequest)(nil),      // 21: grove.plugin.v1.WatchRequest
+	(*NodeEvent)(nil),         // 22: grove.plugin.v1.NodeEvent
+	(*BatchRequest)(nil),      // 23: grove.plugin.v1.BatchRequest
+	(*BatchResponse)(nil),     // 24: grove.plugin.v1.BatchResponse
+	(*UpdateRequest)(nil),     // 25: grove.plugin.v1.UpdateRequest
+	(*RecoverRequest)(nil),    // 26: grove.plugin.v1.RecoverRequest
+	(*DetailsResponse)(nil),   // 27: grove.plugin.v1.DetailsResponse
+	(*ClusterSnapshot)(nil),   // 28: grove.plugin.v1.ClusterSnapshot
+	(*SnapshotNode)(nil),      // 29: grove.plugin.v1.SnapshotNode
+	(*AttachRequest)(nil),     // 30: grove.plugin.v1.AttachRequest
+	(*AttachResponse)(nil),    // 31: grove.plugin.v1.AttachResponse
+	(*ActionSnapshot)(nil),    // 32: grove.plugin.v1.ActionSnapshot
+	(*CheckRequest)(nil),      // 33: grove.plugin.v1.CheckRequest
+	(*CheckResponse)(nil),     // 34: grove.plugin.v1.CheckResponse
+	(*Decision)(nil),          // 35: grove.plugin.v1.Decision
+	(*EchoMessage)(nil),       // 36: grove.plugin.v1.EchoMessage
+	nil,                       // 37: grove.plugin.v1.Host.AttributesEntry
+	nil,                       // 38: grove.plugin.v1.Host.LoadEntry
+	nil,                       // 39: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
 }
 var file_grove_proto_depIdxs = []int32{
 	3,  // 0: grove.plugin.v1.Description.components:type_name -> grove.plugin.v1.Component
@@ -2696,71 +2849,76 @@ var file_grove_proto_depIdxs = []int32{
 	10, // 4: grove.plugin.v1.ValidateRequest.spec:type_name -> grove.plugin.v1.Spec
 	9,  // 5: grove.plugin.v1.ValidateResponse.diagnostics:type_name -> grove.plugin.v1.Diagnostic
 	8,  // 6: grove.plugin.v1.NodeResult.error:type_name -> grove.plugin.v1.Error
-	10, // 7: grove.plugin.v1.OperateRequest.profile:type_name -> grove.plugin.v1.Spec
-	13, // 8: grove.plugin.v1.OperateRequest.nodes:type_name -> grove.plugin.v1.Node
-	35, // 9: grove.plugin.v1.Host.attributes:type_name -> grove.plugin.v1.Host.AttributesEntry
-	36, // 10: grove.plugin.v1.Host.load:type_name -> grove.plugin.v1.Host.LoadEntry
-	17, // 11: grove.plugin.v1.HostsResponse.hosts:type_name -> grove.plugin.v1.Host
-	10, // 12: grove.plugin.v1.BatchRequest.profile:type_name -> grove.plugin.v1.Spec
-	13, // 13: grove.plugin.v1.BatchRequest.nodes:type_name -> grove.plugin.v1.Node
-	14, // 14: grove.plugin.v1.BatchResponse.results:type_name -> grove.plugin.v1.NodeResult
-	8,  // 15: grove.plugin.v1.BatchResponse.error:type_name -> grove.plugin.v1.Error
-	10, // 16: grove.plugin.v1.UpdateRequest.old_profile:type_name -> grove.plugin.v1.Spec
-	10, // 17: grove.plugin.v1.UpdateRequest.new_profile:type_name -> grove.plugin.v1.Spec
-	13, // 18: grove.plugin.v1.UpdateRequest.nodes:type_name -> grove.plugin.v1.Node
-	10, // 19: grove.plugin.v1.RecoverRequest.profile:type_name -> grove.plugin.v1.Spec
-	13, // 20: grove.plugin.v1.RecoverRequest.nodes:type_name -> grove.plugin.v1.Node
-	37, // 21: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
-	8,  // 22: grove.plugin.v1.DetailsResponse.error:type_name -> grove.plugin.v1.Error
-	27, // 23: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
-	10, // 24: grove.plugin.v1.AttachRequest.policy:type_name -> grove.plugin.v1.Spec
-	26, // 25: grove.plugin.v1.AttachRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
-	8,  // 26: grove.plugin.v1.AttachResponse.error:type_name -> grove.plugin.v1.Error
-	10, // 27: grove.plugin.v1.CheckRequest.policy:type_name -> grove.plugin.v1.Spec
-	30, // 28: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
-	26, // 29: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
-	8,  // 30: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
-	33, // 31: grove.plugin.v1.CheckResponse.deletion:type_name -> grove.plugin.v1.Decision
-	33, // 32: grove.plugin.v1.CheckResponse.creation:type_name -> grove.plugin.v1.Decision
-	1,  // 33: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
-	6,  // 34: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
-	11, // 35: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	21, // 36: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
-	21, // 37: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
-	21, // 38: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
-	23, // 39: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
-	24, // 40: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
-	21, // 41: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
-	19, // 42: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
-	16, // 43: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
-	15, // 44: grove.plugin.v1.Profile.Operate:input_type -> grove.plugin.v1.OperateRequest
-	11, // 45: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	28, // 46: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
-	28, // 47: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
-	31, // 48: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
-	34, // 49: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
-	2,  // 50: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
-	7,  // 51: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
-	12, // 52: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	22, // 53: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
-	22, // 54: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
-	22, // 55: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
-	22, // 56: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
-	22, // 57: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
-	25, // 58: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
-	20, // 59: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
-	18, // 60: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
-	22, // 61: grove.plugin.v1.Profile.Operate:output_type -> grove.plugin.v1.BatchResponse
-	12, // 62: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	29, // 63: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
-	29, // 64: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
-	32, // 65: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
-	34, // 66: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
-	50, // [50:67] is the sub-list for method output_type
-	33, // [33:50] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	13, // 7: grove.plugin.v1.AdoptRequest.node:type_name -> grove.plugin.v1.Node
+	14, // 8: grove.plugin.v1.AdoptResponse.result:type_name -> grove.plugin.v1.NodeResult
+	8,  // 9: grove.plugin.v1.AdoptResponse.error:type_name -> grove.plugin.v1.Error
+	10, // 10: grove.plugin.v1.OperateRequest.profile:type_name -> grove.plugin.v1.Spec
+	13, // 11: grove.plugin.v1.OperateRequest.nodes:type_name -> grove.plugin.v1.Node
+	37, // 12: grove.plugin.v1.Host.attributes:type_name -> grove.plugin.v1.Host.AttributesEntry
+	38, // 13: grove.plugin.v1.Host.load:type_name -> grove.plugin.v1.Host.LoadEntry
+	19, // 14: grove.plugin.v1.HostsResponse.hosts:type_name -> grove.plugin.v1.Host
+	10, // 15: grove.plugin.v1.BatchRequest.profile:type_name -> grove.plugin.v1.Spec
+	13, // 16: grove.plugin.v1.BatchRequest.nodes:type_name -> grove.plugin.v1.Node
+	14, // 17: grove.plugin.v1.BatchResponse.results:type_name -> grove.plugin.v1.NodeResult
+	8,  // 18: grove.plugin.v1.BatchResponse.error:type_name -> grove.plugin.v1.Error
+	10, // 19: grove.plugin.v1.UpdateRequest.old_profile:type_name -> grove.plugin.v1.Spec
+	10, // 20: grove.plugin.v1.UpdateRequest.new_profile:type_name -> grove.plugin.v1.Spec
+	13, // 21: grove.plugin.v1.UpdateRequest.nodes:type_name -> grove.plugin.v1.Node
+	10, // 22: grove.plugin.v1.RecoverRequest.profile:type_name -> grove.plugin.v1.Spec
+	13, // 23: grove.plugin.v1.RecoverRequest.nodes:type_name -> grove.plugin.v1.Node
+	39, // 24: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	8,  // 25: grove.plugin.v1.DetailsResponse.error:type_name -> grove.plugin.v1.Error
+	29, // 26: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
+	10, // 27: grove.plugin.v1.AttachRequest.policy:type_name -> grove.plugin.v1.Spec
+	28, // 28: grove.plugin.v1.AttachRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
+	8,  // 29: grove.plugin.v1.AttachResponse.error:type_name -> grove.plugin.v1.Error
+	10, // 30: grove.plugin.v1.CheckRequest.policy:type_name -> grove.plugin.v1.Spec
+	32, // 31: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
+	28, // 32: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
+	8,  // 33: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
+	35, // 34: grove.plugin.v1.CheckResponse.deletion:type_name -> grove.plugin.v1.Decision
+	35, // 35: grove.plugin.v1.CheckResponse.creation:type_name -> grove.plugin.v1.Decision
+	1,  // 36: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
+	6,  // 37: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
+	11, // 38: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	23, // 39: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
+	23, // 40: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
+	23, // 41: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
+	25, // 42: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
+	26, // 43: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
+	23, // 44: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
+	21, // 45: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
+	18, // 46: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
+	17, // 47: grove.plugin.v1.Profile.Operate:input_type -> grove.plugin.v1.OperateRequest
+	15, // 48: grove.plugin.v1.Profile.Adopt:input_type -> grove.plugin.v1.AdoptRequest
+	11, // 49: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	30, // 50: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
+	30, // 51: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
+	33, // 52: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
+	36, // 53: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
+	2,  // 54: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
+	7,  // 55: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
+	12, // 56: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	24, // 57: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
+	24, // 58: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
+	24, // 59: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
+	24, // 60: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
+	24, // 61: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
+	27, // 62: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
+	22, // 63: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
+	20, // 64: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
+	24, // 65: grove.plugin.v1.Profile.Operate:output_type -> grove.plugin.v1.BatchResponse
+	16, // 66: grove.plugin.v1.Profile.Adopt:output_type -> grove.plugin.v1.AdoptResponse
+	12, // 67: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	31, // 68: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
+	31, // 69: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
+	34, // 70: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
+	36, // 71: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
+	54, // [54:72] is the sub-list for method output_type
+	36, // [36:54] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_grove_proto_init() }
@@ -2768,14 +2926,14 @@ func file_grove_proto_init() {
 	if File_grove_proto != nil {
 		return
 	}
-	file_grove_proto_msgTypes[32].OneofWrappers = []any{}
+	file_grove_proto_msgTypes[34].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grove_proto_rawDesc), len(file_grove_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -184,6 +184,7 @@ const (
 	Profile_Watch_FullMethodName    = "/grove.plugin.v1.Profile/Watch"
 	Profile_Hosts_FullMethodName    = "/grove.plugin.v1.Profile/Hosts"
 	Profile_Operate_FullMethodName  = "/grove.plugin.v1.Profile/Operate"
+	Profile_Adopt_FullMethodName    = "/grove.plugin.v1.Profile/Adopt"
 )
 
 // ProfileClient is the client API for Profile service.
@@ -209,6 +210,11 @@ type ProfileClient interface {
 	// nodes. Profile API 2; the host never calls it on a plugin that agreed
 	// on profile API 1.
 	Operate(ctx context.Context, in *OperateRequest, opts ...grpc.CallOption) (*BatchResponse, error)
+	// Adopt describes an existing resource (a container, a process) as the
+	// profile properties that would make it, and unless preview, the node
+	// result that lets the engine manage it from then on. Profile API 3;
+	// drivers that cannot adopt answer Unimplemented.
+	Adopt(ctx context.Context, in *AdoptRequest, opts ...grpc.CallOption) (*AdoptResponse, error)
 }
 
 type profileClient struct {
@@ -328,6 +334,16 @@ func (c *profileClient) Operate(ctx context.Context, in *OperateRequest, opts ..
 	return out, nil
 }
 
+func (c *profileClient) Adopt(ctx context.Context, in *AdoptRequest, opts ...grpc.CallOption) (*AdoptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdoptResponse)
+	err := c.cc.Invoke(ctx, Profile_Adopt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProfileServer is the server API for Profile service.
 // All implementations must embed UnimplementedProfileServer
 // for forward compatibility.
@@ -351,6 +367,11 @@ type ProfileServer interface {
 	// nodes. Profile API 2; the host never calls it on a plugin that agreed
 	// on profile API 1.
 	Operate(context.Context, *OperateRequest) (*BatchResponse, error)
+	// Adopt describes an existing resource (a container, a process) as the
+	// profile properties that would make it, and unless preview, the node
+	// result that lets the engine manage it from then on. Profile API 3;
+	// drivers that cannot adopt answer Unimplemented.
+	Adopt(context.Context, *AdoptRequest) (*AdoptResponse, error)
 	mustEmbedUnimplementedProfileServer()
 }
 
@@ -390,6 +411,9 @@ func (UnimplementedProfileServer) Hosts(context.Context, *HostsRequest) (*HostsR
 }
 func (UnimplementedProfileServer) Operate(context.Context, *OperateRequest) (*BatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Operate not implemented")
+}
+func (UnimplementedProfileServer) Adopt(context.Context, *AdoptRequest) (*AdoptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Adopt not implemented")
 }
 func (UnimplementedProfileServer) mustEmbedUnimplementedProfileServer() {}
 func (UnimplementedProfileServer) testEmbeddedByValue()                 {}
@@ -585,6 +609,24 @@ func _Profile_Operate_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Profile_Adopt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdoptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProfileServer).Adopt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Profile_Adopt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProfileServer).Adopt(ctx, req.(*AdoptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Profile_ServiceDesc is the grpc.ServiceDesc for Profile service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -627,6 +669,10 @@ var Profile_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Operate",
 			Handler:    _Profile_Operate_Handler,
+		},
+		{
+			MethodName: "Adopt",
+			Handler:    _Profile_Adopt_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

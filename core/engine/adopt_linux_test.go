@@ -1,0 +1,135 @@
+package engine_test
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/core/engine"
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/builtin/process"
+)
+
+// sleeper starts a process the test owns and reaps, and stops it at the
+// end of the test if it still runs.
+func sleeper(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	cmd.Dir = t.TempDir()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+	})
+	return pid
+}
+
+// TestAdoptProcess: a running process is previewed and adopted by its pid
+// (Senlin's adopt-preview and adopt): its command line and directory make
+// the profile, the node is ACTIVE with the process as its physical
+// resource, a check finds it healthy, and deleting the node stops that
+// process alone (it leads no process group of Grove's).
+func TestAdoptProcess(t *testing.T) {
+	h := newHarness(t, nil)
+	pid := sleeper(t)
+	ident := strconv.Itoa(pid)
+
+	prev, err := h.eng.AdoptPreview(h.ctx(), caller, engine.NodeAdopt{Identity: ident, Type: "local.process-1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	props, _ := prev["properties"].(map[string]any)
+	cmd, _ := props["command"].([]any)
+	if prev["type"] != process.TypeName || prev["version"] != "1.0" || len(cmd) != 2 || cmd[0] != "sleep" || cmd[1] != "60" {
+		t.Fatalf("preview: %#v", prev)
+	}
+	if wd, _ := props["workdir"].(string); !strings.HasPrefix(wd, os.TempDir()) {
+		t.Errorf("preview workdir %q, want the process's directory", props["workdir"])
+	}
+
+	n, err := h.eng.AdoptNode(h.ctx(), caller, engine.NodeAdopt{Identity: ident, Type: "local.process", Name: "sleepy", Role: "worker",
+		Metadata: map[string]any{"k": "v"}, Overrides: map[string]any{"stop_timeout": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Status != model.NodeActive || n.PhysicalID != "pid-"+ident || n.Index != -1 || n.ClusterID != "" || n.Role != "worker" || n.Metadata["k"] != "v" {
+		t.Fatalf("adopted node: %+v", n)
+	}
+	prof, err := h.store.GetProfile(h.ctx(), n.ProfileID)
+	if err != nil || prof.Name != "prof-sleepy" || prof.Type != process.TypeName || prof.Properties["stop_timeout"] != float64(1) {
+		t.Fatalf("the adopted node's profile: %+v %v", prof, err)
+	}
+	h.ok(h.eng.NodeAction(h.ctx(), caller, "sleepy", map[string]any{"check": map[string]any{}}))
+	if got, _ := h.store.GetNode(h.ctx(), n.ID); got.Status != model.NodeActive {
+		t.Errorf("after a check: %s %s", got.Status, got.StatusReason)
+	}
+
+	h.ok(h.eng.DeleteNode(h.ctx(), caller, "sleepy", false))
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the adopted process %d still runs after its node was deleted", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
+}
+
+// TestAdoptRefusals: each adoption that cannot be done is a 400 saying
+// why, and nothing is stored.
+func TestAdoptRefusals(t *testing.T) {
+	h := newHarness(t, nil)
+	for _, tc := range []struct {
+		req  engine.NodeAdopt
+		want string
+	}{
+		{engine.NodeAdopt{Type: "local.process-1.0"}, "identity is required"},
+		{engine.NodeAdopt{Identity: "1", Type: ""}, "type is required"},
+		{engine.NodeAdopt{Identity: "1", Type: "os.nova.server-1.0"}, "not provided by any plugin"},
+		{engine.NodeAdopt{Identity: "abc", Type: "local.process-1.0"}, "must be a process id"},
+		{engine.NodeAdopt{Identity: strconv.Itoa(os.Getpid()), Type: "local.process-1.0"}, "cannot be adopted"},
+		{engine.NodeAdopt{Identity: "1", Type: "local.process-1.0"}, "cannot be adopted"},
+		{engine.NodeAdopt{Identity: "4194304", Type: "local.process-1.0"}, "no running process"},
+		{engine.NodeAdopt{Identity: "x", Type: "grove.noop-1.0"}, "cannot adopt existing resources"},
+		{engine.NodeAdopt{Identity: strings.Repeat("9", 300), Type: "local.process-1.0"}, "at most 255"},
+	} {
+		for _, preview := range []bool{true, false} {
+			var err error
+			if preview {
+				_, err = h.eng.AdoptPreview(h.ctx(), caller, tc.req)
+			} else {
+				_, err = h.eng.AdoptNode(h.ctx(), caller, tc.req)
+			}
+			if status, _ := engine.HTTPStatus(err); status != 400 || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%+v (preview %v): %v; want 400 with %q", tc.req, preview, err, tc.want)
+			}
+		}
+	}
+	// A project without the local.process grant may not adopt a process.
+	other := engine.Caller{User: "u", Project: "ungranted", Role: model.RoleMember}
+	if _, err := h.eng.AdoptPreview(h.ctx(), other, engine.NodeAdopt{Identity: strconv.Itoa(sleeper(t)), Type: "local.process-1.0"}); err == nil || !strings.Contains(err.Error(), "has not been granted") {
+		t.Errorf("adoption without the grant: %v", err)
+	}
+	if nodes, _ := h.store.ListNodes(h.ctx(), store.ListOpts{}); len(nodes) != 0 {
+		t.Errorf("refused adoptions stored nodes: %d", len(nodes))
+	}
+}
