@@ -123,6 +123,10 @@ type cloudEntry struct {
 		Token    string `json:"token"`
 	} `json:"auth"`
 	RegionName string `json:"region_name"`
+	// Endpoint overrides, openstacksdk's keys: a cloud without a catalog
+	// may say where its image and network APIs are.
+	ImageEndpoint   string `json:"image_endpoint_override"`
+	NetworkEndpoint string `json:"network_endpoint_override"`
 }
 
 // readCloud reads one cloud's entry from the clouds.yaml found in path.
@@ -161,6 +165,23 @@ func endpointClients(endpoint, token string) (*clients, error) {
 	// Type "compute" is what makes gophercloud send the microversion.
 	sc := &gophercloud.ServiceClient{ProviderClient: pc, Endpoint: endpoint, ResourceBase: endpoint, Type: "compute", Microversion: Microversion}
 	return &clients{compute: sc, where: endpoint}, nil
+}
+
+// override is a service client on an endpoint a clouds.yaml names, nil
+// when it names none. version is what gophercloud's own constructors add
+// to a bare endpoint.
+func override(c *clients, endpoint, typ, version string) *gophercloud.ServiceClient {
+	if endpoint == "" {
+		return nil
+	}
+	if !strings.HasSuffix(endpoint, "/") {
+		endpoint += "/"
+	}
+	base := endpoint
+	if !strings.HasSuffix(strings.TrimSuffix(endpoint, "/"), strings.TrimSuffix(version, "/")) {
+		base += version
+	}
+	return &gophercloud.ServiceClient{ProviderClient: c.compute.ProviderClient, Endpoint: endpoint, ResourceBase: base, Type: typ}
 }
 
 // catalogClients logs in through Keystone and takes the compute, image and
@@ -242,7 +263,13 @@ func (d *Driver) dial(ctx context.Context, cx Context) (*clients, error) {
 			return nil, err
 		}
 		if tokenAuth(e.AuthType) {
-			return endpointClients(e.Auth.Endpoint, e.Auth.Token)
+			c, err := endpointClients(e.Auth.Endpoint, e.Auth.Token)
+			if err != nil {
+				return nil, fmt.Errorf("cloud %q in %s: %w", cloud, path, err)
+			}
+			c.image = override(c, e.ImageEndpoint, "image", "v2/")
+			c.network = override(c, e.NetworkEndpoint, "network", "v2.0/")
+			return c, nil
 		}
 		popts := []clouds.ParseOption{clouds.WithCloudName(cloud), clouds.WithLocations(path)}
 		if cx.RegionName != "" {

@@ -61,7 +61,11 @@ func pick(field, what, value string, cands []found) (found, *schema.Diagnostic) 
 
 // lookupError is a diagnostic for a lookup the cloud failed (not a name
 // it does not know).
+// A cloud that does not answer is one diagnostic on properties.context.
 func lookupError(ctx context.Context, field, what, value string, err error) *schema.Diagnostic {
+	if isUnreachable(err) {
+		return &schema.Diagnostic{Field: "properties.context", Message: fmt.Sprintf("the cloud does not answer (%v).", err)}
+	}
 	return &schema.Diagnostic{Field: field, Message: apiError(ctx, fmt.Sprintf("look up %s %q", what, value), err).Error()}
 }
 
@@ -77,6 +81,9 @@ func resolve(ctx context.Context, c *clients, pr Properties) (*resolved, schema.
 	}
 	var d *schema.Diagnostic
 	r.flavorID, r.flavorName, d = findFlavor(ctx, c, pr.Flavor)
+	if d != nil && d.Field == "properties.context" {
+		return nil, schema.Diagnostics{*d}
+	}
 	add(d)
 	if pr.Image != "" {
 		r.imageID, d = findImage(ctx, c, "properties.image", pr.Image)
