@@ -96,6 +96,34 @@ func (e *env) ofCluster(t *testing.T, cid string) []servers.Server {
 	return out
 }
 
+// mark is where Nova's access log ends now.
+func (e *env) mark(t *testing.T) int64 {
+	t.Helper()
+	st, err := os.Stat(filepath.Join(e.n.Dir, "access.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// requestsSince are the requests ("GET /v2.1/servers/detail?...") Nova
+// logged after mark.
+func (e *env) requestsSince(t *testing.T, mark int64) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(e.n.Dir, "access.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b[mark:]), "\n") {
+		if _, req, ok := strings.Cut(line, `"`); ok {
+			req, _, _ = strings.Cut(req, `"`)
+			out = append(out, req)
+		}
+	}
+	return out
+}
+
 // cleanup deletes whatever servers of the cluster the test left.
 func (e *env) cleanup(t *testing.T, d *nova.Driver, p sdk.Spec, ns []sdk.Node) {
 	t.Cleanup(func() { d.Delete(context.Background(), p, ns) })
@@ -236,7 +264,15 @@ func TestCreateCheckRecoverDelete(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // polling interval
 	}
 	want := []string{"SHUTOFF", "ERROR", "missing"}
-	for i, r := range d.Check(ctx, p, ns) {
+	mark := e.mark(t)
+	checked := d.Check(ctx, p, ns)
+	// One listing for the batch, and a read by id of the one server the
+	// listing lacks (which 404s): not a read per node.
+	if calls := e.requestsSince(t, mark); len(calls) != 2 || !strings.Contains(calls[0], "GET /v2.1/servers/detail") ||
+		!strings.Contains(calls[1], "GET /v2.1/servers/"+ns[2].PhysicalID) {
+		t.Errorf("check of 3 servers asked Nova %d times: %q", len(calls), calls)
+	}
+	for i, r := range checked {
 		if r.Err != nil || r.Healthy || !strings.Contains(r.Reason, want[i]) {
 			t.Errorf("check %s: healthy=%v reason=%q err=%v; want dead, %s", ns[i].Name, r.Healthy, r.Reason, r.Err, want[i])
 		}
@@ -477,5 +513,46 @@ func TestHosts(t *testing.T) {
 	}
 	if hs, err := nova.New().Hosts(ctx); err != nil || len(hs) != 0 {
 		t.Errorf("without a cloud configured: %v %v", hs, err)
+	}
+}
+
+// TestCreateCutByDeadlineIsResumed: a create whose action times out while
+// the servers boot fails its nodes as retryable; the engine's retry finds
+// the servers booted (by cluster_node_id) instead of booting more.
+func TestCreateCutByDeadlineIsResumed(t *testing.T) {
+	e := setup(t)
+	d := nova.New()
+	p := e.spec("dl", nil)
+	ns := nodes("dl", 3)
+	e.cleanup(t, d, p, ns)
+	if ds := d.Validate(ctxT(t), p); len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	// Boots take Nova here between half a second and two: a 400 ms
+	// deadline cuts them after the requests are sent.
+	short, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	for _, r := range d.Create(short, p, ns) {
+		if r.Err != nil && !sdk.IsRetryable(r.Err) {
+			t.Errorf("node %s cut by the deadline: %v, not retryable", r.ID, r.Err)
+		}
+	}
+	ctx := ctxT(t)
+	// Nova finishes the boot requests it received after the client gave
+	// up on them: wait until its count of the cluster's servers has held
+	// for a second, as the engine's retry comes after a backoff.
+	deadline := time.Now().Add(30 * time.Second)
+	booted, since := -1, time.Now()
+	for time.Now().Before(deadline) {
+		if got := len(e.ofCluster(t, "dl-cid")); got != booted {
+			booted, since = got, time.Now()
+		} else if time.Since(since) > time.Second {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // polling interval
+	}
+	apply(t, "create again", ns, d.Create(ctx, p, ns))
+	if got := len(e.ofCluster(t, "dl-cid")); got != 3 {
+		t.Errorf("%d servers after the retried create (%d booted before it), want 3", got, booted)
 	}
 }
