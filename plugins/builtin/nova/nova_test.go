@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/attachinterfaces"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 
@@ -556,3 +557,37 @@ func TestCreateCutByDeadlineIsResumed(t *testing.T) {
 		t.Errorf("%d servers after the retried create (%d booted before it), want 3", got, booted)
 	}
 }
+
+// TestNetworks: a network named in the profile is resolved (through
+// Nova's proxy on a cloud without a catalog) and the servers boot on it.
+// (Nova's Neutron test fixture plugs the port but leaves the server's
+// addresses empty, so this asks for its interfaces instead.)
+func TestNetworks(t *testing.T) {
+	e := setup(t)
+	d := nova.New()
+	ctx := ctxT(t)
+	p := e.spec("net", map[string]any{"networks": []any{map[string]any{"network": "private"}}})
+	if ds := d.Validate(ctx, p); len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	ns := nodes("net", 1)
+	e.cleanup(t, d, p, ns)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	pages, err := attachinterfaces.List(e.c, ns[0].PhysicalID).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifs, err := attachinterfaces.ExtractInterfaces(pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ifs) != 1 || ifs[0].NetID != privateNet {
+		t.Errorf("the server's interfaces: %+v; want one on network private (%s)", ifs, privateNet)
+	}
+	if _, ok := ns[0].Data["addresses"].(map[string]any); !ok {
+		t.Errorf("node data %v has no addresses", ns[0].Data)
+	}
+}
+
+// privateNet is the id of the network Nova's Neutron fixture calls private.
+const privateNet = "3cb9bc59-5699-4588-a4b1-b87f96708bc6"
