@@ -591,3 +591,50 @@ func TestNetworks(t *testing.T) {
 
 // privateNet is the id of the network Nova's Neutron fixture calls private.
 const privateNet = "3cb9bc59-5699-4588-a4b1-b87f96708bc6"
+
+// TestUpdateNetworks: removing a network from the profile detaches its
+// interface from each server and adding one attaches one, keeping the
+// servers. Nova's test fixtures cannot hot-plug: the fake driver fails to
+// detach a port the server booted with, and to attach one, after Nova's
+// API accepted the request. So this checks the requests Nova received and
+// that a refused attach fails the node naming the network and the server.
+func TestUpdateNetworks(t *testing.T) {
+	e := setup(t)
+	d := nova.New()
+	ctx := ctxT(t)
+	p := e.spec("n1", map[string]any{"networks": []any{map[string]any{"network": "private"}}})
+	ns := nodes("renet", 1)
+	e.cleanup(t, d, p, ns)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	id := ns[0].PhysicalID
+	pages, err := attachinterfaces.List(e.c, id).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifs, _ := attachinterfaces.ExtractInterfaces(pages)
+	if len(ifs) != 1 || ifs[0].NetID != privateNet {
+		t.Fatalf("after boot: interfaces %+v", ifs)
+	}
+	sent := func(mark int64, prefix string) bool {
+		for _, c := range e.requestsSince(t, mark) {
+			if strings.HasPrefix(c, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	p2 := e.spec("n2", nil)
+	mark := e.mark(t)
+	apply(t, "remove the network", ns, d.Update(ctx, p, p2, ns))
+	if !sent(mark, "DELETE /v2.1/servers/"+id+"/os-interface/"+ifs[0].PortID) || ns[0].PhysicalID != id {
+		t.Errorf("removing the network did not detach port %s of server %s (now %s)", ifs[0].PortID, id, ns[0].PhysicalID)
+	}
+	mark = e.mark(t)
+	r := d.Update(ctx, p2, e.spec("n3", map[string]any{"networks": []any{map[string]any{"network": "private"}}}), ns)[0]
+	if !sent(mark, "POST /v2.1/servers/"+id+"/os-interface") {
+		t.Errorf("adding a network asked Nova for no interface")
+	}
+	if r.Err != nil && (!strings.Contains(r.Err.Error(), "attach network "+privateNet) || !strings.Contains(r.Err.Error(), "renet-a")) {
+		t.Errorf("a failed attach names neither the network nor the server: %v", r.Err)
+	}
+}

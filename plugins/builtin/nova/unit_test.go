@@ -212,3 +212,14 @@ func TestAPIErrorShowsNovasMessage(t *testing.T) {
 		t.Errorf("a cut context: %v", err)
 	}
 }
+
+func TestNetworkDiff(t *testing.T) {
+	a, b, c := servers.Network{UUID: "a"}, servers.Network{UUID: "b"}, servers.Network{Port: "p"}
+	gone, added := networkDiff([]servers.Network{a, b, a}, []servers.Network{a, c, b})
+	if len(gone) != 1 || gone[0] != a || len(added) != 1 || added[0] != c {
+		t.Errorf("networkDiff = %v, %v; want one a gone and the port added", gone, added)
+	}
+	if gone, added := networkDiff(nil, nil); gone != nil || added != nil {
+		t.Errorf("no networks: %v %v", gone, added)
+	}
+}
