@@ -107,7 +107,7 @@ func TestNovaCluster(t *testing.T) {
 	}
 
 	act := a.waitAction(a.createCluster("servers", "tiny", 3, map[string]any{"config": map[string]any{
-		"grove.update": map[string]any{"parallelism": 1}}}))
+		"grove.update": map[string]any{"parallelism": 1, "monitor": "200ms"}}}))
 	if act.Status != "SUCCEEDED" {
 		t.Fatalf("create: %s %s\n%s", act.Status, act.StatusReason, tail(a.logText(), 40))
 	}
