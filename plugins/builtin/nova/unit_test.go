@@ -119,6 +119,14 @@ func TestCreateRequest(t *testing.T) {
 		t.Errorf("hints %v", hb)
 	}
 
+	// Text that happens to be base64 is still encoded, as Senlin does.
+	r.pr.UserData = "abcd"
+	opts, _, _ = createOpts(r, n)
+	body, _ = opts.ToServerCreateMap()
+	if ud := body["server"].(map[string]any)["user_data"]; ud == nil || *ud.(*string) != "YWJjZA==" {
+		t.Errorf("user_data abcd sent as %v", ud)
+	}
+
 	r.networks = []servers.Network{{UUID: "net-1"}, {Port: "port-1"}}
 	r.pr.Name = "fixed"
 	opts, _, _ = createOpts(r, sdk.Node{ID: "n2", Name: "web-2"})
