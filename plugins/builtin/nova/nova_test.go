@@ -509,6 +509,13 @@ func TestHosts(t *testing.T) {
 	if hvs != len(e.n.Hosts) || zones != 1 || running < 1 {
 		t.Errorf("%d hypervisors, %d zones, %v running VMs; want %d, 1, at least 1: %+v", hvs, zones, running, len(e.n.Hosts), hosts)
 	}
+	// A project member (noauth2's non-admin user) may not list
+	// hypervisors: the zones only.
+	t.Setenv("OS_TOKEN", "demo:demo")
+	hosts, err = nova.New().Hosts(ctx)
+	if err != nil || len(hosts) != 1 || hosts[0].Name != "nova" || hosts[0].Attributes["kind"] != "availability_zone" || hosts[0].Err != "" {
+		t.Errorf("a member's hosts: %+v %v; want the zone nova only", hosts, err)
+	}
 	for _, k := range nova.EnvNames() {
 		t.Setenv(k, "")
 	}
