@@ -563,6 +563,23 @@ func TestCreateCutByDeadlineIsResumed(t *testing.T) {
 	if got := len(e.ofCluster(t, "dl-cid")); got != 3 {
 		t.Errorf("%d servers after the retried create (%d booted before it), want 3", got, booted)
 	}
+	// Delete is bounded by its deadline too: what it could not finish is
+	// retryable, and the retry finishes it.
+	short, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	for _, r := range d.Delete(short, p, ns) {
+		if r.Err != nil && !sdk.IsRetryable(r.Err) {
+			t.Errorf("node %s's delete cut by the deadline: %v, not retryable", r.ID, r.Err)
+		}
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a delete with a 300ms deadline took %s", took)
+	}
+	apply(t, "delete again", ns, d.Delete(ctx, p, ns))
+	if got := len(e.ofCluster(t, "dl-cid")); got != 0 {
+		t.Errorf("%d servers after the retried delete", got)
+	}
 }
 
 // TestNetworks: a network named in the profile is resolved (through
