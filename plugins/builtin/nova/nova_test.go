@@ -451,6 +451,9 @@ func TestOperations(t *testing.T) {
 		{"rebuild", nil, "ACTIVE", true},
 		{"lock", nil, "ACTIVE", true},
 		{"unlock", nil, "ACTIVE", true},
+		{"change_password", map[string]any{"admin_pass": "s3cret"}, "ACTIVE", true},
+		{"rescue", map[string]any{"image_ref": e.n.Image2Name}, "RESCUE", false},
+		{"unrescue", nil, "ACTIVE", true},
 	}
 	for _, s := range steps {
 		r := d.Operate(ctx, p, ns, s.op, s.params)[0]
@@ -467,6 +470,12 @@ func TestOperations(t *testing.T) {
 		if s.op == "lock" && (got.Locked == nil || !*got.Locked) {
 			t.Errorf("lock left the server unlocked")
 		}
+	}
+	if r := d.Operate(ctx, p, ns, "change_password", nil)[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "params.admin_pass") {
+		t.Errorf("change_password without a password: %v", r.Err)
+	}
+	if r := d.Operate(ctx, p, ns, "rescue", map[string]any{"image_ref": "no-such-image"})[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "no-such-image") {
+		t.Errorf("rescue from an unknown image: %v", r.Err)
 	}
 	if r := d.Operate(ctx, p, ns, "explode", nil)[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "unpause") {
 		t.Errorf("an unknown operation: %v", r.Err)
