@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,9 +11,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/grovehq/grove/core/agent"
 	"github.com/grovehq/grove/internal/containertest"
+	"github.com/grovehq/grove/internal/novatest"
 	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/internal/vcsimtest"
+	"github.com/grovehq/grove/plugins/builtin/nova"
 )
 
 // devCLI runs the terraform CLI with the provider binary through
@@ -21,6 +27,8 @@ import (
 type devCLI struct {
 	tf, rc string
 	env    []string
+	// addr is the agent's address, when not the tests' shared agent.
+	addr string
 }
 
 func newDevCLI(t *testing.T) *devCLI {
@@ -45,7 +53,11 @@ func newDevCLI(t *testing.T) *devCLI {
 func (c *devCLI) run(dir string, args ...string) (string, int) {
 	cmd := exec.Command(c.tf, args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+c.rc, "GROVE_ADDR="+agentURL, "TF_VAR_grove="+groveBin,
+	addr := agentURL
+	if c.addr != "" {
+		addr = c.addr
+	}
+	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+c.rc, "GROVE_ADDR="+addr, "TF_VAR_grove="+groveBin,
 		"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
 	cmd.Env = append(cmd.Env, c.env...)
 	var out bytes.Buffer
@@ -106,6 +118,12 @@ func TestExamples(t *testing.T) {
 				containertest.Require(t)
 			}
 			cli := *cli
+			if strings.Contains(dir, "nova") {
+				// The real Nova; an agent of its own, whose plugin finds the
+				// cloud through the harness's clouds.yaml, as a user's would.
+				cli.addr = novaAgent(t)
+				cli.env = append(cli.env, "TF_VAR_cloud=grove-nova")
+			}
 			if strings.Contains(dir, "vsphere") {
 				// The simulator, in this process; the profile carries its URL.
 				cli.env = append(cli.env, "TF_VAR_vsphere_url="+vcsimtest.New(t).UserURL().String())
@@ -195,4 +213,23 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// novaAgent starts an agent whose environment names the real Nova's
+// clouds.yaml (OS_CLIENT_CONFIG_FILE, as an OpenStack user keeps one) and
+// returns its address; the test ends it.
+func novaAgent(t *testing.T) string {
+	n := novatest.Shared(t)
+	for _, k := range nova.EnvNames() {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OS_CLIENT_CONFIG_FILE", n.CloudsYAML)
+	dir := t.TempDir()
+	a, err := agent.Start(context.Background(), &agent.Config{Bind: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Builtin: []string{groveBin, "plugin", "serve"}, Dev: true},
+		"test", hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a.Addr
 }
