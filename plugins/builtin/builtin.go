@@ -9,6 +9,7 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/builtin/deletion"
 	"github.com/grovehq/grove/plugins/builtin/noop"
+	"github.com/grovehq/grove/plugins/builtin/nova"
 	"github.com/grovehq/grove/plugins/builtin/process"
 	"github.com/grovehq/grove/plugins/builtin/scalingpolicy"
 	"github.com/grovehq/grove/plugins/builtin/vsphere"
@@ -23,22 +24,27 @@ func Plugin(version string) *sdk.Plugin {
 	return &sdk.Plugin{
 		Name:     Name,
 		Version:  version,
-		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type(), vsphere.Type()},
+		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type(), vsphere.Type(), nova.Type()},
 		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type()},
 	}
 }
 
 // Env is the environment the built-in plugin declares it needs from the
 // agent's: the container driver's engine endpoints (DOCKER_HOST, or several
-// in GROVE_DOCKER_HOSTS) and the vSphere driver's connection defaults
-// (vsphere.EnvNames). The plugin host passes these and nothing else of the
-// agent's environment beyond its minimal set.
+// in GROVE_DOCKER_HOSTS), the vSphere driver's connection defaults
+// (vsphere.EnvNames) and the Nova driver's OpenStack credentials
+// (nova.Env: the OS_* variables and the clouds.yaml the agent would use).
+// The plugin host passes these and nothing else of the agent's environment
+// beyond its minimal set.
 func Env() map[string]string {
 	out := map[string]string{}
 	for _, k := range append([]string{"DOCKER_HOST", "GROVE_DOCKER_HOSTS"}, vsphere.EnvNames()...) {
 		if v := os.Getenv(k); v != "" {
 			out[k] = v
 		}
+	}
+	for k, v := range nova.Env() {
+		out[k] = v
 	}
 	return out
 }

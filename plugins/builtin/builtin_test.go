@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 	"github.com/moby/moby/client"
 
 	"github.com/grovehq/grove/internal/containertest"
+	"github.com/grovehq/grove/internal/novatest"
 	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/internal/vcsimtest"
 	"github.com/grovehq/grove/plugins/builtin/container"
@@ -55,7 +57,21 @@ func TestConformance(t *testing.T) {
 	profiles = append(profiles, sdktest.ProfileCase{Type: "vsphere.vm", Version: "1.0",
 		Properties: map[string]any{"cluster": vcsimtest.Cluster, "template": vcsimtest.Template, "memory_mb": 128},
 		Updated:    map[string]any{"cluster": vcsimtest.Cluster, "template": vcsimtest.Template, "memory_mb": 256}})
-	sdktest.Run(t, sdktest.Options{Command: []string{bin, "plugin", "serve"}, Env: sim.Env()}, profiles,
+	env := sim.Env()
+	var nova *novatest.Nova
+	// os.nova.server runs against a real Nova (Debian's), when it can run
+	// here; CI installs it.
+	if err := novatest.Available(); err == nil || os.Getenv("CI") != "" {
+		n := novatest.Shared(t)
+		nova = n
+		env = append(env, n.Env()...)
+		profiles = append(profiles, sdktest.ProfileCase{Type: "os.nova.server", Version: "1.0",
+			Properties: map[string]any{"flavor": "m1.tiny", "image": n.ImageName, "metadata": map[string]any{"v": "1"}},
+			Updated:    map[string]any{"flavor": "m1.tiny", "image": n.ImageName, "metadata": map[string]any{"v": "2"}}})
+	} else {
+		t.Logf("os.nova.server not exercised: %v", err)
+	}
+	sdktest.Run(t, sdktest.Options{Command: []string{bin, "plugin", "serve"}, Env: env}, profiles,
 		[]sdktest.PolicyCase{
 			{Type: "senlin.policy.deletion", Version: "1.1", Properties: map[string]any{"criteria": "OLDEST_FIRST"}},
 			{Type: "senlin.policy.scaling", Version: "1.0", Properties: map[string]any{"event": "CLUSTER_SCALE_OUT"}, Action: "CLUSTER_SCALE_OUT"},
@@ -63,6 +79,37 @@ func TestConformance(t *testing.T) {
 		})
 	if dockerHost != "" {
 		noContainersLeft(t, dockerHost)
+	}
+	if nova != nil {
+		noServersLeft(t, nova)
+	}
+}
+
+// noServersLeft waits until no server of the kit's nodes remains in Nova,
+// including one a create cut by its deadline booted after the kit deleted
+// its node.
+func noServersLeft(t *testing.T, n *novatest.Nova) {
+	c := n.Compute("2.56")
+	deadline := time.Now().Add(time.Minute)
+	for {
+		pages, err := servers.List(c, servers.ListOpts{}).AllPages(context.Background())
+		var left []string
+		if err == nil {
+			all, _ := servers.ExtractServers(pages)
+			for _, s := range all {
+				if s.Metadata["cluster_id"] == "sdktest-cluster" {
+					left = append(left, s.Name+" "+s.Status)
+				}
+			}
+			if len(left) == 0 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("servers outlived the conformance run: %v %v", left, err)
+			return
+		}
+		time.Sleep(200 * time.Millisecond) // polling interval
 	}
 }
 

@@ -1,0 +1,344 @@
+// Package novatest runs a real OpenStack Nova for Grove's tests: Debian
+// bookworm's Nova 26 (Zed) stood up in one Python process by Nova's own
+// functional-test base (nova_harness.py, run with /usr/bin/python3): SQLite
+// in memory, fake:// messaging, Placement in process, the real scheduler and
+// conductor, fake-driver compute hosts (host-a, host-b, host-drs-1) and the
+// real osapi_compute WSGI application with noauth2 on a loopback port, plus
+// a read-only Glance v2 image API under /image/.
+//
+// The real scheduler enforces server groups: anti-affinity spreads servers
+// across hosts and a server with no host left ends ERROR with NoValidHost.
+// Everything runs in one eventlet process, so concurrency is not realistic,
+// but every code path is Nova's. scripts/nova.sh runs the same harness in
+// the background for development.
+package novatest
+
+import (
+	"bufio"
+	"context"
+	"embed"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+)
+
+//go:embed nova_harness.py api-paste.ini
+var harnessFiles embed.FS
+
+// Python is the interpreter the Debian packages are installed for; a pyenv
+// or virtualenv python3 on PATH does not see them.
+const Python = "/usr/bin/python3"
+
+// Packages are the Debian packages the harness needs.
+const Packages = "python3-nova python3-placement python3-oslotest python3-wsgi-intercept python3-requests-mock python3-ddt"
+
+// Token is the noauth2 token: user "admin" (an admin) in project "admin".
+const Token = "admin:admin"
+
+// ProjectID is the project the token acts in.
+const ProjectID = "admin"
+
+// Nova is a running harness.
+type Nova struct {
+	// Endpoint is the compute endpoint, http://127.0.0.1:PORT/v2.1/.
+	Endpoint string
+	// ImageEndpoint is the image API's endpoint, http://127.0.0.1:PORT/image/
+	// (gophercloud's image v2 client adds v2/).
+	ImageEndpoint string
+	// Token is the noauth2 token to send as X-Auth-Token.
+	Token string
+	// ProjectID is the project Token acts in.
+	ProjectID string
+	// ImageID and ImageName name a bootable image; Image2ID and Image2Name
+	// another one, to rebuild to.
+	ImageID, ImageName   string
+	Image2ID, Image2Name string
+	// Flavors are flavor names that exist (m1.tiny and up).
+	Flavors []string
+	// Hosts are the compute hosts; one of them has "drs" in its name.
+	Hosts []string
+	// CloudsYAML is a clouds.yaml with this cloud as "grove-nova".
+	CloudsYAML string
+	// Dir holds the harness's files: its logs (nova.log, access.log,
+	// harness.log), env and clouds.yaml.
+	Dir string
+
+	vars map[string]string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Available says why the harness cannot run here, or nil when it can.
+func Available() error {
+	if _, err := os.Stat(Python); err != nil {
+		return fmt.Errorf("the local Nova needs Debian's %s: %w", Python, err)
+	}
+	var missing []string
+	for _, p := range strings.Fields(Packages) {
+		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p).Output()
+		if err != nil || !strings.Contains(string(out), "install ok installed") {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("the local Nova needs the Debian packages %s; install them with: apt-get install -y --no-install-recommends %s",
+			strings.Join(missing, ", "), Packages)
+	}
+	return nil
+}
+
+// Options tune Start.
+type Options struct {
+	// Listen is HOST:PORT to serve on; 127.0.0.1:0 when empty.
+	Listen string
+	// Hosts are the compute host names; host-a, host-b, host-drs-1 when empty.
+	Hosts []string
+	// RemoveDir removes dir when the harness exits.
+	RemoveDir bool
+}
+
+// Start runs the harness with its files in dir and returns once Nova
+// serves. The harness exits when Stop is called or when this process is
+// gone. It takes about 5 seconds on an idle machine, longer on a busy one;
+// ctx bounds the wait.
+func Start(ctx context.Context, dir string, opts Options) (*Nova, error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	script, err := WriteHarness(filepath.Join(dir, "harness"))
+	if err != nil {
+		return nil, err
+	}
+	listen := opts.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	args := []string{script, "--state-dir", dir, "--listen", listen, "--die-with-parent"}
+	if len(opts.Hosts) > 0 {
+		args = append(args, "--hosts", strings.Join(opts.Hosts, ","))
+	}
+	if opts.RemoveDir {
+		args = append(args, "--remove-state-on-exit")
+	}
+	logf, err := os.Create(filepath.Join(dir, "harness.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(Python, args...)
+	cmd.Dir = dir
+	cmd.Stderr = logf
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the Nova harness: %w", err)
+	}
+	n := &Nova{Dir: dir, cmd: cmd, done: make(chan struct{}), vars: map[string]string{}}
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), "=")
+			if k == "GROVE_NOVA_READY" {
+				ready <- nil
+				break
+			}
+			n.vars[k] = v
+		}
+		// Drain so the harness never blocks on a full pipe.
+		_, _ = io.Copy(io.Discard, out)
+		err := cmd.Wait()
+		close(n.done)
+		ready <- fmt.Errorf("the Nova harness exited before it was ready (%v): %s", err, tail(filepath.Join(dir, "harness.log")))
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			return nil, err
+		}
+	case <-ctx.Done():
+		n.Stop()
+		return nil, fmt.Errorf("the Nova harness was not ready: %w; see %s", ctx.Err(), filepath.Join(dir, "nova.log"))
+	}
+	n.Endpoint = n.vars["OS_ENDPOINT"]
+	n.ImageEndpoint = n.vars["GROVE_NOVA_IMAGE_ENDPOINT"]
+	n.Token = n.vars["OS_TOKEN"]
+	n.ProjectID = n.vars["OS_PROJECT_ID"]
+	n.ImageID, n.ImageName = n.vars["GROVE_NOVA_IMAGE_ID"], n.vars["GROVE_NOVA_IMAGE_NAME"]
+	n.Image2ID, n.Image2Name = n.vars["GROVE_NOVA_IMAGE2_ID"], n.vars["GROVE_NOVA_IMAGE2_NAME"]
+	n.Flavors = strings.Split(n.vars["GROVE_NOVA_FLAVORS"], ",")
+	n.Hosts = strings.Split(n.vars["GROVE_NOVA_HOSTS"], ",")
+	n.CloudsYAML = n.vars["GROVE_NOVA_CLOUDS_YAML"]
+	if n.Endpoint == "" || n.Token == "" {
+		n.Stop()
+		return nil, fmt.Errorf("the Nova harness printed no OS_ENDPOINT or OS_TOKEN: %v", n.vars)
+	}
+	return n, nil
+}
+
+// WriteHarness writes the harness script and its paste config into dir
+// and returns the script's path, to run with Python.
+func WriteHarness(dir string) (string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	for _, name := range []string{"nova_harness.py", "api-paste.ini"} {
+		b, err := harnessFiles.ReadFile(name)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, "nova_harness.py"), nil
+}
+
+// tail is the end of a log file, for error messages.
+func tail(path string) string {
+	b, _ := os.ReadFile(path)
+	s := strings.TrimSpace(string(b))
+	if len(s) > 2000 {
+		s = "..." + s[len(s)-2000:]
+	}
+	return s
+}
+
+// Stop ends the harness and waits for it to exit: SIGTERM, then SIGKILL
+// after 10 seconds.
+func (n *Nova) Stop() {
+	if n.cmd.Process == nil {
+		return
+	}
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-n.done:
+	case <-time.After(10 * time.Second):
+		_ = n.cmd.Process.Kill()
+		<-n.done
+	}
+}
+
+// Pid is the harness process's id.
+func (n *Nova) Pid() int { return n.cmd.Process.Pid }
+
+// Env is what an agent needs to reach this Nova, KEY=VALUE, as
+// scripts/nova.sh prints it: OS_AUTH_TYPE=admin_token, OS_TOKEN,
+// OS_ENDPOINT (the compute endpoint), OS_PROJECT_ID, and the GROVE_NOVA_*
+// variables tests use.
+func (n *Nova) Env() []string {
+	keys := []string{"OS_AUTH_TYPE", "OS_TOKEN", "OS_ENDPOINT", "OS_PROJECT_ID",
+		"GROVE_NOVA_CLOUDS_YAML", "GROVE_NOVA_IMAGE_ENDPOINT", "GROVE_NOVA_IMAGE_ID", "GROVE_NOVA_IMAGE_NAME",
+		"GROVE_NOVA_IMAGE2_ID", "GROVE_NOVA_IMAGE2_NAME", "GROVE_NOVA_FLAVORS", "GROVE_NOVA_HOSTS"}
+	env := make([]string, 0, len(keys))
+	for _, k := range keys {
+		env = append(env, k+"="+n.vars[k])
+	}
+	return env
+}
+
+// Compute is a gophercloud compute client for this Nova at the given
+// microversion ("" for 2.1). The client's Type must be "compute" for
+// gophercloud to send the microversion header.
+func (n *Nova) Compute(microversion string) *gophercloud.ServiceClient {
+	p := &gophercloud.ProviderClient{}
+	p.SetToken(n.Token)
+	return &gophercloud.ServiceClient{ProviderClient: p, Endpoint: n.Endpoint, Type: "compute", Microversion: microversion}
+}
+
+// Image is a gophercloud image v2 client for the harness's image API.
+func (n *Nova) Image() *gophercloud.ServiceClient {
+	p := &gophercloud.ProviderClient{}
+	p.SetToken(n.Token)
+	return &gophercloud.ServiceClient{ProviderClient: p, Endpoint: n.ImageEndpoint, ResourceBase: n.ImageEndpoint + "v2/", Type: "image"}
+}
+
+// Need skips the test when the harness cannot run here, saying which
+// packages to install; under CI (CI set, as CI=true) it fails instead,
+// since CI installs them (.ci/run).
+func Need(t testing.TB) {
+	t.Helper()
+	err := Available()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%v (.ci/run installs them)", err)
+	}
+	t.Skip(err)
+}
+
+// shared is the test binary's one harness: Nova takes seconds to start,
+// and tests that create their own servers can share it.
+var shared struct {
+	once sync.Once
+	nova *Nova
+	err  error
+}
+
+// Shared returns a harness shared by every test of the test binary,
+// started on first use (after Need). It is never stopped: it exits, and
+// removes its directory, when the test binary is gone. Tests must only
+// touch servers, groups and the like that they created.
+func Shared(t testing.TB) *Nova {
+	t.Helper()
+	Need(t)
+	shared.once.Do(func() {
+		dir, err := os.MkdirTemp("", "grove-novatest-")
+		if err != nil {
+			shared.err = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		shared.nova, shared.err = Start(ctx, dir, Options{RemoveDir: true})
+		if shared.err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.nova
+}
+
+// WaitServer polls a server until its status is one of statuses and
+// returns it, or until ctx ends (the error then names the last status).
+func WaitServer(ctx context.Context, c *gophercloud.ServiceClient, id string, statuses ...string) (*servers.Server, error) {
+	last := "unknown"
+	for {
+		s, err := servers.Get(ctx, c, id).Extract()
+		switch {
+		case err == nil:
+			last = s.Status
+			if slices.Contains(statuses, s.Status) {
+				return s, nil
+			}
+		case ctx.Err() == nil && !gophercloud.ResponseCodeIs(err, 404):
+			return nil, fmt.Errorf("get server %s: %w", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("server %s is %s, not %s: %w", id, last, strings.Join(statuses, " or "), ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
