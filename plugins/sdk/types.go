@@ -166,6 +166,11 @@ type Cluster struct {
 	MaxSize         int
 	Nodes           []ClusterNode
 	Config          map[string]any
+	// Profile is the cluster's profile, for a policy that acts on the
+	// backend where its nodes run (a Nova server group, a vSphere DRS
+	// rule). Its sensitive values are open only to a policy served by the
+	// plugin serving the profile's type; others see "(sensitive)".
+	Profile Spec
 }
 
 // ClusterNode is one node in a Cluster snapshot. Times are Unix microseconds.
