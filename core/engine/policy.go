@@ -135,6 +135,16 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 			return fmt.Errorf("Policy check failure: policy '%s' could not be checked: %w", pol.Name, err)
 		}
 		if res.Refuse != "" {
+			// What a refusing policy says of it (Senlin's status and
+			// status_reason) stays in the action's data for the user.
+			if len(res.Data) > 0 {
+				for k, v := range res.Data {
+					a.Data[k] = v
+				}
+				if err := e.saveData(ctx, a); err != nil {
+					return err
+				}
+			}
 			return fmt.Errorf("Policy check failure: Failed policy '%s': %s", pol.Name, res.Refuse)
 		}
 		for k, v := range res.Data {

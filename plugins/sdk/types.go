@@ -209,7 +209,8 @@ type CheckRequest struct {
 }
 
 // CheckResult lets the action go on (Refuse empty), optionally with data
-// merged into the action's data, or refuses it with a reason.
+// merged into the action's data, or refuses it with a reason (and data
+// that stays in the failed action's data, saying more of the refusal).
 type CheckResult struct {
 	Refuse string
 	Data   map[string]any

@@ -148,6 +148,9 @@ type Entry struct {
 	// Refused says why the node cannot be placed (hard anti-affinity with
 	// no host left); the driver fails the node with it.
 	Refused string `json:"refused,omitempty"`
+	// DRSRule asks the vSphere driver to put the node's VM in the
+	// cluster's DRS rule (vsphere.RuleJoin).
+	DRSRule map[string]any `json:"drs_rule,omitempty"`
 }
 
 // Map is the entry as the action's data carries it.
@@ -164,6 +167,9 @@ func (e Entry) Map() map[string]any {
 	}
 	if e.Refused != "" {
 		m["refused"] = e.Refused
+	}
+	if e.DRSRule != nil {
+		m["drs_rule"] = e.DRSRule
 	}
 	return m
 }
