@@ -18,7 +18,9 @@ func (hostsBackend) attach(context.Context, Properties, sdk.Cluster) (map[string
 	return map[string]any{}, nil
 }
 
-func (hostsBackend) detach(context.Context, Properties, sdk.Cluster, map[string]any) error { return nil }
+func (hostsBackend) detach(context.Context, Properties, sdk.Cluster, map[string]any) error {
+	return nil
+}
 
 func (hostsBackend) place(_ context.Context, pr Properties, req sdk.CheckRequest, count int) ([]decide.Entry, string, map[string]any, error) {
 	return decide.Assign(pr.ServerGroup.Policies, count, container.HostNames(), running(req.Cluster)), "", nil, nil
