@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -78,8 +80,17 @@ func TestNovaAffinityPolicy(t *testing.T) {
 	// S2, anti-affinity.
 	novaProfile(a, n, "aa-prof", nil)
 	a.waitAction(a.createCluster("aa", "aa-prof", 0, nil))
-	affinityPolicy(a, "spread", map[string]any{"servergroup": map[string]any{"name": "aa-spread"}})
-	a.waitAction(a.clusterAction("aa", "policy_attach", map[string]any{"policy_id": "spread"}))
+	// With the CLI, as docs/policies.md shows it.
+	spec := filepath.Join(t.TempDir(), "spread.yaml")
+	if err := os.WriteFile(spec, []byte("type: senlin.policy.affinity\nversion: 1.0\nproperties:\n  servergroup:\n    name: aa-spread\n    policies: anti-affinity\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"policy", "create", "-spec-file", spec, "spread"}, {"cluster", "policy-attach", "-wait", "aa", "spread"},
+		{"cluster", "scale-out", "-wait", "-count", "3", "aa"}} {
+		if out, errOut, code := a.grove(args...); code != 0 {
+			t.Fatalf("grove %v: %d\n%s\n%s", args, code, out, errOut)
+		}
+	}
 	b := a.binding("aa", "spread")
 	gid, _ := b.Data["servergroup_id"].(string)
 	if gid == "" || b.Data["inherited_group"] != false || b.Priority != 300 {
@@ -88,7 +99,14 @@ func TestNovaAffinityPolicy(t *testing.T) {
 	if g, err := servergroups.Get(context.Background(), compute, gid).Extract(); err != nil || g.Name != "aa-spread" || g.Policies[0] != "anti-affinity" {
 		t.Fatalf("the created group: %+v, %v", g, err)
 	}
-	act := a.waitAction(a.clusterAction("aa", "scale_out", map[string]any{"count": 3}))
+	var acts struct {
+		Actions []api.Action `json:"actions"`
+	}
+	a.mustDo(http.MethodGet, "/v1/actions?action=CLUSTER_SCALE_OUT&target="+a.cluster("aa").ID, nil, &acts)
+	if len(acts.Actions) != 1 || acts.Actions[0].Status != "SUCCEEDED" {
+		t.Fatalf("the scale-out's action: %+v", acts.Actions)
+	}
+	act := &acts.Actions[0]
 	if pl, _ := act.Data["placement"].(map[string]any); pl["count"] != float64(3) || len(pl["placements"].([]any)) != 3 {
 		t.Errorf("scale-out's placement %v", act.Data["placement"])
 	}
