@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,8 +69,9 @@ func TestNovaSenlinSpecAndValidation(t *testing.T) {
 }
 
 // TestNovaHCL applies examples/hcl/nova with the grove CLI against the real
-// Nova, changes the flavor (a resize, server by server, keeping them) and
-// destroys it, leaving no server.
+// Nova, changes the flavor (a resize, server by server, keeping them),
+// lists the type's hosts, stops and starts a node's server through
+// grove node op, and destroys it, leaving no server.
 func TestNovaHCL(t *testing.T) {
 	n := novatest.Shared(t)
 	a := startAgentWith(t, agentOptions{env: n.Env()}, t.TempDir())
@@ -95,6 +97,31 @@ func TestNovaHCL(t *testing.T) {
 	for _, s := range after {
 		if !ids[s.ID] || s.Flavor["original_name"] != "m1.small" || s.Status != "ACTIVE" {
 			t.Errorf("server %s (%s) after the flavor change: %v, %s; want the same server resized", s.Name, s.ID, s.Flavor["original_name"], s.Status)
+		}
+	}
+	// The profile type's hosts: the hypervisors and the zone.
+	out, errOut, code = a.grove("profile", "hosts", "os.nova.server")
+	if code != 0 {
+		t.Fatalf("profile hosts: %d\n%s\n%s", code, out, errOut)
+	}
+	for _, h := range append(slices.Clone(n.Hosts), "nova") {
+		if !strings.Contains(out, h) {
+			t.Errorf("grove profile hosts os.nova.server names no %s:\n%s", h, out)
+		}
+	}
+	// Senlin's operations through grove node op: a stopped server's node
+	// is WARNING, a started one ACTIVE.
+	target := a.nodes("nova")[0]
+	for _, step := range []struct{ op, node, server string }{{"stop", "WARNING", "SHUTOFF"}, {"start", "ACTIVE", "ACTIVE"}} {
+		if out, errOut, code := a.grove("node", "op", "-wait", target.Name, step.op); code != 0 {
+			t.Fatalf("node op %s: %d %s %s", step.op, code, out, errOut)
+		}
+		got, err := a.client.GetNode(context.Background(), target.ID)
+		if err != nil || got.Status != step.node {
+			t.Errorf("after %s the node is %+v (%v), want %s", step.op, got, err, step.node)
+		}
+		if s, err := servers.Get(context.Background(), n.Compute("2.56"), target.PhysicalID).Extract(); err != nil || s.Status != step.server {
+			t.Errorf("after %s the server is %v (%v), want %s", step.op, s, err, step.server)
 		}
 	}
 	if out, errOut, code = a.grove("destroy", "-auto-approve", ex); code != 0 {
