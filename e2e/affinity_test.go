@@ -13,7 +13,9 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/internal/novatest"
+	"github.com/grovehq/grove/plugins/builtin/container"
 )
 
 // novaProfile creates an os.nova.server profile on the harness's image.
@@ -203,5 +205,51 @@ func TestNovaAffinityPolicy(t *testing.T) {
 		if left := novaServers(t, n, id); len(left) != 0 {
 			t.Errorf("cluster %s left %d servers", c, len(left))
 		}
+	}
+}
+
+// TestContainerAffinityPolicy runs the policy through the API on a
+// container.docker cluster over two Podman services of the test's own
+// (GROVE_DOCKER_HOSTS): hard anti-affinity puts two containers on the two
+// engines and fails the third node with the policy's reason; a soft
+// anti-affinity cluster spreads four over both evenly.
+func TestContainerAffinityPolicy(t *testing.T) {
+	hosts := containertest.StartEngines(t, 2)
+	a := startAgentWith(t, agentOptions{env: []string{"GROVE_DOCKER_HOSTS=e1=" + hosts[0] + ",e2=" + hosts[1]}}, t.TempDir())
+	a.mustDo(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": "web",
+		"spec": map[string]any{"type": "container.docker", "version": "1.0",
+			"properties": map[string]any{"image": container.DemoImage, "network": "host", "stop_timeout": 1}}}}, nil)
+
+	a.waitAction(a.createCluster("apart", "web", 0, nil))
+	affinityPolicy(a, "one-per-engine", nil)
+	a.waitAction(a.clusterAction("apart", "policy_attach", map[string]any{"policy_id": "one-per-engine"}))
+	a.waitFailed(a.clusterAction("apart", "scale_out", map[string]any{"count": 3}))
+	on := map[string]int{}
+	var refused []string
+	for _, nd := range a.nodes(a.cluster("apart").ID) {
+		switch nd.Status {
+		case "ACTIVE":
+			on[nd.Data["host"].(string)]++
+		case "ERROR":
+			refused = append(refused, nd.StatusReason)
+		}
+	}
+	if on["e1"] != 1 || on["e2"] != 1 || len(refused) != 1 || !strings.Contains(refused[0], "Hard anti-affinity") {
+		t.Errorf("containers per engine %v, refused %q; want one on each and the third refused", on, refused)
+	}
+
+	a.waitAction(a.createCluster("spread", "web", 0, nil))
+	affinityPolicy(a, "even", map[string]any{"servergroup": map[string]any{"policies": "soft-anti-affinity"}})
+	a.waitAction(a.clusterAction("spread", "policy_attach", map[string]any{"policy_id": "even"}))
+	a.waitAction(a.clusterAction("spread", "scale_out", map[string]any{"count": 4}))
+	on = map[string]int{}
+	for _, nd := range a.nodes(a.cluster("spread").ID) {
+		on[nd.Data["host"].(string)]++
+	}
+	if on["e1"] != 2 || on["e2"] != 2 {
+		t.Errorf("containers per engine %v, want two on each", on)
+	}
+	for _, c := range []string{"apart", "spread"} {
+		a.waitAction(a.mustDo(http.MethodDelete, "/v1/clusters/"+c, nil, nil).ActionID())
 	}
 }
