@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,9 @@ import (
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/internal/containertest"
 	"github.com/grovehq/grove/internal/novatest"
+	"github.com/grovehq/grove/internal/vcsimtest"
 	"github.com/grovehq/grove/plugins/builtin/container"
+	"github.com/grovehq/grove/plugins/builtin/vsphere"
 )
 
 // novaProfile creates an os.nova.server profile on the harness's image.
@@ -252,4 +255,73 @@ func TestContainerAffinityPolicy(t *testing.T) {
 	for _, c := range []string{"apart", "spread"} {
 		a.waitAction(a.mustDo(http.MethodDelete, "/v1/clusters/"+c, nil, nil).ActionID())
 	}
+}
+
+// TestVSphereAffinityPolicy runs the policy through the API on a vsphere.vm
+// cluster in the simulator: a scale-out puts three VMs on the compute
+// cluster's three ESXi hosts and makes a mandatory anti-affinity DRS rule
+// of them, read back from vCenter; a scale-in takes the removed VM out of
+// the rule, and detach deletes it.
+func TestVSphereAffinityPolicy(t *testing.T) {
+	_, finder := vcsim(t)
+	a := startAgent(t, t.TempDir())
+	a.mustDo(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": "vm",
+		"spec": map[string]any{"type": "vsphere.vm", "version": "1.0",
+			"properties": map[string]any{"cluster": vcsimtest.Cluster, "template": vcsimtest.Template, "num_cpus": 1, "memory_mb": 128}}}}, nil)
+	a.waitAction(a.createCluster("vms", "vm", 0, nil))
+	affinityPolicy(a, "apart", nil)
+	a.waitAction(a.clusterAction("vms", "policy_attach", map[string]any{"policy_id": "apart"}))
+	a.waitAction(a.clusterAction("vms", "scale_out", map[string]any{"count": 3}))
+	id := a.cluster("vms").ID
+	cl, err := finder.ClusterComputeResource(context.Background(), vcsimtest.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rule := func() *vsphere.Rule {
+		t.Helper()
+		rs, err := vsphere.Rules(context.Background(), cl, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			if r.Name == "affinity" {
+				return &r
+			}
+		}
+		return nil
+	}
+	vms := func() []string {
+		var out []string
+		for _, nd := range a.nodes(id) {
+			out = append(out, nd.Data["moid"].(string))
+		}
+		slices.Sort(out)
+		return out
+	}
+	hosts := map[string]bool{}
+	for _, nd := range a.nodes(id) {
+		hosts[nd.Data["host"].(string)] = true
+	}
+	if len(hosts) != 3 {
+		t.Errorf("three VMs on hosts %v, want three", hosts)
+	}
+	r := rule()
+	if r == nil || r.Type != vsphere.AntiAffinity || !r.Mandatory || !slices.Equal(sorted(r.VMs), vms()) {
+		t.Fatalf("rule %+v, want a mandatory anti-affinity rule of %v", r, vms())
+	}
+	a.waitAction(a.clusterAction("vms", "scale_in", map[string]any{"count": 1}))
+	if r := rule(); r == nil || !slices.Equal(sorted(r.VMs), vms()) || len(r.VMs) != 2 {
+		t.Errorf("after a scale-in: rule %+v, want %v", r, vms())
+	}
+	a.waitAction(a.clusterAction("vms", "policy_detach", map[string]any{"policy_id": "apart"}))
+	if r := rule(); r != nil {
+		t.Errorf("detach left rule %+v", r)
+	}
+	a.waitAction(a.mustDo(http.MethodDelete, "/v1/clusters/vms", nil, nil).ActionID())
+}
+
+func sorted(s []string) []string {
+	out := slices.Clone(s)
+	slices.Sort(out)
+	return out
 }
