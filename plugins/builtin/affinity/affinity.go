@@ -48,12 +48,16 @@ type Properties struct {
 
 // Schema is the seed's properties, exactly.
 func Schema() schema.Schema {
+	policies := make([]any, len(decide.Policies))
+	for i, p := range decide.Policies {
+		policies[i] = p
+	}
 	return schema.Schema{
 		"servergroup": {Type: schema.Map, Description: "Properties of the VM server group.", Default: map[string]any{},
 			Schema: schema.Schema{
 				"name": {Type: schema.String, Description: "The name of the server group."},
 				"policies": {Type: schema.String, Default: decide.AntiAffinity, Description: "The server group policies.",
-					Constraints: []schema.Constraint{schema.AllowedValues(decide.AntiAffinity, decide.Affinity, decide.SoftAffinity, decide.SoftAntiAffinity)}},
+					Constraints: []schema.Constraint{schema.AllowedValues(policies...)}},
 			}},
 		"availability_zone":    {Type: schema.String, Description: "Name of the availability zone to place the nodes."},
 		"enable_drs_extension": {Type: schema.Boolean, Default: false, Description: "Enable vSphere DRS extension."},
