@@ -245,6 +245,23 @@ func (refusePolicy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckRes
 	return sdk.CheckResult{Refuse: reason}, nil
 }
 
+// seenPolicy keeps the cluster's profile as attach saw it in the binding
+// data, and refuses every check with Senlin's status data.
+type seenPolicy struct{}
+
+func (seenPolicy) Attach(_ context.Context, _ sdk.Spec, c sdk.Cluster) (map[string]any, error) {
+	return map[string]any{"type": c.Profile.Type, "id": c.Profile.ID, "properties": c.Profile.Properties}, nil
+}
+
+func (seenPolicy) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) error { return nil }
+
+func (seenPolicy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, error) {
+	if req.Phase != engine.PhaseBefore {
+		return sdk.CheckResult{}, nil
+	}
+	return sdk.CheckResult{Refuse: "Nothing seen suits.", Data: map[string]any{"status": "ERROR", "status_reason": "Nothing seen suits."}}, nil
+}
+
 // refusedActions are the cluster actions test.refuse checks before they run.
 var refusedActions = []string{model.ClusterResizeAction, model.ClusterScaleInAction, model.ClusterScaleOutAction, model.ClusterAddNodesAction,
 	model.ClusterDelNodesAction, model.ClusterReplaceNodesAction, model.ClusterUpdateAction, model.ClusterRecoverAction}
@@ -260,7 +277,8 @@ func testPlugin(g *gate) *sdk.Plugin {
 	return &sdk.Plugin{
 		Name: "test", Version: "1.0",
 		Profiles: []sdk.ProfileType{{Type: "test.gate", Versions: []string{"1.0"}, Description: "Nodes whose calls a test can hold.",
-			Schema: schema.Schema{"label": {Type: schema.String, Updatable: true, Default: ""}}, Operations: []string{"RECREATE"}, Driver: gateDriver{g},
+			Schema: schema.Schema{"label": {Type: schema.String, Updatable: true, Default: ""},
+				"secret": {Type: schema.String, Sensitive: true, Description: "A sensitive value, for what policies see of it."}}, Operations: []string{"RECREATE"}, Driver: gateDriver{g},
 			NodeOperations: []sdk.NodeOperation{
 				{Name: "start", Description: "Start.", Parameters: schema.Schema{}},
 				{Name: "stop", Description: "Stop.", Parameters: schema.Schema{
@@ -271,6 +289,8 @@ func testPlugin(g *gate) *sdk.Plugin {
 				Schema: schema.Schema{}, Targets: hold, Policy: holdPolicy{g}},
 			{Type: "test.refuse", Versions: []string{"1.0"}, Description: "A policy that refuses every action it checks.",
 				Schema: schema.Schema{"reason": {Type: schema.String, Required: true}}, Targets: refuse, Policy: refusePolicy{}},
+			{Type: "test.seen", Versions: []string{"1.0"}, Description: "A policy that keeps the profile it saw at attach in its binding.",
+				Schema: schema.Schema{}, Policy: seenPolicy{}},
 		},
 	}
 }

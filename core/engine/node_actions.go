@@ -190,6 +190,24 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 	return out
 }
 
+// placeNode gives a member's creation the placement a policy decided
+// (data.placement, an affinity policy's server group or host), as a
+// cluster's creations get theirs in forkCreateWith.
+func (e *Engine) placeNode(ctx context.Context, a *model.Action, n *model.Node) error {
+	if a.Action != model.NodeCreateAction {
+		return nil
+	}
+	pl, _, err := dataOf[model.PlacementData](a, model.DataPlacement)
+	if err != nil || len(pl.Placements) == 0 {
+		return err
+	}
+	if n.Data == nil {
+		n.Data = map[string]any{}
+	}
+	n.Data["placement"] = pl.Placements[0]
+	return e.store.UpdateNodes(ctx, []*model.Node{n})
+}
+
 // doNodeRPC runs a node action a user asked for: it takes the node's locks,
 // runs the cluster's policies when the node is a member, and keeps the
 // cluster's desired capacity in step with creations and deletions.
@@ -207,6 +225,9 @@ func (e *Engine) doNodeRPC(ctx context.Context, a *model.Action) error {
 			return err
 		}
 		if err := e.checkPolicies(ctx, a, n.ClusterID, PhaseBefore); err != nil {
+			return err
+		}
+		if err := e.placeNode(ctx, a, n); err != nil {
 			return err
 		}
 	}

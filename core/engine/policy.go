@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/plugins/host"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
@@ -28,7 +29,8 @@ func (e *Engine) snapshot(ctx context.Context, cl *model.Cluster) (sdk.Cluster, 
 	}
 	profAge := map[string]int64{}
 	out := sdk.Cluster{ID: cl.ID, Name: cl.Name, ProfileID: cl.ProfileID, ProfileType: prof.FullType(), DesiredCapacity: cl.DesiredCapacity,
-		MinSize: cl.MinSize, MaxSize: cl.MaxSize, Config: cl.Config, Nodes: make([]sdk.ClusterNode, 0, len(nodes))}
+		MinSize: cl.MinSize, MaxSize: cl.MaxSize, Config: cl.Config, Nodes: make([]sdk.ClusterNode, 0, len(nodes)),
+		Profile: sdk.Spec{ID: prof.ID, Name: prof.Name, Type: prof.Type, Version: prof.Version, Properties: Redact(prof.Properties)}}
 	for _, n := range nodes {
 		age, ok := profAge[n.ProfileID]
 		if !ok {
@@ -44,6 +46,28 @@ func (e *Engine) snapshot(ctx context.Context, cl *model.Cluster) (sdk.Cluster, 
 		out.Nodes = append(out.Nodes, cn)
 	}
 	return out, nil
+}
+
+// forPolicy is the snapshot a policy served by comp's plugin gets: the
+// profile's sensitive values opened when that plugin also serves the
+// profile's type (it is given them for every node operation anyway), so a
+// policy acting on the nodes' backend can log in as the driver does;
+// redacted for any other plugin.
+func (e *Engine) forPolicy(ctx context.Context, snap sdk.Cluster, comp *host.Component) (sdk.Cluster, error) {
+	prof, ok := e.plugins.Component("profile", snap.Profile.Type)
+	if !ok || comp == nil || prof.Plugin != comp.Plugin {
+		return snap, nil
+	}
+	p, err := e.store.GetProfile(ctx, snap.ProfileID)
+	if err != nil {
+		return snap, err
+	}
+	props, err := e.openProfile(p)
+	if err != nil {
+		return snap, err
+	}
+	snap.Profile.Properties = props
+	return snap, nil
 }
 
 // checkPolicies runs the enabled bindings' checks for a phase in priority
@@ -93,11 +117,15 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 		if err != nil {
 			return err
 		}
+		seen, err := e.forPolicy(ctx, *snap, comp)
+		if err != nil {
+			return err
+		}
 		req := sdk.CheckRequest{
 			Policy:  spec,
 			Phase:   phase,
 			Action:  sdk.Action{ID: a.ID, Name: a.Action, Target: a.Target, Inputs: a.Inputs, Data: a.Data},
-			Cluster: *snap, BindingData: b.Data, Now: e.cfg.Now().UnixMicro(),
+			Cluster: seen, BindingData: b.Data, Now: e.cfg.Now().UnixMicro(),
 		}
 		if b.LastOp != nil {
 			req.LastOp = b.LastOp.UnixMicro()
@@ -107,6 +135,16 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 			return fmt.Errorf("Policy check failure: policy '%s' could not be checked: %w", pol.Name, err)
 		}
 		if res.Refuse != "" {
+			// What a refusing policy says of it (Senlin's status and
+			// status_reason) stays in the action's data for the user.
+			if len(res.Data) > 0 {
+				for k, v := range res.Data {
+					a.Data[k] = v
+				}
+				if err := e.saveData(ctx, a); err != nil {
+					return err
+				}
+			}
 			return fmt.Errorf("Policy check failure: Failed policy '%s': %s", pol.Name, res.Refuse)
 		}
 		for k, v := range res.Data {
@@ -159,6 +197,9 @@ func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
 		return err
 	}
 	snap, err := e.snapshot(ctx, cl)
+	if err == nil {
+		snap, err = e.forPolicy(ctx, snap, comp)
+	}
 	if err != nil {
 		return err
 	}
@@ -240,11 +281,14 @@ func (e *Engine) detach(ctx context.Context, cl *model.Cluster, b *model.Binding
 	if err != nil {
 		return err
 	}
-	client, _, err := e.plugins.Client(ctx, "policy", pol.Type)
+	client, comp, err := e.plugins.Client(ctx, "policy", pol.Type)
 	if err != nil {
 		return fmt.Errorf("detach policy '%s': %w", pol.Name, err)
 	}
 	snap, err := e.snapshot(ctx, cl)
+	if err == nil {
+		snap, err = e.forPolicy(ctx, snap, comp)
+	}
 	if err != nil {
 		return err
 	}

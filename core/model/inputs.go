@@ -241,5 +241,8 @@ type CreationData struct {
 // PlacementData is what a placement policy decided (data.placement): one
 // entry per node to create, in order, kept in the node's data.
 type PlacementData struct {
+	// Count is how many entries the policy decided (Senlin's shape); the
+	// entries are what is used.
+	Count      *int             `json:"count,omitempty"`
 	Placements []map[string]any `json:"placements"`
 }

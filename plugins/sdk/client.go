@@ -208,7 +208,7 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (CheckResult, erro
 		return CheckResult{}, ErrorFromProto(resp.Error)
 	}
 	if resp.Status == "ERROR" {
-		return CheckResult{Refuse: resp.Reason}, nil
+		return CheckResult{Refuse: resp.Reason, Data: decodeMap(resp.ActionDataJson)}, nil
 	}
 	return CheckResult{Data: checkResultFromProto(resp)}, nil
 }

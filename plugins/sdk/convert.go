@@ -148,7 +148,14 @@ func ClusterToProto(c Cluster) *pb.ClusterSnapshot {
 	}
 	return &pb.ClusterSnapshot{Id: c.ID, Name: c.Name, ProfileId: c.ProfileID, ProfileType: c.ProfileType,
 		DesiredCapacity: int32(c.DesiredCapacity), MinSize: int32(c.MinSize), MaxSize: int32(c.MaxSize),
-		Nodes: nodes, ConfigJson: encodeJSON(c.Config)}
+		Nodes: nodes, ConfigJson: encodeJSON(c.Config), Profile: profileToProto(c.Profile)}
+}
+
+func profileToProto(s Spec) *pb.Spec {
+	if s.ID == "" && s.Type == "" && s.Properties == nil {
+		return nil
+	}
+	return SpecToProto(s)
 }
 
 // ClusterFromProto converts a cluster snapshot from the wire.
@@ -163,7 +170,7 @@ func ClusterFromProto(c *pb.ClusterSnapshot) Cluster {
 	}
 	return Cluster{ID: c.Id, Name: c.Name, ProfileID: c.ProfileId, ProfileType: c.ProfileType,
 		DesiredCapacity: int(c.DesiredCapacity), MinSize: int(c.MinSize), MaxSize: int(c.MaxSize),
-		Nodes: nodes, Config: decodeMap(c.ConfigJson)}
+		Nodes: nodes, Config: decodeMap(c.ConfigJson), Profile: SpecFromProto(c.Profile)}
 }
 
 // policyAPITyped is the policy API version from which data.deletion and

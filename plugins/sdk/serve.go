@@ -577,7 +577,9 @@ func (s *policyServer) Check(ctx context.Context, req *pb.CheckRequest) (*pb.Che
 		return &pb.CheckResponse{Error: ErrorToProto(err)}, nil
 	}
 	if res.Refuse != "" {
-		return &pb.CheckResponse{Status: "ERROR", Reason: res.Refuse}, nil
+		// Data a refusal carries (Senlin's status and status_reason) is
+		// kept in the action's data, so it travels as JSON like any.
+		return &pb.CheckResponse{Status: "ERROR", Reason: res.Refuse, ActionDataJson: encodeJSON(res.Data)}, nil
 	}
 	return checkResultToProto(res.Data, s.typedDecisions.Load()), nil
 }

@@ -200,6 +200,11 @@ type Cluster struct {
 	MaxSize         int
 	Nodes           []ClusterNode
 	Config          map[string]any
+	// Profile is the cluster's profile, for a policy that acts on the
+	// backend where its nodes run (a Nova server group, a vSphere DRS
+	// rule). Its sensitive values are open only to a policy served by the
+	// plugin serving the profile's type; others see "(sensitive)".
+	Profile Spec
 }
 
 // ClusterNode is one node in a Cluster snapshot. Times are Unix microseconds.
@@ -238,7 +243,8 @@ type CheckRequest struct {
 }
 
 // CheckResult lets the action go on (Refuse empty), optionally with data
-// merged into the action's data, or refuses it with a reason.
+// merged into the action's data, or refuses it with a reason (and data
+// that stays in the failed action's data, saying more of the refusal).
 type CheckResult struct {
 	Refuse string
 	Data   map[string]any

@@ -7,6 +7,7 @@ package container
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -125,6 +126,17 @@ func endpoints() []endpoint {
 			addr = "unix:///var/run/docker.sock"
 		}
 		out = []endpoint{{"default", addr}}
+	}
+	return out
+}
+
+// HostNames are the names of the engines the driver places containers on,
+// in their configured order: the hosts a placement policy chooses among.
+func HostNames() []string {
+	eps := endpoints()
+	out := make([]string, len(eps))
+	for i, e := range eps {
+		out[i] = e.name
 	}
 	return out
 }
@@ -340,6 +352,13 @@ func (d *Driver) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result {
 	if err := ctx.Err(); err != nil {
 		return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
+	}
+	// A placement policy that found no host for the node (hard
+	// anti-affinity with every engine taken) says why; no retry helps.
+	if p, ok := n.Data["placement"].(map[string]any); ok {
+		if refused, _ := p["refused"].(string); refused != "" {
+			return sdk.Result{ID: n.ID, Err: errors.New(refused)}
+		}
 	}
 	host, err := d.place(ctx, n)
 	if err != nil {

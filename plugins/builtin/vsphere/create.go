@@ -80,7 +80,11 @@ func (d *Driver) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 	if err != nil {
 		return failAll(ctx, nodes, err)
 	}
-	return each(nodes, func(n sdk.Node) sdk.Result { return d.create(ctx, inv, pr, n) })
+	out := each(nodes, func(n sdk.Node) sdk.Result { return d.create(ctx, inv, pr, n) })
+	if inv.cluster != nil {
+		joinRules(ctx, inv.cluster, nodes, out)
+	}
+	return out
 }
 
 // vmError turns a vSphere error into a node's error: a cut context is

@@ -388,3 +388,107 @@ func pruneRules(ctx context.Context, cl *object.ClusterComputeResource, groveClu
 	}
 	return reconfigure(ctx, cl, spec)
 }
+
+// DeleteRule removes one of a Grove cluster's rules (with its groups) from
+// the compute cluster of the profile's VMs; a rule already gone is no
+// error.
+func (d *Driver) DeleteRule(ctx context.Context, p sdk.Spec, groveCluster, name string) error {
+	inv, err := d.ruleCluster(ctx, p)
+	if err != nil {
+		return err
+	}
+	return DeleteRules(ctx, inv.cluster, groveCluster, []string{name})
+}
+
+// ClusterHosts are the names of the ESXi hosts of the compute cluster the
+// profile's VMs run in, in vSphere's order: where a placement policy may
+// put each VM.
+func (d *Driver) ClusterHosts(ctx context.Context, p sdk.Spec) ([]string, error) {
+	inv, err := d.ruleCluster(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	hosts, err := inv.cluster.Hosts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the hosts of cluster %s: %w", inv.cluster.InventoryPath, err)
+	}
+	out := make([]string, len(hosts))
+	for i, h := range hosts {
+		out[i] = h.Name()
+	}
+	return out, nil
+}
+
+// RuleJoin is what a node's data.placement.drs_rule asks of the VM made
+// for it: to join the Grove cluster's VM-VM rule Name, made Type and
+// Mandatory with the cluster's VMs (VMs, their moids) when it does not
+// exist yet (a rule needs two VMs, so a policy cannot make it before).
+type RuleJoin struct {
+	Name      string   `json:"name"`
+	Type      RuleType `json:"type"`
+	Mandatory bool     `json:"mandatory"`
+	VMs       []string `json:"vms"`
+}
+
+// joinRules puts the VMs made for nodes into the rules their placement
+// names: the rule's VMs, the ones the placement lists and the new ones,
+// once they are two or more. It reports its failure on the nodes, whose
+// VMs are made.
+func joinRules(ctx context.Context, cl *object.ClusterComputeResource, nodes []sdk.Node, out []sdk.Result) {
+	type key struct{ cluster, rule string }
+	joins := map[key]*Rule{}
+	var order []key
+	for i, n := range nodes {
+		pl, _ := n.Data["placement"].(map[string]any)
+		raw, ok := pl["drs_rule"]
+		if !ok || out[i].Err != nil {
+			continue
+		}
+		var j RuleJoin
+		if err := sdk.Decode("data.placement.drs_rule", raw, &j); err != nil || j.Name == "" {
+			continue
+		}
+		moid, _ := out[i].Data["moid"].(string)
+		k := key{n.ClusterID, j.Name}
+		r, ok := joins[k]
+		if !ok {
+			r = &Rule{Name: j.Name, Type: j.Type, Mandatory: j.Mandatory}
+			joins[k] = r
+			order = append(order, k)
+		}
+		for _, v := range append(j.VMs, moid) {
+			if v != "" && !slices.Contains(r.VMs, v) {
+				r.VMs = append(r.VMs, v)
+			}
+		}
+	}
+	for _, k := range order {
+		r := joins[k]
+		err := func() error {
+			have, err := Rules(ctx, cl, k.cluster)
+			if err != nil {
+				return err
+			}
+			for _, h := range have {
+				if h.Name == r.Name {
+					for _, v := range h.VMs {
+						if !slices.Contains(r.VMs, v) {
+							r.VMs = append(r.VMs, v)
+						}
+					}
+				}
+			}
+			if len(r.VMs) < 2 {
+				return nil
+			}
+			return CreateRule(ctx, cl, k.cluster, *r)
+		}()
+		if err != nil {
+			for i, n := range nodes {
+				if n.ClusterID == k.cluster && out[i].Err == nil {
+					out[i].Reason = fmt.Sprintf("the VM is made, but it could not join DRS rule %s: %v", RuleName(k.cluster, r.Name), err)
+				}
+			}
+		}
+	}
+}

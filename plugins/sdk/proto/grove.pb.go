@@ -1840,8 +1840,12 @@ type ClusterSnapshot struct {
 	MaxSize         int32                  `protobuf:"varint,7,opt,name=max_size,json=maxSize,proto3" json:"max_size,omitempty"`
 	Nodes           []*SnapshotNode        `protobuf:"bytes,8,rep,name=nodes,proto3" json:"nodes,omitempty"`
 	ConfigJson      []byte                 `protobuf:"bytes,9,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The cluster's profile. Its sensitive values are open only to a policy
+	// served by the plugin that serves the profile's type (which holds them
+	// anyway); any other policy sees them as "(sensitive)".
+	Profile       *Spec `protobuf:"bytes,10,opt,name=profile,proto3" json:"profile,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ClusterSnapshot) Reset() {
@@ -1933,6 +1937,13 @@ func (x *ClusterSnapshot) GetNodes() []*SnapshotNode {
 func (x *ClusterSnapshot) GetConfigJson() []byte {
 	if x != nil {
 		return x.ConfigJson
+	}
+	return nil
+}
+
+func (x *ClusterSnapshot) GetProfile() *Spec {
+	if x != nil {
+		return x.Profile
 	}
 	return nil
 }
@@ -2690,7 +2701,7 @@ const file_grove_proto_rawDesc = "" +
 	"\x05error\x18\x02 \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\x1a>\n" +
 	"\x10DetailsJsonEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\xae\x02\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\xdf\x02\n" +
 	"\x0fClusterSnapshot\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1d\n" +
@@ -2702,7 +2713,9 @@ const file_grove_proto_rawDesc = "" +
 	"\bmax_size\x18\a \x01(\x05R\amaxSize\x123\n" +
 	"\x05nodes\x18\b \x03(\v2\x1d.grove.plugin.v1.SnapshotNodeR\x05nodes\x12\x1f\n" +
 	"\vconfig_json\x18\t \x01(\fR\n" +
-	"configJson\"\x83\x02\n" +
+	"configJson\x12/\n" +
+	"\aprofile\x18\n" +
+	" \x01(\v2\x15.grove.plugin.v1.SpecR\aprofile\"\x83\x02\n" +
 	"\fSnapshotNode\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x16\n" +
@@ -2869,56 +2882,57 @@ var file_grove_proto_depIdxs = []int32{
 	39, // 24: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
 	8,  // 25: grove.plugin.v1.DetailsResponse.error:type_name -> grove.plugin.v1.Error
 	29, // 26: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
-	10, // 27: grove.plugin.v1.AttachRequest.policy:type_name -> grove.plugin.v1.Spec
-	28, // 28: grove.plugin.v1.AttachRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
-	8,  // 29: grove.plugin.v1.AttachResponse.error:type_name -> grove.plugin.v1.Error
-	10, // 30: grove.plugin.v1.CheckRequest.policy:type_name -> grove.plugin.v1.Spec
-	32, // 31: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
-	28, // 32: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
-	8,  // 33: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
-	35, // 34: grove.plugin.v1.CheckResponse.deletion:type_name -> grove.plugin.v1.Decision
-	35, // 35: grove.plugin.v1.CheckResponse.creation:type_name -> grove.plugin.v1.Decision
-	1,  // 36: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
-	6,  // 37: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
-	11, // 38: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	23, // 39: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
-	23, // 40: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
-	23, // 41: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
-	25, // 42: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
-	26, // 43: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
-	23, // 44: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
-	21, // 45: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
-	18, // 46: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
-	17, // 47: grove.plugin.v1.Profile.Operate:input_type -> grove.plugin.v1.OperateRequest
-	15, // 48: grove.plugin.v1.Profile.Adopt:input_type -> grove.plugin.v1.AdoptRequest
-	11, // 49: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	30, // 50: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
-	30, // 51: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
-	33, // 52: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
-	36, // 53: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
-	2,  // 54: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
-	7,  // 55: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
-	12, // 56: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	24, // 57: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
-	24, // 58: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
-	24, // 59: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
-	24, // 60: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
-	24, // 61: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
-	27, // 62: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
-	22, // 63: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
-	20, // 64: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
-	24, // 65: grove.plugin.v1.Profile.Operate:output_type -> grove.plugin.v1.BatchResponse
-	16, // 66: grove.plugin.v1.Profile.Adopt:output_type -> grove.plugin.v1.AdoptResponse
-	12, // 67: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	31, // 68: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
-	31, // 69: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
-	34, // 70: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
-	36, // 71: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
-	54, // [54:72] is the sub-list for method output_type
-	36, // [36:54] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	10, // 27: grove.plugin.v1.ClusterSnapshot.profile:type_name -> grove.plugin.v1.Spec
+	10, // 28: grove.plugin.v1.AttachRequest.policy:type_name -> grove.plugin.v1.Spec
+	28, // 29: grove.plugin.v1.AttachRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
+	8,  // 30: grove.plugin.v1.AttachResponse.error:type_name -> grove.plugin.v1.Error
+	10, // 31: grove.plugin.v1.CheckRequest.policy:type_name -> grove.plugin.v1.Spec
+	32, // 32: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
+	28, // 33: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
+	8,  // 34: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
+	35, // 35: grove.plugin.v1.CheckResponse.deletion:type_name -> grove.plugin.v1.Decision
+	35, // 36: grove.plugin.v1.CheckResponse.creation:type_name -> grove.plugin.v1.Decision
+	1,  // 37: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
+	6,  // 38: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
+	11, // 39: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	23, // 40: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
+	23, // 41: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
+	23, // 42: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
+	25, // 43: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
+	26, // 44: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
+	23, // 45: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
+	21, // 46: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
+	18, // 47: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
+	17, // 48: grove.plugin.v1.Profile.Operate:input_type -> grove.plugin.v1.OperateRequest
+	15, // 49: grove.plugin.v1.Profile.Adopt:input_type -> grove.plugin.v1.AdoptRequest
+	11, // 50: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	30, // 51: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
+	30, // 52: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
+	33, // 53: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
+	36, // 54: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
+	2,  // 55: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
+	7,  // 56: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
+	12, // 57: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	24, // 58: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
+	24, // 59: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
+	24, // 60: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
+	24, // 61: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
+	24, // 62: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
+	27, // 63: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
+	22, // 64: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
+	20, // 65: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
+	24, // 66: grove.plugin.v1.Profile.Operate:output_type -> grove.plugin.v1.BatchResponse
+	16, // 67: grove.plugin.v1.Profile.Adopt:output_type -> grove.plugin.v1.AdoptResponse
+	12, // 68: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	31, // 69: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
+	31, // 70: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
+	34, // 71: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
+	36, // 72: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
+	55, // [55:73] is the sub-list for method output_type
+	37, // [37:55] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_grove_proto_init() }
