@@ -281,7 +281,7 @@ policy "d" {
   version = "2.0"
 }
 profile "q" {
-  type    = "os.nova.server"
+  type    = "acme.cloud.server"
   version = "1.0"
 }
 `
@@ -294,7 +294,7 @@ profile "q" {
 	diagAt(t, def, diags, "properties.stop_timeout: must be at least 0", 7, 20)
 	diagAt(t, def, diags, "properties.colour", 8, 20)
 	diagAt(t, def, diags, `Version "2.0" of senlin.policy.deletion is not supported`, 13, 13)
-	diagAt(t, def, diags, `"os.nova.server" is not built in`, 16, 13)
+	diagAt(t, def, diags, `"acme.cloud.server" is not built in`, 16, 13)
 }
 
 func TestDuplicatesAndNames(t *testing.T) {

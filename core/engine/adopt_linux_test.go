@@ -104,7 +104,7 @@ func TestAdoptRefusals(t *testing.T) {
 	}{
 		{engine.NodeAdopt{Type: "local.process-1.0"}, "identity is required"},
 		{engine.NodeAdopt{Identity: "1", Type: ""}, "type is required"},
-		{engine.NodeAdopt{Identity: "1", Type: "os.nova.server-1.0"}, "not provided by any plugin"},
+		{engine.NodeAdopt{Identity: "1", Type: "acme.cloud.server-1.0"}, "not provided by any plugin"},
 		{engine.NodeAdopt{Identity: "abc", Type: "local.process-1.0"}, "must be a process id"},
 		{engine.NodeAdopt{Identity: strconv.Itoa(os.Getpid()), Type: "local.process-1.0"}, "cannot be adopted"},
 		{engine.NodeAdopt{Identity: "1", Type: "local.process-1.0"}, "cannot be adopted"},
