@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,9 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/grovehq/grove/core/agent"
 	"github.com/grovehq/grove/internal/containertest"
+	"github.com/grovehq/grove/internal/novatest"
 	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/internal/vcsimtest"
+	"github.com/grovehq/grove/plugins/builtin/nova"
 )
 
 // TestExamples applies every example under examples/terraform with the real
@@ -49,6 +55,13 @@ func TestExamples(t *testing.T) {
 				containertest.Require(t)
 			}
 			var extra []string
+			addr := agentURL
+			if strings.Contains(dir, "nova") {
+				// The real Nova; an agent of its own, whose plugin finds the
+				// cloud through the harness's clouds.yaml, as a user's would.
+				addr = novaAgent(t)
+				extra = append(extra, "TF_VAR_cloud=grove-nova")
+			}
 			if strings.Contains(dir, "vsphere") {
 				// The simulator, in this process; the profile carries its URL.
 				extra = append(extra, "TF_VAR_vsphere_url="+vcsimtest.New(t).UserURL().String())
@@ -62,7 +75,7 @@ func TestExamples(t *testing.T) {
 			run := func(args ...string) (string, int) {
 				cmd := exec.Command(tf, args...)
 				cmd.Dir = work
-				cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "GROVE_ADDR="+agentURL, "TF_VAR_grove="+groveBin,
+				cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "GROVE_ADDR="+addr, "TF_VAR_grove="+groveBin,
 					"CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
 				cmd.Env = append(cmd.Env, extra...)
 				var out bytes.Buffer
@@ -94,4 +107,23 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// novaAgent starts an agent whose environment names the real Nova's
+// clouds.yaml (OS_CLIENT_CONFIG_FILE, as an OpenStack user keeps one) and
+// returns its address; the test ends it.
+func novaAgent(t *testing.T) string {
+	n := novatest.Shared(t)
+	for _, k := range nova.EnvNames() {
+		t.Setenv(k, "")
+	}
+	t.Setenv("OS_CLIENT_CONFIG_FILE", n.CloudsYAML)
+	dir := t.TempDir()
+	a, err := agent.Start(context.Background(), &agent.Config{Bind: "127.0.0.1:0", DataDir: filepath.Join(dir, "data"), Builtin: []string{groveBin, "plugin", "serve"}, Dev: true},
+		"test", hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a.Addr
 }

@@ -2,6 +2,7 @@ package nova
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -199,7 +200,9 @@ func createOpts(r *resolved, n sdk.Node) (servers.CreateOptsBuilder, servers.Sch
 		opts.AvailabilityZone = pl.Zone
 	}
 	if pr.UserData != "" {
-		opts.UserData = []byte(pr.UserData)
+		// Encoded here, as Senlin does: gophercloud would send text that
+		// happens to be valid base64 ("abcd") as is.
+		opts.UserData = []byte(base64.StdEncoding.EncodeToString([]byte(pr.UserData)))
 	}
 	// No networks boots with none, as Senlin did on Nova before 2.37.
 	opts.Networks = "none"

@@ -114,7 +114,8 @@ func NotUpdatable(old, new sdk.Spec) []string {
 
 // Update changes each node's server in place, as Senlin does: name,
 // metadata and admin password directly, the image by rebuild, the flavor
-// by resize then confirm (reverted when the resize fails). A change to a
+// by resize then confirm (reverted when the resize fails), networks by
+// detaching and attaching interfaces. A change to a
 // property that is not updatable is refused, naming it.
 func (d *Driver) Update(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	if bad := NotUpdatable(old, new); len(bad) > 0 {
@@ -128,10 +129,18 @@ func (d *Driver) Update(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node
 	if err != nil {
 		return failAll(ctx, nodes, err)
 	}
+	var oldNets []servers.Network
 	if !sameNetworks(oldPr.Networks, r.pr.Networks) {
-		return failAll(ctx, nodes, fmt.Errorf("properties.networks: os.nova.server does not change the networks of existing servers yet; make a new profile and replace the nodes"))
+		// The old profile's names, resolved as they were (its own cache).
+		or, err := d.resolve(ctx, old)
+		if err != nil {
+			return failAll(ctx, nodes, fmt.Errorf("resolve the networks of the profile being replaced: %w", err))
+		}
+		oldNets = or.networks
+	} else {
+		oldNets = r.networks
 	}
-	return each(nodes, func(n sdk.Node) sdk.Result { return d.update(ctx, r, oldPr, n) })
+	return each(nodes, func(n sdk.Node) sdk.Result { return d.update(ctx, r, oldPr, oldNets, n) })
 }
 
 func sameNetworks(a, b []Network) bool {
@@ -140,7 +149,7 @@ func sameNetworks(a, b []Network) bool {
 	return string(x) == string(y)
 }
 
-func (d *Driver) update(ctx context.Context, r *resolved, old Properties, n sdk.Node) sdk.Result {
+func (d *Driver) update(ctx context.Context, r *resolved, old Properties, oldNets []servers.Network, n sdk.Node) sdk.Result {
 	c, pr := r.c, r.pr
 	id := stateOf(n).ServerID
 	name := serverName(pr, n)
@@ -178,6 +187,9 @@ func (d *Driver) update(ctx context.Context, r *resolved, old Properties, n sdk.
 		if err := resize(ctx, c, id, name, r.flavorID, r.flavorName); err != nil {
 			return fail(err)
 		}
+	}
+	if err := replug(ctx, c, id, name, oldNets, r.networks); err != nil {
+		return fail(err)
 	}
 	return describe(ctx, c, n, id, name)
 }

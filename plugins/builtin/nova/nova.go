@@ -8,8 +8,9 @@
 // Files: nova.go (the type, its schema and properties), conn.go
 // (credentials and clients), resolve.go (names resolved to ids at submit
 // time), create.go (batched boots), check.go (batched checks),
-// lifecycle.go (delete, update, recover), operations.go (node operations),
-// hosts.go (the Hosts hook).
+// lifecycle.go (delete, update, recover), networks.go (interfaces plugged
+// and unplugged by an update), operations.go (node operations), hosts.go
+// (the Hosts hook).
 package nova
 
 import (
@@ -149,7 +150,7 @@ func Schema() schema.Schema {
 		"key_name":     {Type: schema.String, Description: "The key pair injected into each server."},
 		"metadata":     {Type: schema.Map, Elem: strs, Updatable: true, Description: "Server metadata; changed in place. Grove adds cluster_id, cluster_node_id and cluster_node_index, as Senlin does."},
 		"name":         {Type: schema.String, Updatable: true, Description: "The server name (default: the node's name); changed in place."},
-		"networks": {Type: schema.List, Updatable: true, Description: "The networks of each server, in order. Empty or left out, servers boot with no network.",
+		"networks": {Type: schema.List, Updatable: true, Description: "The networks of each server, in order; a change detaches and attaches interfaces. Empty or left out, servers boot with no network.",
 			Elem: &schema.Property{Type: schema.Map, Schema: schema.Schema{
 				"network":          str("The network, by name or id."),
 				"port":             str("An existing port, by id."),

@@ -2,6 +2,7 @@ package nova_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/attachinterfaces"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 
@@ -91,6 +93,53 @@ func (e *env) ofCluster(t *testing.T, cid string) []servers.Server {
 	for _, s := range all {
 		if s.Metadata["cluster_id"] == cid {
 			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// mark is where Nova's access log ends once every request made so far is
+// in it: eventlet logs a request after answering it, so the test sends a
+// request of its own and waits for its line, which comes after theirs.
+func (e *env) mark(t *testing.T) int64 {
+	t.Helper()
+	probe := fmt.Sprintf("grove-mark-%d", time.Now().UnixNano())
+	c := e.n.Compute("")
+	if _, err := c.Get(context.Background(), c.ServiceURL("flavors")+"?"+probe, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(e.n.Dir, "access.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.Index(string(b), probe); i >= 0 {
+			if j := strings.IndexByte(string(b[i:]), '\n'); j >= 0 {
+				return int64(i + j + 1)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Nova's access log never showed the request %s", probe)
+		}
+		time.Sleep(20 * time.Millisecond) // polling interval
+	}
+}
+
+// requestsSince are the requests ("GET /v2.1/servers/detail?...") Nova
+// logged after mark and before a new mark.
+func (e *env) requestsSince(t *testing.T, mark int64) []string {
+	t.Helper()
+	end := e.mark(t)
+	b, err := os.ReadFile(filepath.Join(e.n.Dir, "access.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, line := range strings.Split(string(b[mark:end]), "\n") {
+		if _, req, ok := strings.Cut(line, `"`); ok && !strings.Contains(line, "grove-mark-") {
+			req, _, _ = strings.Cut(req, `"`)
+			out = append(out, req)
 		}
 	}
 	return out
@@ -236,7 +285,15 @@ func TestCreateCheckRecoverDelete(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // polling interval
 	}
 	want := []string{"SHUTOFF", "ERROR", "missing"}
-	for i, r := range d.Check(ctx, p, ns) {
+	mark := e.mark(t)
+	checked := d.Check(ctx, p, ns)
+	// One listing for the batch, and a read by id of the one server the
+	// listing lacks (which 404s): not a read per node.
+	if calls := e.requestsSince(t, mark); len(calls) != 2 || !strings.Contains(calls[0], "GET /v2.1/servers/detail") ||
+		!strings.Contains(calls[1], "GET /v2.1/servers/"+ns[2].PhysicalID) {
+		t.Errorf("check of 3 servers asked Nova %d times: %q", len(calls), calls)
+	}
+	for i, r := range checked {
 		if r.Err != nil || r.Healthy || !strings.Contains(r.Reason, want[i]) {
 			t.Errorf("check %s: healthy=%v reason=%q err=%v; want dead, %s", ns[i].Name, r.Healthy, r.Reason, r.Err, want[i])
 		}
@@ -310,16 +367,19 @@ func TestNoValidHostFailsTheNodeAndLeavesNothing(t *testing.T) {
 		ns[i].Data = map[string]any{"placement": map[string]any{"servergroup": sg.ID, "zone": "nova"}}
 	}
 	e.cleanup(t, d, p, ns)
-	res := d.Create(ctx, p, ns)
+	// One node at a time: booted at once, Nova's scheduler may place two
+	// on one host before either lands, and the compute host's late check
+	// reschedules them, which makes the outcome a race.
+	var res []sdk.Result
+	for i := range ns {
+		res = append(res, d.Create(ctx, p, ns[i:i+1])...)
+	}
 	hosts := map[string]bool{}
 	failed := 0
 	for _, r := range res {
 		if r.Err != nil {
 			failed++
-			// Booted at once, the scheduler may place two on one host
-			// before either lands; the compute host's late check then
-			// fails the boot instead of NoValidHost.
-			if msg := r.Err.Error(); !strings.Contains(msg, "went ERROR") || !strings.Contains(msg, "No valid host") && !strings.Contains(msg, "Anti-affinity") || sdk.IsRetryable(r.Err) {
+			if msg := r.Err.Error(); !strings.Contains(msg, "went ERROR: No valid host was found") || sdk.IsRetryable(r.Err) {
 				t.Errorf("the node without a host: %v; want Nova's fault, not retryable", r.Err)
 			}
 			continue
@@ -414,6 +474,9 @@ func TestOperations(t *testing.T) {
 		{"rebuild", nil, "ACTIVE", true},
 		{"lock", nil, "ACTIVE", true},
 		{"unlock", nil, "ACTIVE", true},
+		{"change_password", map[string]any{"admin_pass": "s3cret"}, "ACTIVE", true},
+		{"rescue", map[string]any{"image_ref": e.n.Image2Name}, "RESCUE", false},
+		{"unrescue", nil, "ACTIVE", true},
 	}
 	for _, s := range steps {
 		r := d.Operate(ctx, p, ns, s.op, s.params)[0]
@@ -430,6 +493,12 @@ func TestOperations(t *testing.T) {
 		if s.op == "lock" && (got.Locked == nil || !*got.Locked) {
 			t.Errorf("lock left the server unlocked")
 		}
+	}
+	if r := d.Operate(ctx, p, ns, "change_password", nil)[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "params.admin_pass") {
+		t.Errorf("change_password without a password: %v", r.Err)
+	}
+	if r := d.Operate(ctx, p, ns, "rescue", map[string]any{"image_ref": "no-such-image"})[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "no-such-image") {
+		t.Errorf("rescue from an unknown image: %v", r.Err)
 	}
 	if r := d.Operate(ctx, p, ns, "explode", nil)[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "unpause") {
 		t.Errorf("an unknown operation: %v", r.Err)
@@ -472,10 +541,156 @@ func TestHosts(t *testing.T) {
 	if hvs != len(e.n.Hosts) || zones != 1 || running < 1 {
 		t.Errorf("%d hypervisors, %d zones, %v running VMs; want %d, 1, at least 1: %+v", hvs, zones, running, len(e.n.Hosts), hosts)
 	}
+	// A project member (noauth2's non-admin user) may not list
+	// hypervisors: the zones only.
+	t.Setenv("OS_TOKEN", "demo:demo")
+	hosts, err = nova.New().Hosts(ctx)
+	if err != nil || len(hosts) != 1 || hosts[0].Name != "nova" || hosts[0].Attributes["kind"] != "availability_zone" || hosts[0].Err != "" {
+		t.Errorf("a member's hosts: %+v %v; want the zone nova only", hosts, err)
+	}
 	for _, k := range nova.EnvNames() {
 		t.Setenv(k, "")
 	}
 	if hs, err := nova.New().Hosts(ctx); err != nil || len(hs) != 0 {
 		t.Errorf("without a cloud configured: %v %v", hs, err)
+	}
+}
+
+// TestCreateCutByDeadlineIsResumed: a create whose action times out while
+// the servers boot fails its nodes as retryable; the engine's retry finds
+// the servers booted (by cluster_node_id) instead of booting more.
+func TestCreateCutByDeadlineIsResumed(t *testing.T) {
+	e := setup(t)
+	d := nova.New()
+	p := e.spec("dl", nil)
+	ns := nodes("dl", 3)
+	e.cleanup(t, d, p, ns)
+	if ds := d.Validate(ctxT(t), p); len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	// Boots take Nova here between half a second and two: a 400 ms
+	// deadline cuts them after the requests are sent.
+	short, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	for _, r := range d.Create(short, p, ns) {
+		if r.Err != nil && !sdk.IsRetryable(r.Err) {
+			t.Errorf("node %s cut by the deadline: %v, not retryable", r.ID, r.Err)
+		}
+	}
+	ctx := ctxT(t)
+	// Nova finishes the boot requests it received after the client gave
+	// up on them: wait until its count of the cluster's servers has held
+	// for two seconds, as the engine's retry comes after a backoff.
+	deadline := time.Now().Add(30 * time.Second)
+	booted, since := -1, time.Now()
+	for time.Now().Before(deadline) {
+		if got := len(e.ofCluster(t, "dl-cid")); got != booted {
+			booted, since = got, time.Now()
+		} else if time.Since(since) > 2*time.Second {
+			break
+		}
+		time.Sleep(100 * time.Millisecond) // polling interval
+	}
+	apply(t, "create again", ns, d.Create(ctx, p, ns))
+	if got := len(e.ofCluster(t, "dl-cid")); got != 3 {
+		t.Errorf("%d servers after the retried create (%d booted before it), want 3", got, booted)
+	}
+	// Delete is bounded by its deadline too: what it could not finish is
+	// retryable, and the retry finishes it.
+	short, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	for _, r := range d.Delete(short, p, ns) {
+		if r.Err != nil && !sdk.IsRetryable(r.Err) {
+			t.Errorf("node %s's delete cut by the deadline: %v, not retryable", r.ID, r.Err)
+		}
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a delete with a 300ms deadline took %s", took)
+	}
+	apply(t, "delete again", ns, d.Delete(ctx, p, ns))
+	if got := len(e.ofCluster(t, "dl-cid")); got != 0 {
+		t.Errorf("%d servers after the retried delete", got)
+	}
+}
+
+// TestNetworks: a network named in the profile is resolved (through
+// Nova's proxy on a cloud without a catalog) and the servers boot on it.
+// (Nova's Neutron test fixture plugs the port but leaves the server's
+// addresses empty, so this asks for its interfaces instead.)
+func TestNetworks(t *testing.T) {
+	e := setup(t)
+	d := nova.New()
+	ctx := ctxT(t)
+	p := e.spec("net", map[string]any{"networks": []any{map[string]any{"network": "private"}}})
+	if ds := d.Validate(ctx, p); len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	ns := nodes("net", 1)
+	e.cleanup(t, d, p, ns)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	pages, err := attachinterfaces.List(e.c, ns[0].PhysicalID).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifs, err := attachinterfaces.ExtractInterfaces(pages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ifs) != 1 || ifs[0].NetID != privateNet {
+		t.Errorf("the server's interfaces: %+v; want one on network private (%s)", ifs, privateNet)
+	}
+	if _, ok := ns[0].Data["addresses"].(map[string]any); !ok {
+		t.Errorf("node data %v has no addresses", ns[0].Data)
+	}
+}
+
+// privateNet is the id of the network Nova's Neutron fixture calls private.
+const privateNet = "3cb9bc59-5699-4588-a4b1-b87f96708bc6"
+
+// TestUpdateNetworks: removing a network from the profile detaches its
+// interface from each server and adding one attaches one, keeping the
+// servers. Nova's test fixtures cannot hot-plug: the fake driver fails to
+// detach a port the server booted with, and to attach one, after Nova's
+// API accepted the request. So this checks the requests Nova received and
+// that a refused attach fails the node naming the network and the server.
+func TestUpdateNetworks(t *testing.T) {
+	e := setup(t)
+	d := nova.New()
+	ctx := ctxT(t)
+	p := e.spec("n1", map[string]any{"networks": []any{map[string]any{"network": "private"}}})
+	ns := nodes("renet", 1)
+	e.cleanup(t, d, p, ns)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	id := ns[0].PhysicalID
+	pages, err := attachinterfaces.List(e.c, id).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ifs, _ := attachinterfaces.ExtractInterfaces(pages)
+	if len(ifs) != 1 || ifs[0].NetID != privateNet {
+		t.Fatalf("after boot: interfaces %+v", ifs)
+	}
+	sent := func(mark int64, prefix string) bool {
+		for _, c := range e.requestsSince(t, mark) {
+			if strings.HasPrefix(c, prefix) {
+				return true
+			}
+		}
+		return false
+	}
+	p2 := e.spec("n2", nil)
+	mark := e.mark(t)
+	apply(t, "remove the network", ns, d.Update(ctx, p, p2, ns))
+	if !sent(mark, "DELETE /v2.1/servers/"+id+"/os-interface/"+ifs[0].PortID) || ns[0].PhysicalID != id {
+		t.Errorf("removing the network did not detach port %s of server %s (now %s)", ifs[0].PortID, id, ns[0].PhysicalID)
+	}
+	mark = e.mark(t)
+	r := d.Update(ctx, p2, e.spec("n3", map[string]any{"networks": []any{map[string]any{"network": "private"}}}), ns)[0]
+	if !sent(mark, "POST /v2.1/servers/"+id+"/os-interface") {
+		t.Errorf("adding a network asked Nova for no interface")
+	}
+	if r.Err != nil && (!strings.Contains(r.Err.Error(), "attach network "+privateNet) || !strings.Contains(r.Err.Error(), "renet-a")) {
+		t.Errorf("a failed attach names neither the network nor the server: %v", r.Err)
 	}
 }

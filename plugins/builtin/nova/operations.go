@@ -29,6 +29,11 @@ func NodeOperations() []sdk.NodeOperation {
 		{Name: "resume", Description: "Resume a suspended server.", Parameters: none},
 		{Name: "lock", Description: "Lock the server, so that only an administrator can act on it.", Parameters: none},
 		{Name: "unlock", Description: "Unlock a locked server.", Parameters: none},
+		{Name: "change_password", Description: "Set the server's administrator password.", Parameters: schema.Schema{
+			"admin_pass": {Type: schema.String, Required: true, Sensitive: true, Description: "The new password."}}},
+		{Name: "rescue", Description: "Boot the server from a rescue image; the node is WARNING until unrescued.", Parameters: schema.Schema{
+			"image_ref": {Type: schema.String, Description: "The rescue image, by name or id (default: the server's own image)."}}},
+		{Name: "unrescue", Description: "Boot a rescued server from its own disk again.", Parameters: none},
 	}
 }
 
@@ -46,9 +51,12 @@ func operationNames() string {
 	return strings.Join(names, ", ")
 }
 
-// OperationParams are the parameters of the operations: reboot's type.
+// OperationParams are the parameters of the operations: reboot's type,
+// change_password's admin_pass, rescue's image_ref.
 type OperationParams struct {
-	Type string `json:"type"`
+	Type      string `json:"type"`
+	AdminPass string `json:"admin_pass"`
+	ImageRef  string `json:"image_ref"`
 }
 
 // after is the status each operation leaves a server in; lock and unlock
@@ -56,11 +64,13 @@ type OperationParams struct {
 var after = map[string][]string{
 	"reboot": {"ACTIVE"}, "rebuild": {"ACTIVE", "SHUTOFF"}, "start": {"ACTIVE"}, "stop": {"SHUTOFF"},
 	"pause": {"PAUSED"}, "unpause": {"ACTIVE"}, "suspend": {"SUSPENDED"}, "resume": {"ACTIVE"},
+	"rescue": {"RESCUE"}, "unrescue": {"ACTIVE"},
 }
 
 // Operate runs a node operation on each node's server and waits until
 // Nova has carried it out: reboot (params type SOFT or HARD), rebuild,
-// start, stop, pause, unpause, suspend, resume, lock, unlock. It is the
+// start, stop, pause, unpause, suspend, resume, lock, unlock,
+// change_password (admin_pass), rescue (image_ref), unrescue. It is the
 // driver's sdk.Operator hook (POST /v1/nodes/{id}/ops); a node is healthy
 // afterwards when its server is ACTIVE.
 func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op string, params map[string]any) []sdk.Result {
@@ -79,6 +89,9 @@ func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op s
 	default:
 		return failAll(ctx, nodes, fmt.Errorf("params.type: %q is not a reboot type; use SOFT or HARD", in.Type))
 	}
+	if op == "change_password" && in.AdminPass == "" {
+		return failAll(ctx, nodes, fmt.Errorf("params.admin_pass: change_password needs the new password"))
+	}
 	pr, err := propsOf(p)
 	if err != nil {
 		return failAll(ctx, nodes, err)
@@ -86,6 +99,14 @@ func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op s
 	c, err := d.connect(ctx, pr.Context)
 	if err != nil {
 		return failAll(ctx, nodes, err)
+	}
+	rescueImage := ""
+	if op == "rescue" && in.ImageRef != "" {
+		id, diag := findImage(ctx, c, "params.image_ref", in.ImageRef)
+		if diag != nil {
+			return failAll(ctx, nodes, diag)
+		}
+		rescueImage = id
 	}
 	return each(nodes, func(n sdk.Node) sdk.Result {
 		id, name := stateOf(n).ServerID, serverName(pr, n)
@@ -126,6 +147,12 @@ func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op s
 			err = servers.Lock(ctx, cc, id).ExtractErr()
 		case "unlock":
 			err = servers.Unlock(ctx, cc, id).ExtractErr()
+		case "change_password":
+			err = servers.ChangeAdminPassword(ctx, cc, id, in.AdminPass).ExtractErr()
+		case "rescue":
+			_, err = servers.Rescue(ctx, cc, id, servers.RescueOpts{RescueImageRef: rescueImage}).Extract()
+		case "unrescue":
+			err = servers.Unrescue(ctx, cc, id).ExtractErr()
 		}
 		if err != nil {
 			return sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State, Err: apiError(ctx, op+" server "+name, err)}

@@ -119,6 +119,14 @@ func TestCreateRequest(t *testing.T) {
 		t.Errorf("hints %v", hb)
 	}
 
+	// Text that happens to be base64 is still encoded, as Senlin does.
+	r.pr.UserData = "abcd"
+	opts, _, _ = createOpts(r, n)
+	body, _ = opts.ToServerCreateMap()
+	if ud := body["server"].(map[string]any)["user_data"]; ud == nil || *ud.(*string) != "YWJjZA==" {
+		t.Errorf("user_data abcd sent as %v", ud)
+	}
+
 	r.networks = []servers.Network{{UUID: "net-1"}, {Port: "port-1"}}
 	r.pr.Name = "fixed"
 	opts, _, _ = createOpts(r, sdk.Node{ID: "n2", Name: "web-2"})
@@ -210,5 +218,16 @@ func TestAPIErrorShowsNovasMessage(t *testing.T) {
 	cancel()
 	if err := apiError(cut, "x", errors.New("boom")); !sdk.IsRetryable(err) || !errors.Is(err, context.Canceled) {
 		t.Errorf("a cut context: %v", err)
+	}
+}
+
+func TestNetworkDiff(t *testing.T) {
+	a, b, c := servers.Network{UUID: "a"}, servers.Network{UUID: "b"}, servers.Network{Port: "p"}
+	gone, added := networkDiff([]servers.Network{a, b, a}, []servers.Network{a, c, b})
+	if len(gone) != 1 || gone[0] != a || len(added) != 1 || added[0] != c {
+		t.Errorf("networkDiff = %v, %v; want one a gone and the port added", gone, added)
+	}
+	if gone, added := networkDiff(nil, nil); gone != nil || added != nil {
+		t.Errorf("no networks: %v %v", gone, added)
 	}
 }
