@@ -379,3 +379,29 @@ func TestNovaScriptUpDown(t *testing.T) {
 		t.Errorf("harness %d still runs after down", pid)
 	}
 }
+
+// Without the Debian packages, scripts/nova.sh up and Available name them
+// and the command that installs them. dpkg-query is replaced by one that
+// knows no package.
+func TestMissingPackagesAreNamed(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "dpkg-query"), []byte("#!/bin/sh\necho \"dpkg-query: no packages found matching $3\" >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	const install = "apt-get install -y --no-install-recommends " + novatest.Packages
+	err := novatest.Available()
+	if err == nil || !strings.Contains(err.Error(), install) || !strings.Contains(err.Error(), "python3-nova, python3-placement") {
+		t.Errorf("Available: %v, want the missing packages and %q", err, install)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("../../scripts/nova.sh", "up")
+	cmd.Env = append(os.Environ(), "GROVE_NOVA_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), install) {
+		t.Errorf("nova.sh up without the packages: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nova.pid")); !os.IsNotExist(err) {
+		t.Errorf("nova.sh up started something without the packages: %v", err)
+	}
+}
