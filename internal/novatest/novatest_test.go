@@ -253,16 +253,28 @@ func TestHarnessRefusesTakenPort(t *testing.T) {
 	}
 }
 
-// The harness exits, and removes its directory, when the process that
-// started it is gone, and stops on SIGTERM.
+// The harness runs the compute hosts asked for, stops on SIGTERM, and
+// exits, removing its directory, when the process that started it is gone.
 func TestHarnessDiesWithParentAndStops(t *testing.T) {
 	novatest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	n, err := novatest.Start(ctx, t.TempDir(), novatest.Options{})
+	hosts := []string{"one", "two-drs"}
+	n, err := novatest.Start(ctx, t.TempDir(), novatest.Options{Hosts: hosts})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(n.Hosts, hosts) {
+		t.Errorf("hosts %v, want %v", n.Hosts, hosts)
+	}
+	pages, err := hypervisors.List(n.Compute(microversion), nil).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, _ := hypervisors.ExtractHypervisors(pages)
+	if len(hs) != len(hosts) || !slices.ContainsFunc(hs, func(h hypervisors.Hypervisor) bool { return h.HypervisorHostname == "two-drs" }) {
+		t.Errorf("hypervisors of a harness with hosts %v: %+v", hosts, hs)
 	}
 	pid := n.Pid()
 	n.Stop()
