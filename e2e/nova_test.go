@@ -257,3 +257,44 @@ func TestNovaCluster(t *testing.T) {
 		t.Fatalf("servers left after deleting the cluster: %v", srv)
 	}
 }
+
+// TestNovaRestartRecreates: with the restart supervisor on, a server
+// deleted behind Grove's back is found by the agent's own periodic check
+// and recreated without anyone asking (RECREATE, os.nova.server's first
+// recovery operation).
+func TestNovaRestartRecreates(t *testing.T) {
+	nv, c := nova(t)
+	dir := t.TempDir()
+	a := startAgent(t, dir, "-config", fastConfig(t, dir, ""))
+	a.mustDo(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": "tiny",
+		"spec": map[string]any{"type": "os.nova.server", "version": "1.0", "properties": map[string]any{"flavor": "m1.tiny", "image": nv.ImageName}}}}, nil)
+	restart := map[string]any{"condition": "any", "delay": "0s", "max_attempts": 3, "window": "5m"}
+	if act := a.waitAction(a.createCluster("watched", "tiny", 2, map[string]any{"config": map[string]any{"grove.restart": restart}})); act.Status != "SUCCEEDED" {
+		t.Fatalf("create: %s %s", act.Status, act.StatusReason)
+	}
+	clusterID := a.cluster("watched").ID
+	t.Cleanup(func() {
+		for _, s := range clusterServers(t, c, clusterID) {
+			_ = servers.Delete(context.Background(), c, s.ID).ExtractErr()
+		}
+	})
+	gone := a.nodes(clusterID)[0]
+	if err := servers.Delete(context.Background(), c, gone.PhysicalID).ExtractErr(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 90*time.Second, "the deleted server to be recreated", func() (bool, string) {
+		n, err := a.client.GetNode(context.Background(), gone.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		s, ok := clusterServers(t, c, clusterID)[gone.ID]
+		return n.Status == "ACTIVE" && restarts(*n) >= 1 && ok && s.Status == "ACTIVE" && s.ID == n.PhysicalID && s.ID != gone.PhysicalID,
+			fmt.Sprintf("node %s %q restarts %d, server %v %s", n.Status, n.StatusReason, restarts(*n), ok, s.Status)
+	})
+	if act := a.waitAction(a.mustDo(http.MethodDelete, "/v1/clusters/watched", nil, nil).ActionID()); act.Status != "SUCCEEDED" {
+		t.Fatalf("delete: %s %s", act.Status, act.StatusReason)
+	}
+	if srv := clusterServers(t, c, clusterID); len(srv) != 0 {
+		t.Fatalf("servers left after deleting the cluster: %v", srv)
+	}
+}

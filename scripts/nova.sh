@@ -28,7 +28,7 @@ up)
     exit 0
   fi
   rm -f "$dir/stdout" "$dir/env"
-  nohup /usr/bin/python3 "$root/internal/novatest/nova_harness.py" --state-dir "$dir" \
+  PYTHONDONTWRITEBYTECODE=1 nohup /usr/bin/python3 "$root/internal/novatest/nova_harness.py" --state-dir "$dir" \
     --listen "${GROVE_NOVA_LISTEN:-127.0.0.1:0}" >"$dir/stdout" 2>"$dir/harness.log" </dev/null &
   pid=$!
   echo "$pid" > "$dir/nova.pid"

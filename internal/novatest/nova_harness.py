@@ -76,6 +76,8 @@ def main(argv):
     # the state directory.
     os.environ["TMPDIR"] = tmp
     tempfile.tempdir = None
+    # stevedore caches entry points under XDG_CACHE_HOME (~/.cache).
+    os.environ["XDG_CACHE_HOME"] = os.path.join(state, "cache")
     hosts = [h.strip() for h in args.hosts.split(",") if h.strip()]
     if len(set(hosts)) != len(hosts) or not hosts:
         fail("--hosts must name distinct hosts, got %r" % args.hosts, 2)

@@ -253,16 +253,28 @@ func TestHarnessRefusesTakenPort(t *testing.T) {
 	}
 }
 
-// The harness exits, and removes its directory, when the process that
-// started it is gone, and stops on SIGTERM.
+// The harness runs the compute hosts asked for, stops on SIGTERM, and
+// exits, removing its directory, when the process that started it is gone.
 func TestHarnessDiesWithParentAndStops(t *testing.T) {
 	novatest.Need(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	n, err := novatest.Start(ctx, t.TempDir(), novatest.Options{})
+	hosts := []string{"one", "two-drs"}
+	n, err := novatest.Start(ctx, t.TempDir(), novatest.Options{Hosts: hosts})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(n.Hosts, hosts) {
+		t.Errorf("hosts %v, want %v", n.Hosts, hosts)
+	}
+	pages, err := hypervisors.List(n.Compute(microversion), nil).AllPages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, _ := hypervisors.ExtractHypervisors(pages)
+	if len(hs) != len(hosts) || !slices.ContainsFunc(hs, func(h hypervisors.Hypervisor) bool { return h.HypervisorHostname == "two-drs" }) {
+		t.Errorf("hypervisors of a harness with hosts %v: %+v", hosts, hs)
 	}
 	pid := n.Pid()
 	n.Stop()
@@ -377,5 +389,31 @@ func TestNovaScriptUpDown(t *testing.T) {
 	run("down")
 	if alive(pid) {
 		t.Errorf("harness %d still runs after down", pid)
+	}
+}
+
+// Without the Debian packages, scripts/nova.sh up and Available name them
+// and the command that installs them. dpkg-query is replaced by one that
+// knows no package.
+func TestMissingPackagesAreNamed(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "dpkg-query"), []byte("#!/bin/sh\necho \"dpkg-query: no packages found matching $3\" >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	const install = "apt-get install -y --no-install-recommends " + novatest.Packages
+	err := novatest.Available()
+	if err == nil || !strings.Contains(err.Error(), install) || !strings.Contains(err.Error(), "python3-nova, python3-placement") {
+		t.Errorf("Available: %v, want the missing packages and %q", err, install)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("../../scripts/nova.sh", "up")
+	cmd.Env = append(os.Environ(), "GROVE_NOVA_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), install) {
+		t.Errorf("nova.sh up without the packages: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nova.pid")); !os.IsNotExist(err) {
+		t.Errorf("nova.sh up started something without the packages: %v", err)
 	}
 }
