@@ -52,13 +52,19 @@ func (e *Engine) runStage(ctx context.Context, a *model.Action, stage string, fn
 	if stageDone(a, stage) {
 		return nil
 	}
-	return e.store.InTx(ctx, func(tx store.Store) error {
+	err := e.store.InTx(ctx, func(tx store.Store) error {
 		if err := fn(tx); err != nil {
 			return err
 		}
 		a.Data["stage."+stage] = true
 		return tx.UpdateActions(ctx, []*model.Action{a})
 	})
+	if err == nil {
+		// A stage may have forked node actions: idle workers would only
+		// find them at their next poll.
+		e.wake()
+	}
+	return err
 }
 
 func (e *Engine) setClusterStatus(ctx context.Context, tx store.Store, clusterID, status, reason string, mutate func(*model.Cluster)) error {
