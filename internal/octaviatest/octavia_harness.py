@@ -54,7 +54,7 @@ CONF_TEMPLATE = """\
 [DEFAULT]
 transport_url = fake://
 host = grove-octavia
-debug = false
+debug = {debug}
 use_stderr = false
 log_file = {state}/octavia.log
 
@@ -114,6 +114,8 @@ def parse_args(argv):
     p.add_argument("--nova-clouds-yaml", default="",
                    help="the local Nova's clouds.yaml: its grove-nova cloud "
                         "is copied as grove-openstack with this Octavia added")
+    p.add_argument("--debug", action="store_true",
+                   help="log at DEBUG level into octavia.log")
     p.add_argument("--die-with-parent", action="store_true",
                    help="exit when the parent process is gone")
     p.add_argument("--remove-state-on-exit", action="store_true",
@@ -248,7 +250,7 @@ def main(argv):
     make_ca(os.path.join(state, "ca"))
     conf_file = os.path.join(state, "octavia.conf")
     with open(conf_file, "w") as f:
-        f.write(CONF_TEMPLATE.format(state=state))
+        f.write(CONF_TEMPLATE.format(state=state, debug=str(args.debug).lower()))
 
     try:
         # As Octavia's BaseAPITest: no Barbican, and no dump of every option.
