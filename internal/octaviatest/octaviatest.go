@@ -9,12 +9,17 @@
 //
 // What is not real: no amphora or HAProxy runs, every VIP is 198.51.100.1,
 // any subnet id is accepted, and operating_status stays OFFLINE (there is
-// no health manager). A single-call create (listeners, pools, monitors and
-// members inline in the load balancer create) leaves the children
-// PENDING_CREATE although the load balancer goes ACTIVE: the worker reads
-// the load balancer before the API's transaction has written its children
-// (the flow then has no listener step). Create children one at a time,
-// waiting for ACTIVE between changes, as Senlin's policy does.
+// no health manager).
+//
+// A bug of Octavia 11.0.0 itself shows: with the jobboard off (its default)
+// ControllerWorker.run_flow builds the flow as func(*args) and drops the
+// listeners argument, so a single-call create (listeners, pools, monitors
+// and members inline in the load balancer create) takes the load balancer
+// to ACTIVE and leaves every child PENDING_CREATE until that child is
+// itself updated (Octavia locks on the load balancer's status, not the
+// child's). Create children one at a time, waiting for ACTIVE between changes, as
+// Senlin's policy does.
+//
 // scripts/octavia.sh runs the same harness in the background for
 // development.
 package octaviatest

@@ -240,9 +240,8 @@ func TestContractStatusesHealthMonitorKey(t *testing.T) {
 	c := o.LoadBalancer()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// Step by step: the harness's single-call create (children inline in
-	// the load balancer) leaves the children PENDING_CREATE, see the
-	// package doc.
+	// Step by step: a single-call create leaves the children
+	// PENDING_CREATE (TestContractSingleCallCreateLeavesChildrenPending).
 	lb := createLB(t, o, c, loadbalancers.CreateOpts{Name: "contract-statuses", VipSubnetID: o.SubnetID})
 	l, err := listeners.Create(ctx, c, listeners.CreateOpts{LoadbalancerID: lb.ID, Protocol: listeners.ProtocolHTTP, ProtocolPort: 80}).Extract()
 	if err != nil {
@@ -311,6 +310,56 @@ func TestContractStatusesHealthMonitorKey(t *testing.T) {
 	}
 	if tp.Monitor.ID != "" {
 		t.Errorf("gophercloud now decodes the status tree's monitor (%s): the key mismatch is fixed, update this test and its callers", tp.Monitor.ID)
+	}
+}
+
+// Octavia 11.0.0 with the jobboard off drops the listeners of a
+// single-call create from the controller's flow (ControllerWorker.run_flow
+// calls func(*args) without its keyword arguments): the load balancer goes
+// ACTIVE and its children stay PENDING_CREATE until each is updated. A
+// policy must create children one at a time. When a fixed Octavia is packaged,
+// this test says so.
+func TestContractSingleCallCreateLeavesChildrenPending(t *testing.T) {
+	o := octaviatest.Shared(t)
+	c := o.LoadBalancer()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Octavia wants the pools of a single-call create named.
+	lb := createLB(t, o, c, loadbalancers.CreateOpts{Name: "contract-single-call", VipSubnetID: o.SubnetID,
+		Listeners: []listeners.CreateOpts{{Name: "l", Protocol: listeners.ProtocolHTTP, ProtocolPort: 80,
+			DefaultPool: &pools.CreateOpts{Name: "p", LBMethod: pools.LBMethodRoundRobin, Protocol: pools.ProtocolHTTP,
+				Members: []pools.CreateMemberOpts{{Address: "10.0.2.1", ProtocolPort: 80}}}}}})
+	if len(lb.Listeners) != 1 {
+		t.Fatalf("the load balancer has listeners %+v, want one", lb.Listeners)
+	}
+	l, err := listeners.Get(ctx, c, lb.Listeners[0].ID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.ProvisioningStatus == "ACTIVE" {
+		t.Fatal("a single-call create's listener is ACTIVE: the packaged Octavia is fixed; say so in the package doc and drop this test")
+	}
+	if l.ProvisioningStatus != "PENDING_CREATE" {
+		t.Fatalf("a single-call create's listener is %s, want PENDING_CREATE", l.ProvisioningStatus)
+	}
+	// Octavia locks on the load balancer's status, which is ACTIVE: an
+	// update of the listener is accepted.
+	name := "renamed"
+	if _, err = listeners.Update(ctx, c, l.ID, listeners.UpdateOpts{Name: &name}).Extract(); err != nil {
+		t.Fatalf("update the PENDING_CREATE listener: %v", err)
+	}
+	active(t, ctx, c, lb.ID)
+	l, err = listeners.Get(ctx, c, l.ID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := pools.Get(ctx, c, l.DefaultPoolID).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The update's flow marks the listener, and only it, ACTIVE.
+	if l.ProvisioningStatus != "ACTIVE" || p.ProvisioningStatus != "PENDING_CREATE" {
+		t.Errorf("after an update of the listener: listener %s, pool %s; want ACTIVE and still PENDING_CREATE", l.ProvisioningStatus, p.ProvisioningStatus)
 	}
 }
 
