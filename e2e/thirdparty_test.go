@@ -58,8 +58,9 @@ func TestThirdPartyPlugin(t *testing.T) {
 	if len(info.Plugin.Details) != 2 || info.Plugin.Details[0].Schema == nil {
 		t.Fatalf("plugin info shows components with schemas: %+v", info.Plugin)
 	}
-	// The example is built on this checkout's SDK: the newest of each API.
-	if v := info.Plugin.APIVersions; v["profile"] != "2" || v["policy"] != "2" {
+	// The example is built on this checkout's SDK: the newest of each API
+	// (profile API 3 adopts existing resources, policy API 2 typed decisions).
+	if v := info.Plugin.APIVersions; v["profile"] != "3" || v["policy"] != "2" {
 		t.Errorf("plugin info shows the agreed API versions: %v", v)
 	}
 

@@ -28,14 +28,21 @@ up)
   (cd "$dir" && CONTAINERS_CONF="$dir/containers.conf" exec nohup podman --root "$dir/root" --runroot "$dir/run" --runtime runc \
     system service --time=0 "unix://$sock" >"$dir/podman.log" 2>&1 9>&-) &
   echo $! > "$dir/podman.pid"
-  for _ in $(seq 1 100); do
+  # Podman starts in about a second; on a loaded machine (CI runs two
+  # test suites at once) it has taken over ten.
+  deadline=$((SECONDS + ${GROVE_ENGINE_START_TIMEOUT:-60}))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     if curl -sf --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; then
       echo "DOCKER_HOST=unix://$sock"
       exit 0
     fi
+    if ! kill -0 "$(cat "$dir/podman.pid")" 2>/dev/null; then
+      break # it exited: waiting longer will not help
+    fi
     sleep 0.1
   done
-  echo "the engine did not start; see $dir/podman.log" >&2
+  echo "the engine did not start; see $dir/podman.log:" >&2
+  tail -n 20 "$dir/podman.log" >&2 || true
   exit 1
   ;;
 down)

@@ -57,7 +57,7 @@ func TestStartDescribesComponents(t *testing.T) {
 	if len(st) != 1 || st[0].State != "running" || st[0].PID == 0 {
 		t.Fatalf("statuses: %+v", st)
 	}
-	if _, _, err := h.Client(context.Background(), "profile", "os.nova.server"); err == nil || !strings.Contains(err.Error(), "no plugin provides") {
+	if _, _, err := h.Client(context.Background(), "profile", "acme.cloud.server"); err == nil || !strings.Contains(err.Error(), "no plugin provides") {
 		t.Fatalf("unknown type: %v", err)
 	}
 }
