@@ -209,6 +209,13 @@ const (
 	DataDeletion  = "deletion"
 	DataCreation  = "creation"
 	DataPlacement = "placement"
+	// DataUpdate is where a batch policy leaves its plan (Senlin's
+	// data.update). The rolling update keeps its progress under the same
+	// key, so the handler moves the plan to DataBatchPlan before it starts.
+	DataUpdate = "update"
+	// DataBatchPlan is where a cluster update keeps the batch policy's
+	// plan while its progress takes data.update.
+	DataBatchPlan = "batch_plan"
 )
 
 // DeletionData is what a deletion policy decided (data.deletion): which
@@ -236,6 +243,14 @@ func (d DeletionData) Reduce() bool {
 // CreationData is what a policy decided about a scale-out (data.creation).
 type CreationData struct {
 	Count *int `json:"count,omitzero"`
+}
+
+// UpdateData is what a batch policy decided about a cluster update
+// (data.update): the node ids of each batch, in order, and the seconds to
+// pause between batches.
+type UpdateData struct {
+	PauseTime int        `json:"pause_time"`
+	Plan      [][]string `json:"plan"`
 }
 
 // PlacementData is what a placement policy decided (data.placement): one

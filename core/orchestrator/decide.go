@@ -287,6 +287,42 @@ func Batches(dirty []string, parallelism int) [][]string {
 	return out
 }
 
+// PlannedBatches splits the dirty nodes into the batches a batch policy
+// planned (senlin.policy.batch's data.update.plan), in the plan's order:
+// each batch is its planned set's nodes still dirty, in the order of
+// dirty; a set with none left is skipped, so a resumed update goes on with
+// the first set not done. Dirty nodes the plan does not name go last, in
+// one batch (the cluster's lock keeps nodes from joining mid-update, so
+// this is a safeguard, not a case an update meets).
+func PlannedBatches(dirty []string, plan [][]string) [][]string {
+	var out [][]string
+	named := map[string]bool{}
+	for _, set := range plan {
+		var batch []string
+		for _, id := range dirty {
+			if slices.Contains(set, id) {
+				batch = append(batch, id)
+			}
+		}
+		for _, id := range set {
+			named[id] = true
+		}
+		if len(batch) > 0 {
+			out = append(out, batch)
+		}
+	}
+	var rest []string
+	for _, id := range dirty {
+		if !named[id] {
+			rest = append(rest, id)
+		}
+	}
+	if len(rest) > 0 {
+		out = append(out, rest)
+	}
+	return out
+}
+
 // Verdict is what an update does after a batch.
 type Verdict string
 

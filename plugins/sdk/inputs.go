@@ -27,6 +27,7 @@ const (
 	DataDeletion  = "deletion"
 	DataCreation  = "creation"
 	DataPlacement = "placement"
+	DataUpdate    = "update"
 )
 
 // ClusterResizeInputs are CLUSTER_RESIZE's inputs. A key left out or null
@@ -100,6 +101,14 @@ type DeletionData struct {
 // add.
 type CreationData struct {
 	Count *int `json:"count,omitzero"`
+}
+
+// UpdateData is a batching decision (data.update, senlin.policy.batch's):
+// the node ids of each batch of a cluster update, in order, and the
+// seconds to pause between batches.
+type UpdateData struct {
+	PauseTime int        `json:"pause_time"`
+	Plan      [][]string `json:"plan"`
 }
 
 // decodeLoose decodes the JSON object b into v after turning the strings of
