@@ -228,6 +228,11 @@ type DeletionData struct {
 	GracePeriod          int   `json:"grace_period,omitzero"`
 	// ReduceDesiredCapacity is true when unset.
 	ReduceDesiredCapacity *bool `json:"reduce_desired_capacity,omitzero"`
+	// Zones and Regions are a placement policy's plan (how many nodes
+	// leave each availability zone or region), kept for the user: the
+	// candidates carry it out.
+	Zones   map[string]int `json:"zones,omitzero"`
+	Regions map[string]int `json:"regions,omitzero"`
 }
 
 // Destroy reports whether removed nodes are deleted (true unless the policy
@@ -243,6 +248,11 @@ func (d DeletionData) Reduce() bool {
 // CreationData is what a policy decided about a scale-out (data.creation).
 type CreationData struct {
 	Count *int `json:"count,omitzero"`
+	// Zones and Regions are a placement policy's plan (how many new nodes
+	// go to each availability zone or region), kept for the user: each
+	// node's data.placement carries it out.
+	Zones   map[string]int `json:"zones,omitzero"`
+	Regions map[string]int `json:"regions,omitzero"`
 }
 
 // UpdateData is what a batch policy decided about a cluster update

@@ -12,6 +12,7 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/deletion"
 	"github.com/grovehq/grove/plugins/builtin/noop"
 	"github.com/grovehq/grove/plugins/builtin/nova"
+	"github.com/grovehq/grove/plugins/builtin/placement"
 	"github.com/grovehq/grove/plugins/builtin/process"
 	"github.com/grovehq/grove/plugins/builtin/scalingpolicy"
 	"github.com/grovehq/grove/plugins/builtin/vsphere"
@@ -27,7 +28,7 @@ func Plugin(version string) *sdk.Plugin {
 		Name:     Name,
 		Version:  version,
 		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type(), vsphere.Type(), nova.Type()},
-		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type(), affinity.Type(), batch.Type()},
+		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type(), affinity.Type(), batch.Type(), placement.ZoneType(), placement.RegionType()},
 	}
 }
 

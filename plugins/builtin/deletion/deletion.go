@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/grovehq/grove/plugins/builtin/placement/decide"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/scaling"
 	"github.com/grovehq/grove/plugins/sdk/schema"
@@ -101,6 +102,10 @@ func (policy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, e
 	case "NODE_DELETE":
 		victims = []string{req.Action.Target}
 	}
+	var decided sdk.DeletionData
+	if _, err := req.Action.DecodeData(sdk.DataDeletion, &decided); err != nil {
+		return sdk.CheckResult{Refuse: fmt.Sprintf("The deletion decided by an earlier policy cannot be read: %v.", err)}, nil
+	}
 	if len(victims) == 0 {
 		count, err := count(req)
 		if err != nil {
@@ -109,17 +114,45 @@ func (policy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, e
 		if count <= 0 {
 			return sdk.CheckResult{}, nil
 		}
-		victims = scaling.SelectVictims(candidates(req.Cluster), count, p.Criteria, nil)
+		// A placement policy's plan says how many leave each region or
+		// zone (regions first, as Senlin); the criterion picks them there.
+		switch {
+		case decided.Regions != nil:
+			victims = decide.Victims(areaVictims(req.Cluster, decide.RegionOf), decided.Regions, p.Criteria)
+		case decided.Zones != nil:
+			victims = decide.Victims(areaVictims(req.Cluster, decide.ZoneOf), decided.Zones, p.Criteria)
+		default:
+			victims = scaling.SelectVictims(candidates(req.Cluster), count, p.Criteria, nil)
+		}
 	}
 	// The keys and value types of the engine's data.deletion, so the
-	// decision travels as a typed message.
-	return sdk.CheckResult{Data: map[string]any{sdk.DataDeletion: map[string]any{
+	// decision travels as a typed message; a placement plan stays beside
+	// it, as Senlin merges the two.
+	out := map[string]any{
 		"count":                   len(victims),
 		"candidates":              victims,
 		"destroy_after_deletion":  p.DestroyAfterDeletion,
 		"grace_period":            p.GracePeriod,
 		"reduce_desired_capacity": p.ReduceDesiredCapacity,
-	}}}, nil
+	}
+	if decided.Regions != nil {
+		out["regions"] = decided.Regions
+	}
+	if decided.Zones != nil {
+		out["zones"] = decided.Zones
+	}
+	return sdk.CheckResult{Data: map[string]any{sdk.DataDeletion: out}}, nil
+}
+
+// areaVictims are the cluster's nodes with the region or zone areaOf
+// reads from their data.
+func areaVictims(c sdk.Cluster, areaOf func(map[string]any) string) []decide.Victim {
+	cs := candidates(c)
+	out := make([]decide.Victim, len(cs))
+	for i, n := range c.Nodes {
+		out[i] = decide.Victim{Candidate: cs[i], Area: areaOf(n.Data)}
+	}
+	return out
 }
 
 // count is how many nodes leave: what a policy checked before decided, or
