@@ -30,6 +30,8 @@
 //     update, delete), sizing.go (resize, scale-out and scale-in: the plan
 //     the orchestrator decides, applying it, restoring capacity),
 //     membership.go (add, delete and replace nodes; joining and leaving),
+//     hooks.go (a deletion policy's lifecycle hook: node deletions held
+//     until complete_lifecycle or the hook's timeout),
 //     check_recover.go (cluster check and recover), update.go (the rolling
 //     update of a profile change), policy.go (the policy pipeline and
 //     attach, detach, update of bindings), operations.go (node and

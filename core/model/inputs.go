@@ -213,6 +213,9 @@ const (
 	// data.update). The rolling update keeps its progress under the same
 	// key, so the handler moves the plan to DataBatchPlan before it starts.
 	DataUpdate = "update"
+	// DataHooks is where a deletion policy leaves its lifecycle hook
+	// (Senlin's data.hooks).
+	DataHooks = "hooks"
 	// DataBatchPlan is where a cluster update keeps the batch policy's
 	// plan while its progress takes data.update.
 	DataBatchPlan = "batch_plan"
@@ -254,6 +257,23 @@ type CreationData struct {
 	Zones   map[string]int `json:"zones,omitzero"`
 	Regions map[string]int `json:"regions,omitzero"`
 }
+
+// HooksData is a deletion policy's lifecycle hook (data.hooks): before
+// the nodes it removes are deleted, the hook's webhook is told of each,
+// and each removal waits for complete_lifecycle, at most Timeout seconds
+// (0: as long as the action may run).
+type HooksData struct {
+	Type   string `json:"type"`
+	Params struct {
+		Queue string `json:"queue,omitzero"`
+		URL   string `json:"url,omitzero"`
+	} `json:"params"`
+	Timeout int `json:"timeout"`
+}
+
+// Webhook reports whether the hook is a webhook with a URL, the one type
+// Grove implements.
+func (h HooksData) Webhook() bool { return h.Type == "webhook" && h.Params.URL != "" }
 
 // UpdateData is what a batch policy decided about a cluster update
 // (data.update): the node ids of each batch, in order, and the seconds to

@@ -109,7 +109,8 @@ func TestCheckNamesWhatItCannotRead(t *testing.T) {
 }
 
 // TestValidateNamesTheProperty: a property Validate cannot read is a
-// diagnostic naming it; hooks with parameters are refused as before.
+// diagnostic naming it; a Zaqar hook is refused (Grove has no Zaqar), a
+// webhook needs an http or https URL.
 func TestValidateNamesTheProperty(t *testing.T) {
 	validate := Type().Validate
 	ds := validate(context.Background(), sdk.Spec{Properties: map[string]any{"hooks": map[string]any{"params": "x"}}})
@@ -117,8 +118,17 @@ func TestValidateNamesTheProperty(t *testing.T) {
 		t.Errorf("diagnostics %v", ds)
 	}
 	ds = validate(context.Background(), sdk.Spec{Properties: map[string]any{"hooks": map[string]any{"params": map[string]any{"queue": "q"}}}})
-	if len(ds) != 1 || ds[0].Field != "properties.hooks" {
-		t.Errorf("diagnostics %v", ds)
+	if len(ds) != 1 || ds[0].Field != "properties.hooks.type" || !strings.Contains(ds[0].Message, "webhook") {
+		t.Errorf("a zaqar hook: diagnostics %v", ds)
+	}
+	hook := func(u string) sdk.Spec {
+		return sdk.Spec{Properties: map[string]any{"hooks": map[string]any{"type": "webhook", "params": map[string]any{"url": u}}}}
+	}
+	if ds := validate(context.Background(), hook("ftp://x/")); len(ds) != 1 || ds[0].Field != "properties.hooks.params.url" {
+		t.Errorf("a webhook to ftp: diagnostics %v", ds)
+	}
+	if ds := validate(context.Background(), hook("http://127.0.0.1:9/hook")); ds != nil {
+		t.Errorf("a webhook: diagnostics %v", ds)
 	}
 	if ds := validate(context.Background(), sdk.Spec{Properties: props("RANDOM")}); ds != nil {
 		t.Errorf("diagnostics %v", ds)
