@@ -45,7 +45,9 @@
 //     they are stored, opened only for a plugin, redacted for the API,
 //     sealed at start-up when an older Grove stored them in clear).
 //   - In the background: health.go (periodic checks, driver events,
-//     restart supervision), reconcile.go (nodes left mid-operation at
+//     restart supervision), healthpolicy.go (what a bound health policy
+//     changes: interval, detection modes, polling a URL per node, the
+//     recovery action), reconcile.go (nodes left mid-operation at
 //     start-up), reaper.go (retention of finished actions and events).
 //   - Pure helpers: decide.go (Senlin's eval_status and node names).
 package engine

@@ -98,6 +98,13 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 }
 
 func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
+	reg, governed, err := e.healthRegistry(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if governed && !e.healthDue(cl.ID, reg, e.cfg.Now()) {
+		return nil
+	}
 	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
 	if err != nil {
 		return err
@@ -126,6 +133,24 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
 			return err
 		}
 		byID := resultsByID(res)
+		if governed {
+			// The health policy's modes and conditional decide.
+			ok := map[string]sdk.Result{}
+			for id, r := range byID {
+				if r.Err == nil {
+					ok[id] = r
+				}
+			}
+			healthy, reasons := e.policyVerdicts(ctx, reg, group, ok, now)
+			for id, h := range healthy {
+				r := byID[id]
+				r.Healthy = h
+				if !h {
+					r.Reason = reasons[id]
+				}
+				byID[id] = r
+			}
+		}
 		for _, n := range group {
 			r, ok := byID[n.ID]
 			if !ok || r.Err != nil {
@@ -186,11 +211,17 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
 			return err
 		}
 	}
-	return e.superviseRestarts(ctx, cl, dead, now)
+	var recovery *model.HealthRegistry
+	if governed {
+		recovery = &reg
+	}
+	return e.superviseRestarts(ctx, cl, dead, now, recovery)
 }
 
 // superviseRestarts applies the cluster's restart settings to its dead nodes.
-func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead []*model.Node, now time.Time) error {
+// A health policy's registry (reg, nil without one) names the recovery
+// operation and its parameters.
+func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead []*model.Node, now time.Time, reg *model.HealthRegistry) error {
 	pol := orchestrator.ParseRestart(cl.Config)
 	for _, n := range dead {
 		if _, refused := n.Data[dataNoRestart]; refused {
@@ -227,7 +258,12 @@ func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead 
 				op = comp.Operations[0]
 			}
 		}
-		a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.NodeRecoverAction, n.ID, cl.ID, model.RecoverInputs{Operation: op, Restart: true}, 0)
+		in := model.RecoverInputs{Operation: op, Restart: true}
+		if reg != nil {
+			in.Operation, in.OperationParams = reg.RecoverAction, reg.RecoverParams
+			in.DeleteTimeout, in.ForceRecreate = &reg.NodeDeleteTimeout, &reg.NodeForceRecreate
+		}
+		a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.NodeRecoverAction, n.ID, cl.ID, in, 0)
 		if err != nil {
 			return err
 		}

@@ -275,6 +275,38 @@ type HooksData struct {
 // Grove implements.
 func (h HooksData) Webhook() bool { return h.Type == "webhook" && h.Params.URL != "" }
 
+// HealthRegistry is a health policy's registry entry, which its attach
+// leaves in the binding's data under "health" (Senlin's health registry):
+// how the health loop detects the cluster's dead nodes and recovers them.
+type HealthRegistry struct {
+	// Interval is the seconds between two checks of the cluster.
+	Interval int `json:"interval"`
+	// NodeUpdateTimeout is the seconds after a node's last update during
+	// which polling failures are forgiven.
+	NodeUpdateTimeout int `json:"node_update_timeout"`
+	// RecoveryConditional is ANY_FAILED or ALL_FAILED.
+	RecoveryConditional string       `json:"recovery_conditional"`
+	DetectionModes      []HealthMode `json:"detection_modes"`
+	// RecoverAction is REBOOT, REBUILD or RECREATE, with its parameters.
+	RecoverAction     string         `json:"recover_action"`
+	RecoverParams     map[string]any `json:"recover_params"`
+	NodeDeleteTimeout int            `json:"node_delete_timeout"`
+	NodeForceRecreate bool           `json:"node_force_recreate"`
+}
+
+// HealthMode is a detection mode of a health policy.
+type HealthMode struct {
+	Type    string `json:"type"`
+	Options struct {
+		PollURL                     string `json:"poll_url"`
+		PollURLSSLVerify            bool   `json:"poll_url_ssl_verify"`
+		PollURLConnErrorAsUnhealthy bool   `json:"poll_url_conn_error_as_unhealthy"`
+		PollURLHealthyResponse      string `json:"poll_url_healthy_response"`
+		PollURLRetryLimit           int    `json:"poll_url_retry_limit"`
+		PollURLRetryInterval        int    `json:"poll_url_retry_interval"`
+	} `json:"options"`
+}
+
 // UpdateData is what a batch policy decided about a cluster update
 // (data.update): the node ids of each batch, in order, and the seconds to
 // pause between batches.

@@ -401,3 +401,27 @@ func (p RestartPolicy) Describe() string {
 	}
 	return fmt.Sprintf("at most %d restarts within %s", p.MaxAttempts, p.Window)
 }
+
+// HealthModes are a health policy's verdicts on one node, one per
+// detection mode it uses: true when the mode found the node failed.
+type HealthModes map[string]bool
+
+// Unhealthy is a health policy's verdict on a node (Senlin's health
+// manager): within grace (the node updated less than node_update_timeout
+// ago) polling failures are forgiven; otherwise ANY_FAILED takes one
+// failing mode and ALL_FAILED needs every mode to fail. No mode, no
+// failure.
+func Unhealthy(modes HealthModes, conditional string, grace bool) bool {
+	if grace || len(modes) == 0 {
+		return false
+	}
+	all, any := true, false
+	for _, failed := range modes {
+		all = all && failed
+		any = any || failed
+	}
+	if conditional == "ALL_FAILED" {
+		return all
+	}
+	return any
+}

@@ -227,3 +227,29 @@ func TestPlannedBatches(t *testing.T) {
 		})
 	}
 }
+
+// TestUnhealthy holds the health policy's verdict: ANY_FAILED and
+// ALL_FAILED over the modes, grace after an update, no mode no failure.
+func TestUnhealthy(t *testing.T) {
+	cases := []struct {
+		name        string
+		modes       HealthModes
+		conditional string
+		grace       bool
+		want        bool
+	}{
+		{"any: one mode fails", HealthModes{"a": true, "b": false}, "ANY_FAILED", false, true},
+		{"any: none fails", HealthModes{"a": false, "b": false}, "ANY_FAILED", false, false},
+		{"all: one of two fails", HealthModes{"a": true, "b": false}, "ALL_FAILED", false, false},
+		{"all: both fail", HealthModes{"a": true, "b": true}, "ALL_FAILED", false, true},
+		{"grace forgives", HealthModes{"a": true}, "ANY_FAILED", true, false},
+		{"no mode", HealthModes{}, "ALL_FAILED", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Unhealthy(c.modes, c.conditional, c.grace); got != c.want {
+				t.Errorf("Unhealthy(%v, %s, %v) = %v, want %v", c.modes, c.conditional, c.grace, got, c.want)
+			}
+		})
+	}
+}
