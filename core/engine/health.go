@@ -141,7 +141,7 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
 					ok[id] = r
 				}
 			}
-			healthy, reasons := e.policyVerdicts(ctx, reg, group, ok, now)
+			healthy, reasons := e.policyVerdicts(ctx, reg, spec.Type, group, ok, now)
 			for id, h := range healthy {
 				r := byID[id]
 				r.Healthy = h

@@ -27,6 +27,7 @@ const (
 	modeStatus    = "NODE_STATUS_POLLING"
 	modeURL       = "NODE_STATUS_POLL_URL"
 	modeLifecycle = "LIFECYCLE_EVENTS"
+	modeHost      = "HYPERVISOR_STATUS_POLLING"
 )
 
 // healthRegistry returns the registry entry of the cluster's enabled
@@ -65,8 +66,9 @@ func (e *Engine) healthDue(clusterID string, reg model.HealthRegistry, now time.
 
 // policyVerdicts applies the registry's detection modes to the nodes the
 // driver checked: each node's verdict and, when unhealthy, why.
-func (e *Engine) policyVerdicts(ctx context.Context, reg model.HealthRegistry, nodes []*model.Node, checked map[string]sdk.Result, now time.Time) (map[string]bool, map[string]string) {
+func (e *Engine) policyVerdicts(ctx context.Context, reg model.HealthRegistry, profileType string, nodes []*model.Node, checked map[string]sdk.Result, now time.Time) (map[string]bool, map[string]string) {
 	status := len(reg.DetectionModes) == 0
+	var down map[string]string
 	var url *model.HealthMode
 	for i, m := range reg.DetectionModes {
 		switch m.Type {
@@ -76,6 +78,8 @@ func (e *Engine) policyVerdicts(ctx context.Context, reg model.HealthRegistry, n
 			status = true
 		case modeURL:
 			url = &reg.DetectionModes[i]
+		case modeHost:
+			down = e.hostsDown(ctx, profileType)
 		}
 	}
 	urlFailed := map[string]string{}
@@ -95,6 +99,14 @@ func (e *Engine) policyVerdicts(ctx context.Context, reg model.HealthRegistry, n
 			modes[modeStatus] = !r.Healthy
 			if !r.Healthy {
 				why = append(why, r.Reason)
+			}
+		}
+		if down != nil {
+			h := nodeHost(n)
+			reason, failed := down[h]
+			modes[modeHost] = failed
+			if failed {
+				why = append(why, fmt.Sprintf("host %s is %s", h, reason))
 			}
 		}
 		if url != nil {
@@ -118,6 +130,51 @@ func (e *Engine) policyVerdicts(ctx context.Context, reg model.HealthRegistry, n
 		}
 	}
 	return healthy, reasons
+}
+
+// hostsDown lists the hosts of a profile type's driver that are down or
+// disabled (a Nova hypervisor's state "down" or status "disabled"), by
+// name and by compute host, with what is wrong with each. A driver that
+// cannot be asked finds none down: Senlin takes a failed check as healthy,
+// so a cloud that does not answer does not recover every node.
+func (e *Engine) hostsDown(ctx context.Context, profileType string) map[string]string {
+	var hosts []sdk.Host
+	err := e.plugins.Call(ctx, "profile", profileType, func(ctx context.Context, c *sdk.Client) (err error) {
+		hosts, err = c.Hosts(ctx, profileType)
+		return err
+	})
+	out := map[string]string{}
+	if err != nil {
+		e.log.Warn("hypervisor status polling: the hosts cannot be listed", "type", profileType, "error", err)
+		return out
+	}
+	for _, h := range hosts {
+		var what []string
+		if h.Attributes["state"] == "down" {
+			what = append(what, "down")
+		}
+		if h.Attributes["status"] == "disabled" {
+			what = append(what, "disabled")
+		}
+		if h.Err != "" || len(what) == 0 {
+			continue
+		}
+		out[h.Name] = strings.Join(what, " and ")
+		if c := h.Attributes["host"]; c != "" {
+			out[c] = out[h.Name]
+		}
+	}
+	return out
+}
+
+// nodeHost is the host a node's data says it runs on: a Nova server's
+// hypervisor, else the driver's host.
+func nodeHost(n *model.Node) string {
+	if h, _ := n.Data["hypervisor_hostname"].(string); h != "" {
+		return h
+	}
+	h, _ := n.Data["host"].(string)
+	return h
 }
 
 // pollURLs polls the mode's URL for each ACTIVE node at once and returns

@@ -1,6 +1,6 @@
 // Package health is senlin.policy.health 1.0 to 1.2: how a cluster's dead
 // nodes are detected (node status polling, polling a URL per node, the
-// driver's node events) and recovered (REBOOT, REBUILD or RECREATE). Grove's
+// status of the hosts the driver reports, the driver's node events) and recovered (REBOOT, REBUILD or RECREATE). Grove's
 // health loop does the detecting and recovering: attach records the
 // policy's registry entry (Senlin's health registry) in the binding's data
 // under "health", which the loop follows for the cluster. Checks are
@@ -154,7 +154,7 @@ func props(spec sdk.Spec) (Properties, error) {
 // validate holds Senlin's rules: at most one recovery action, an interval
 // of at least IntervalMin, detection modes either all polling ones or one
 // LIFECYCLE_EVENTS, each once; and Grove's: a poll URL for
-// NODE_STATUS_POLL_URL, no HYPERVISOR_STATUS_POLLING (not implemented).
+// NODE_STATUS_POLL_URL.
 func validate(p Properties) schema.Diagnostics {
 	if n := len(p.Recovery.Actions); n > 1 {
 		return schema.Diagnostics{{Field: "properties.recovery.actions", Message: fmt.Sprintf("Only one recovery action is supported; %d are listed.", n)}}
@@ -173,8 +173,6 @@ func validate(p Properties) schema.Diagnostics {
 		switch m.Type {
 		case LifecycleEvents:
 			lifecycle = true
-		case HypervisorStatusPolling:
-			return schema.Diagnostics{{Field: field + ".type", Message: "HYPERVISOR_STATUS_POLLING is not implemented by Grove yet; use NODE_STATUS_POLLING or NODE_STATUS_POLL_URL."}}
 		case NodeStatusPollURL:
 			if m.Options.PollURL == "" {
 				return schema.Diagnostics{{Field: field + ".options.poll_url", Message: "NODE_STATUS_POLL_URL needs a poll_url."}}

@@ -58,7 +58,7 @@ func TestValidate(t *testing.T) {
 		{"a mode twice", basic(poll, poll), "properties.detection.detection_modes[1].type"},
 		{"lifecycle events with another mode", basic(map[string]any{"type": "LIFECYCLE_EVENTS"}, poll), "properties.detection.detection_modes"},
 		{"a poll URL mode without a URL", basic(map[string]any{"type": "NODE_STATUS_POLL_URL"}), "properties.detection.detection_modes[0].options.poll_url"},
-		{"hypervisor polling, not implemented", basic(map[string]any{"type": "HYPERVISOR_STATUS_POLLING"}), "properties.detection.detection_modes[0].type"},
+		{"hypervisor polling with node status polling", basic(poll, map[string]any{"type": "HYPERVISOR_STATUS_POLLING"}), ""},
 		{"node status polling", basic(poll), ""},
 		{"lifecycle events alone", basic(map[string]any{"type": "LIFECYCLE_EVENTS"}), ""},
 	}
