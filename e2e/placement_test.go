@@ -19,7 +19,8 @@ import (
 // the API and the CLI on a real Nova of the test's own, whose host-b an
 // aggregate puts in a second availability zone, az2: a scale-out of four
 // boots two servers in each zone (each server in the zone its node's
-// placement names, host-b for az2), a scale-in removes one of the zone the
+// placement names, host-b for az2, and in the server group of the affinity
+// policy bound beside it), a scale-in removes one of the zone the
 // plan picks, and a zone Nova does not have is refused at attach.
 func TestNovaZonePlacementPolicy(t *testing.T) {
 	novatest.Need(t)
@@ -56,6 +57,10 @@ func TestNovaZonePlacementPolicy(t *testing.T) {
 	if err := os.WriteFile(spec, []byte("type: senlin.policy.zone_placement\nversion: 1.0\nproperties:\n  zones:\n    - name: nova\n    - name: az2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The affinity policy, at the same priority, adds its server group to
+	// each node's placement, which keeps its zone.
+	affinityPolicy(a, "zp-group", map[string]any{"servergroup": map[string]any{"policies": "soft-anti-affinity"}})
+	a.waitAction(a.clusterAction("zp", "policy_attach", map[string]any{"policy_id": "zp-group"}))
 	for _, args := range [][]string{{"policy", "create", "-spec-file", spec, "zones"}, {"cluster", "policy-attach", "-wait", "zp", "zones"},
 		{"cluster", "scale-out", "-wait", "-count", "4", "zp"}} {
 		if out, errOut, code := a.grove(args...); code != 0 {
@@ -70,8 +75,8 @@ func TestNovaZonePlacementPolicy(t *testing.T) {
 	for _, nd := range a.nodes(a.cluster("zp").ID) {
 		pl, _ := nd.Data["placement"].(map[string]any)
 		zone, _ := nd.Data["zone"].(string)
-		if nd.Status != "ACTIVE" || pl["zone"] != zone {
-			t.Errorf("node %s: %s, placed in %v, server in zone %q", nd.Name, nd.Status, pl["zone"], zone)
+		if nd.Status != "ACTIVE" || pl["zone"] != zone || pl["servergroup"] == nil {
+			t.Errorf("node %s: %s, placed in %v (group %v), server in zone %q", nd.Name, nd.Status, pl["zone"], pl["servergroup"], zone)
 		}
 		if host, _ := nd.Data["host"].(string); (zone == "az2") != (host == "host-b") {
 			t.Errorf("node %s: server in zone %s on host %s", nd.Name, zone, host)
