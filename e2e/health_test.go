@@ -151,3 +151,30 @@ func TestNovaHypervisorStatusPolling(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthPolicyLifecycleEvents: under a health policy with
+// LIFECYCLE_EVENTS and a 60 s interval, a local.process node whose process
+// is killed is recovered at once, from the driver's event, not at the next
+// interval; twice in a row.
+func TestHealthPolicyLifecycleEvents(t *testing.T) {
+	dir := t.TempDir()
+	a := startAgent(t, dir, "-config", fastConfig(t, dir, ""))
+	t.Cleanup(func() { killProcessesOf("lc") })
+	a.webProfile("lc-web")
+	a.waitAction(a.createCluster("lc", "lc-web", 2, map[string]any{"config": map[string]any{"grove.restart": map[string]any{"delay": "0s"}}}))
+	a.mustDo(http.MethodPost, "/v1/policies", map[string]any{"policy": map[string]any{"name": "lc-watch",
+		"spec": map[string]any{"type": "senlin.policy.health", "version": "1.1", "properties": map[string]any{
+			"detection": map[string]any{"interval": 60, "node_update_timeout": 0, "detection_modes": []any{map[string]any{"type": "LIFECYCLE_EVENTS"}}},
+			"recovery":  map[string]any{"actions": []any{map[string]any{"name": "RECREATE"}}}}}}}, nil)
+	a.waitAction(a.clusterAction("lc", "policy_attach", map[string]any{"policy_id": "lc-watch"}))
+	for _, victim := range a.nodes(a.cluster("lc").ID) {
+		killNodeProcess(t, victim)
+		eventually(t, 20*time.Second, "node "+victim.Name+" back", func() (bool, string) {
+			n, err := a.client.GetNode(t.Context(), victim.ID)
+			if err != nil {
+				return false, err.Error()
+			}
+			return n.Status == "ACTIVE" && n.Data["pid"] != victim.Data["pid"], n.Status + " " + n.StatusReason
+		})
+	}
+}

@@ -90,19 +90,22 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 		if !mine[cl.ID] && !reported[cl.ID] {
 			continue
 		}
-		if err := e.checkCluster(ctx, cl); err != nil && ctx.Err() == nil {
+		if err := e.checkCluster(ctx, cl, reported[cl.ID]); err != nil && ctx.Err() == nil {
 			e.log.Warn("health check of a cluster failed", "cluster", cl.Name, "error", err)
 		}
 	}
 	return nil
 }
 
-func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
+// checkCluster checks a cluster's nodes; reported says a driver reported
+// one of them dead, which a health policy's interval does not hold back
+// (its LIFECYCLE_EVENTS mode is these reports).
+func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported bool) error {
 	reg, governed, err := e.healthRegistry(ctx, cl)
 	if err != nil {
 		return err
 	}
-	if governed && !e.healthDue(cl.ID, reg, e.cfg.Now()) {
+	if governed && !e.healthDue(cl.ID, reg, e.cfg.Now()) && !reported {
 		return nil
 	}
 	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
