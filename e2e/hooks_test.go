@@ -16,7 +16,8 @@ import (
 // of the test's own on loopback) of the node it removes, the node's
 // deletion waits in WAITING_LIFECYCLE_COMPLETION, and gophercloud's
 // unmodified Senlin client completes it with complete_lifecycle, after
-// which the scale-in succeeds without the node.
+// which the scale-in succeeds without the node; then the CLI's
+// grove cluster complete-lifecycle does the same for the last node.
 func TestDeletionLifecycleHook(t *testing.T) {
 	msgs := make(chan map[string]any, 4)
 	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -65,5 +66,20 @@ func TestDeletionLifecycleHook(t *testing.T) {
 		if n.ID == oldest.ID {
 			t.Errorf("the completed node %s is still in the cluster", n.Name)
 		}
+	}
+
+	// The same with the CLI.
+	scaleIn = a.clusterAction("hooked", "scale_in", map[string]any{"count": 1})
+	select {
+	case m = <-msgs:
+	case <-time.After(time.Minute):
+		t.Fatal("the hook was not told of the second removal within a minute")
+	}
+	token, _ = m["lifecycle_action_token"].(string)
+	if out, errOut, code := a.grove("cluster", "complete-lifecycle", "-wait", "hooked", token); code != 0 {
+		t.Fatalf("grove cluster complete-lifecycle: %d\n%s\n%s", code, out, errOut)
+	}
+	if act := a.waitAction(scaleIn); act.Status != "SUCCEEDED" || len(a.nodes(a.cluster("hooked").ID)) != 0 {
+		t.Errorf("the second scale-in: %s %s", act.Status, act.StatusReason)
 	}
 }
