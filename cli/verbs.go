@@ -445,6 +445,21 @@ func clusterRecover(ctx context.Context, env *Env, _ *api.Client, g *globals, ar
 	return clusterActionFollow(ctx, env, g, pos[0], "recover", params)
 }
 
+// clusterCompleteLifecycle sends complete_lifecycle: the node deletion
+// whose action id the lifecycle hook was given as its token goes on.
+func clusterCompleteLifecycle(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("cluster complete-lifecycle", g)
+	fs.BoolVar(&g.wait, "wait", false, "wait until the node is deleted")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("usage: grove cluster complete-lifecycle <cluster> <lifecycle_action_token>")
+	}
+	return clusterActionFollow(ctx, env, g, pos[0], "complete_lifecycle", map[string]any{"lifecycle_action_token": pos[1]})
+}
+
 func clusterPolicy(name string) verb {
 	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
 		fs := flagSet("cluster "+name, g)

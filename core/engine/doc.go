@@ -33,6 +33,8 @@
 //     update, delete), sizing.go (resize, scale-out and scale-in: the plan
 //     the orchestrator decides, applying it, restoring capacity),
 //     membership.go (add, delete and replace nodes; joining and leaving),
+//     hooks.go (a deletion policy's lifecycle hook: node deletions held
+//     until complete_lifecycle or the hook's timeout),
 //     check_recover.go (cluster check and recover), update.go (the rolling
 //     update of a profile change), policy.go (the policy pipeline and
 //     attach, detach, update of bindings), operations.go (node and
@@ -46,7 +48,9 @@
 //     they are stored, opened only for a plugin, redacted for the API,
 //     sealed at start-up when an older Grove stored them in clear).
 //   - In the background: health.go (periodic checks, driver events,
-//     restart supervision), reconcile.go (nodes left mid-operation at
+//     restart supervision), healthpolicy.go (what a bound health policy
+//     changes: interval, detection modes, polling a URL per node, the
+//     recovery action), reconcile.go (nodes left mid-operation at
 //     start-up), reaper.go (retention of finished actions and events).
 //   - Watching: metrics.go (the engine's Prometheus metrics, and the
 //     logger that names an action and its cluster on each of its lines).

@@ -127,8 +127,11 @@ type Engine struct {
 	mu      sync.Mutex
 	running map[string]context.CancelFunc // actions this engine runs
 	waiters map[string]chan struct{}      // parents waiting for children
-	rngMu   sync.Mutex
-	rng     *rand.Rand
+	// healthLast is when each cluster under a health policy was last
+	// checked, for the policy's interval.
+	healthLast map[string]time.Time
+	rngMu      sync.Mutex
+	rng        *rand.Rand
 
 	// suspects are nodes a driver reported down since the last health round.
 	suspectMu sync.Mutex
@@ -154,7 +157,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 	}
 	return &Engine{
 		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(), secrets: sec,
-		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1),
+		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1), healthLast: map[string]time.Time{},
 		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{},
 		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}

@@ -91,14 +91,24 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 		if !mine[cl.ID] && !reported[cl.ID] {
 			continue
 		}
-		if err := e.checkCluster(ctx, cl); err != nil && ctx.Err() == nil {
+		if err := e.checkCluster(ctx, cl, reported[cl.ID]); err != nil && ctx.Err() == nil {
 			e.log.Warn("health check of a cluster failed", "cluster", cl.Name, "error", err)
 		}
 	}
 	return nil
 }
 
-func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
+// checkCluster checks a cluster's nodes; reported says a driver reported
+// one of them dead, which a health policy's interval does not hold back
+// (its LIFECYCLE_EVENTS mode is these reports).
+func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported bool) error {
+	reg, governed, err := e.healthRegistry(ctx, cl)
+	if err != nil {
+		return err
+	}
+	if governed && !e.healthDue(cl.ID, reg, e.cfg.Now()) && !reported {
+		return nil
+	}
 	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
 	if err != nil {
 		return err
@@ -127,6 +137,24 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
 			return err
 		}
 		byID := resultsByID(res)
+		if governed {
+			// The health policy's modes and conditional decide.
+			ok := map[string]sdk.Result{}
+			for id, r := range byID {
+				if r.Err == nil {
+					ok[id] = r
+				}
+			}
+			healthy, reasons := e.policyVerdicts(ctx, reg, spec.Type, group, ok, now)
+			for id, h := range healthy {
+				r := byID[id]
+				r.Healthy = h
+				if !h {
+					r.Reason = reasons[id]
+				}
+				byID[id] = r
+			}
+		}
 		for _, n := range group {
 			r, ok := byID[n.ID]
 			if !ok || r.Err != nil {
@@ -187,11 +215,17 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster) error {
 			return err
 		}
 	}
-	return e.superviseRestarts(ctx, cl, dead, now)
+	var recovery *model.HealthRegistry
+	if governed {
+		recovery = &reg
+	}
+	return e.superviseRestarts(ctx, cl, dead, now, recovery)
 }
 
 // superviseRestarts applies the cluster's restart settings to its dead nodes.
-func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead []*model.Node, now time.Time) error {
+// A health policy's registry (reg, nil without one) names the recovery
+// operation and its parameters.
+func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead []*model.Node, now time.Time, reg *model.HealthRegistry) error {
 	pol := orchestrator.ParseRestart(cl.Config)
 	for _, n := range dead {
 		if _, refused := n.Data[dataNoRestart]; refused {
@@ -228,7 +262,12 @@ func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead 
 				op = comp.Operations[0]
 			}
 		}
-		a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.NodeRecoverAction, n.ID, cl.ID, model.RecoverInputs{Operation: op, Restart: true}, 0)
+		in := model.RecoverInputs{Operation: op, Restart: true}
+		if reg != nil {
+			in.Operation, in.OperationParams = reg.RecoverAction, reg.RecoverParams
+			in.DeleteTimeout, in.ForceRecreate = &reg.NodeDeleteTimeout, &reg.NodeForceRecreate
+		}
+		a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.NodeRecoverAction, n.ID, cl.ID, in, 0)
 		if err != nil {
 			return err
 		}

@@ -51,6 +51,9 @@ func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return err
 	}
+	if err := e.keepBatchPlan(ctx, a); err != nil {
+		return err
+	}
 	err = e.runStage(ctx, a, "fields", func(tx store.Store) error {
 		return e.setClusterStatus(ctx, tx, cl.ID, model.ClusterUpdating, "Updating cluster.", func(c *model.Cluster) {
 			if in.Name != nil {

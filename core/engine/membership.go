@@ -150,6 +150,18 @@ func (e *Engine) removeNodes(ctx context.Context, a *model.Action, victims []str
 		return nil
 	}
 	a.Outputs["nodes_removed"] = victims
+	// A deletion policy's lifecycle hook holds the deletions (not nodes
+	// that only leave) until completed or timed out.
+	hooks, hooked, err := dataOf[model.HooksData](a, model.DataHooks)
+	if err != nil {
+		return err
+	}
+	if hooked && destroy {
+		if !hooks.Webhook() {
+			return fmt.Errorf("Lifecycle hook type '%s' is not implemented; Grove implements type webhook with params.url.", hooks.Type)
+		}
+		return e.removeWithHook(ctx, a, victims, hooks)
+	}
 	return e.runStage(ctx, a, "remove", func(tx store.Store) error {
 		if destroy {
 			return e.forkEach(ctx, tx, a, model.NodeDeleteAction, victims, model.NodeDeleteInputs{})

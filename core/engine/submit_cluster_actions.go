@@ -15,7 +15,7 @@ import (
 // ClusterActionNames lists the action keys accepted by
 // POST /v1/clusters/{id}/actions.
 var ClusterActionNames = []string{"add_nodes", "del_nodes", "replace_nodes", "resize", "scale_in", "scale_out",
-	"policy_attach", "policy_detach", "policy_update", "check", "recover", "update_resume", "update_rollback"}
+	"policy_attach", "policy_detach", "policy_update", "check", "recover", "update_resume", "update_rollback", "complete_lifecycle"}
 
 // ClusterAction validates a cluster action body (exactly one key naming the
 // action) and queues the action.
@@ -55,6 +55,10 @@ func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body
 	}
 	if params == nil {
 		params = map[string]any{}
+	}
+	if name == "complete_lifecycle" {
+		// No new action: the one the token names goes on.
+		return e.CompleteLifecycle(ctx, c, ident, params)
 	}
 	cl, err := e.store.FindCluster(ctx, c.Project, ident)
 	if err != nil {

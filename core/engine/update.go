@@ -83,6 +83,33 @@ type batchRecord struct {
 	Counted bool `json:"counted"`
 }
 
+// keepBatchPlan moves a batch policy's plan out of data.update, where the
+// policy leaves it (Senlin's key), to data.batch_plan, before the update's
+// progress takes data.update. Progress always has a status and the plan
+// never does; a resumed action whose plan moved already finds progress or
+// nothing there.
+func (e *Engine) keepBatchPlan(ctx context.Context, a *model.Action) error {
+	raw, ok := a.Data[model.DataUpdate].(map[string]any)
+	if !ok {
+		return nil
+	}
+	if _, progress := raw["status"]; progress {
+		return nil
+	}
+	if _, plan := raw["plan"]; !plan {
+		return nil
+	}
+	plan, _, err := dataOf[model.UpdateData](a, model.DataUpdate)
+	if err != nil {
+		return err
+	}
+	if err := setData(a, model.DataBatchPlan, plan); err != nil {
+		return err
+	}
+	delete(a.Data, model.DataUpdate)
+	return e.saveData(ctx, a)
+}
+
 // rollingUpdate moves a cluster's nodes to the target profile in batches, as
 // the cluster's grove.update settings say (§B.5): parallelism, delay
 // between batches, stop-first or start-first, a monitor period after each
@@ -98,6 +125,17 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 		return err
 	}
 	pol := orchestrator.ParseUpdate(cl.Config)
+	// A batch policy's plan decides the batches and the pause between
+	// them; grove.update still says how each batch is done and watched.
+	plan, planned, err := dataOf[model.UpdateData](a, model.DataBatchPlan)
+	if err != nil {
+		return err
+	}
+	if planned {
+		pol.Delay = time.Duration(plan.PauseTime) * time.Second
+	} else {
+		plan.Plan = nil
+	}
 	key := "update"
 	if rollingBack && !asked {
 		key = "rollback" // an automatic rollback inside this action
@@ -156,7 +194,7 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 					return ctx.Err()
 				}
 			}
-			batch, err := e.nextBatch(ctx, clusterID, target, pol, u)
+			batch, err := e.nextBatch(ctx, clusterID, target, pol, plan.Plan, planned, u)
 			if err != nil {
 				return err
 			}
@@ -215,7 +253,8 @@ func batchStage(key string, batch int) string { return fmt.Sprintf("%s.batch%d",
 
 // nextBatch returns the nodes of the update's next batch, none when every
 // node is on the target profile or failed; the first call sizes the update.
-func (e *Engine) nextBatch(ctx context.Context, clusterID, target string, pol orchestrator.UpdatePolicy, u *api.UpdateProgress) ([]string, error) {
+// With a batch policy's plan (planned), the batches are the plan's.
+func (e *Engine) nextBatch(ctx context.Context, clusterID, target string, pol orchestrator.UpdatePolicy, plan [][]string, planned bool, u *api.UpdateProgress) ([]string, error) {
 	nodes, err := e.store.ClusterNodes(ctx, clusterID)
 	if err != nil {
 		return nil, err
@@ -225,14 +264,18 @@ func (e *Engine) nextBatch(ctx context.Context, clusterID, target string, pol or
 		members[i] = orchestrator.Member{ID: n.ID, Index: n.Index, Profile: n.ProfileID, Gone: n.Status == model.NodeDeleting}
 	}
 	dirty := orchestrator.Dirty(members, target, u.FailedNodes)
+	batches := orchestrator.Batches(dirty, pol.Parallelism)
+	if planned {
+		batches = orchestrator.PlannedBatches(dirty, plan)
+	}
 	if u.Total == 0 {
 		u.Total = len(dirty)
-		u.Batches = len(orchestrator.Batches(dirty, pol.Parallelism))
+		u.Batches = len(batches)
 	}
 	if len(dirty) == 0 {
 		return nil, nil
 	}
-	return orchestrator.Batches(dirty, pol.Parallelism)[0], nil
+	return batches[0], nil
 }
 
 // rollBack rolls the update u back to the previous profile within the same

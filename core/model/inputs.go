@@ -209,6 +209,16 @@ const (
 	DataDeletion  = "deletion"
 	DataCreation  = "creation"
 	DataPlacement = "placement"
+	// DataUpdate is where a batch policy leaves its plan (Senlin's
+	// data.update). The rolling update keeps its progress under the same
+	// key, so the handler moves the plan to DataBatchPlan before it starts.
+	DataUpdate = "update"
+	// DataHooks is where a deletion policy leaves its lifecycle hook
+	// (Senlin's data.hooks).
+	DataHooks = "hooks"
+	// DataBatchPlan is where a cluster update keeps the batch policy's
+	// plan while its progress takes data.update.
+	DataBatchPlan = "batch_plan"
 )
 
 // DeletionData is what a deletion policy decided (data.deletion): which
@@ -221,6 +231,11 @@ type DeletionData struct {
 	GracePeriod          int   `json:"grace_period,omitzero"`
 	// ReduceDesiredCapacity is true when unset.
 	ReduceDesiredCapacity *bool `json:"reduce_desired_capacity,omitzero"`
+	// Zones and Regions are a placement policy's plan (how many nodes
+	// leave each availability zone or region), kept for the user: the
+	// candidates carry it out.
+	Zones   map[string]int `json:"zones,omitzero"`
+	Regions map[string]int `json:"regions,omitzero"`
 }
 
 // Destroy reports whether removed nodes are deleted (true unless the policy
@@ -236,6 +251,68 @@ func (d DeletionData) Reduce() bool {
 // CreationData is what a policy decided about a scale-out (data.creation).
 type CreationData struct {
 	Count *int `json:"count,omitzero"`
+	// Zones and Regions are a placement policy's plan (how many new nodes
+	// go to each availability zone or region), kept for the user: each
+	// node's data.placement carries it out.
+	Zones   map[string]int `json:"zones,omitzero"`
+	Regions map[string]int `json:"regions,omitzero"`
+}
+
+// HooksData is a deletion policy's lifecycle hook (data.hooks): before
+// the nodes it removes are deleted, the hook's webhook is told of each,
+// and each removal waits for complete_lifecycle, at most Timeout seconds
+// (0: as long as the action may run).
+type HooksData struct {
+	Type   string `json:"type"`
+	Params struct {
+		Queue string `json:"queue,omitzero"`
+		URL   string `json:"url,omitzero"`
+	} `json:"params"`
+	Timeout int `json:"timeout"`
+}
+
+// Webhook reports whether the hook is a webhook with a URL, the one type
+// Grove implements.
+func (h HooksData) Webhook() bool { return h.Type == "webhook" && h.Params.URL != "" }
+
+// HealthRegistry is a health policy's registry entry, which its attach
+// leaves in the binding's data under "health" (Senlin's health registry):
+// how the health loop detects the cluster's dead nodes and recovers them.
+type HealthRegistry struct {
+	// Interval is the seconds between two checks of the cluster.
+	Interval int `json:"interval"`
+	// NodeUpdateTimeout is the seconds after a node's last update during
+	// which polling failures are forgiven.
+	NodeUpdateTimeout int `json:"node_update_timeout"`
+	// RecoveryConditional is ANY_FAILED or ALL_FAILED.
+	RecoveryConditional string       `json:"recovery_conditional"`
+	DetectionModes      []HealthMode `json:"detection_modes"`
+	// RecoverAction is REBOOT, REBUILD or RECREATE, with its parameters.
+	RecoverAction     string         `json:"recover_action"`
+	RecoverParams     map[string]any `json:"recover_params"`
+	NodeDeleteTimeout int            `json:"node_delete_timeout"`
+	NodeForceRecreate bool           `json:"node_force_recreate"`
+}
+
+// HealthMode is a detection mode of a health policy.
+type HealthMode struct {
+	Type    string `json:"type"`
+	Options struct {
+		PollURL                     string `json:"poll_url"`
+		PollURLSSLVerify            bool   `json:"poll_url_ssl_verify"`
+		PollURLConnErrorAsUnhealthy bool   `json:"poll_url_conn_error_as_unhealthy"`
+		PollURLHealthyResponse      string `json:"poll_url_healthy_response"`
+		PollURLRetryLimit           int    `json:"poll_url_retry_limit"`
+		PollURLRetryInterval        int    `json:"poll_url_retry_interval"`
+	} `json:"options"`
+}
+
+// UpdateData is what a batch policy decided about a cluster update
+// (data.update): the node ids of each batch, in order, and the seconds to
+// pause between batches.
+type UpdateData struct {
+	PauseTime int        `json:"pause_time"`
+	Plan      [][]string `json:"plan"`
 }
 
 // PlacementData is what a placement policy decided (data.placement): one

@@ -49,6 +49,10 @@ const (
 	ActionSucceeded = "SUCCEEDED"
 	ActionFailed    = "FAILED"
 	ActionCancelled = "CANCELLED"
+	// ActionWaitingLifecycle is a node removal a deletion policy's
+	// lifecycle hook holds until complete_lifecycle or the hook's timeout
+	// releases it (READY); workers do not claim it.
+	ActionWaitingLifecycle = "WAITING_LIFECYCLE_COMPLETION"
 )
 
 // Action signals stored in Action.Control.
@@ -60,6 +64,8 @@ const (
 const (
 	CauseRPC     = "RPC Request"
 	CauseDerived = "Derived Action"
+	// CauseDerivedLifecycle is a node removal under a lifecycle hook.
+	CauseDerivedLifecycle = "Derived Action with Lifecycle Hook"
 )
 
 // Action names.

@@ -287,6 +287,42 @@ func Batches(dirty []string, parallelism int) [][]string {
 	return out
 }
 
+// PlannedBatches splits the dirty nodes into the batches a batch policy
+// planned (senlin.policy.batch's data.update.plan), in the plan's order:
+// each batch is its planned set's nodes still dirty, in the order of
+// dirty; a set with none left is skipped, so a resumed update goes on with
+// the first set not done. Dirty nodes the plan does not name go last, in
+// one batch (the cluster's lock keeps nodes from joining mid-update, so
+// this is a safeguard, not a case an update meets).
+func PlannedBatches(dirty []string, plan [][]string) [][]string {
+	var out [][]string
+	named := map[string]bool{}
+	for _, set := range plan {
+		var batch []string
+		for _, id := range dirty {
+			if slices.Contains(set, id) {
+				batch = append(batch, id)
+			}
+		}
+		for _, id := range set {
+			named[id] = true
+		}
+		if len(batch) > 0 {
+			out = append(out, batch)
+		}
+	}
+	var rest []string
+	for _, id := range dirty {
+		if !named[id] {
+			rest = append(rest, id)
+		}
+	}
+	if len(rest) > 0 {
+		out = append(out, rest)
+	}
+	return out
+}
+
 // Verdict is what an update does after a batch.
 type Verdict string
 
@@ -364,4 +400,28 @@ func (p RestartPolicy) Describe() string {
 		return fmt.Sprintf("at most %d restarts", p.MaxAttempts)
 	}
 	return fmt.Sprintf("at most %d restarts within %s", p.MaxAttempts, p.Window)
+}
+
+// HealthModes are a health policy's verdicts on one node, one per
+// detection mode it uses: true when the mode found the node failed.
+type HealthModes map[string]bool
+
+// Unhealthy is a health policy's verdict on a node (Senlin's health
+// manager): within grace (the node updated less than node_update_timeout
+// ago) polling failures are forgiven; otherwise ANY_FAILED takes one
+// failing mode and ALL_FAILED needs every mode to fail. No mode, no
+// failure.
+func Unhealthy(modes HealthModes, conditional string, grace bool) bool {
+	if grace || len(modes) == 0 {
+		return false
+	}
+	all, any := true, false
+	for _, failed := range modes {
+		all = all && failed
+		any = any || failed
+	}
+	if conditional == "ALL_FAILED" {
+		return all
+	}
+	return any
 }

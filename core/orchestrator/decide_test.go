@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -197,5 +198,58 @@ func TestDirty(t *testing.T) {
 	}
 	if got := Dirty(members, "old", nil); !slices.Equal(got, []string{"a", "e"}) {
 		t.Errorf("dirty towards the old profile (a rollback): %v", got)
+	}
+}
+
+// TestPlannedBatches: a batch policy's plan decides the batches, in its
+// order, with the nodes done or failed left out and sets left empty
+// skipped.
+func TestPlannedBatches(t *testing.T) {
+	plan := [][]string{{"c", "a"}, {"b"}, {"d"}}
+	cases := []struct {
+		name  string
+		dirty []string
+		plan  [][]string
+		want  [][]string
+	}{
+		{"the plan's sets in its order, nodes in dirty's order", []string{"a", "b", "c", "d"}, plan, [][]string{{"a", "c"}, {"b"}, {"d"}}},
+		{"a set whose nodes are done is skipped (a resumed update)", []string{"b", "d"}, plan, [][]string{{"b"}, {"d"}}},
+		{"a node done leaves the rest of its set", []string{"a", "b", "d"}, plan, [][]string{{"a"}, {"b"}, {"d"}}},
+		{"dirty nodes the plan does not name go last", []string{"a", "b", "c", "d", "e"}, plan, [][]string{{"a", "c"}, {"b"}, {"d"}, {"e"}}},
+		{"nothing dirty: no batch", nil, plan, nil},
+		{"an empty plan: one batch of the dirty nodes", []string{"a", "b"}, [][]string{}, [][]string{{"a", "b"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := PlannedBatches(c.dirty, c.plan); !reflect.DeepEqual(got, c.want) {
+				t.Errorf("PlannedBatches(%v, %v) = %v, want %v", c.dirty, c.plan, got, c.want)
+			}
+		})
+	}
+}
+
+// TestUnhealthy holds the health policy's verdict: ANY_FAILED and
+// ALL_FAILED over the modes, grace after an update, no mode no failure.
+func TestUnhealthy(t *testing.T) {
+	cases := []struct {
+		name        string
+		modes       HealthModes
+		conditional string
+		grace       bool
+		want        bool
+	}{
+		{"any: one mode fails", HealthModes{"a": true, "b": false}, "ANY_FAILED", false, true},
+		{"any: none fails", HealthModes{"a": false, "b": false}, "ANY_FAILED", false, false},
+		{"all: one of two fails", HealthModes{"a": true, "b": false}, "ALL_FAILED", false, false},
+		{"all: both fail", HealthModes{"a": true, "b": true}, "ALL_FAILED", false, true},
+		{"grace forgives", HealthModes{"a": true}, "ANY_FAILED", true, false},
+		{"no mode", HealthModes{}, "ALL_FAILED", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Unhealthy(c.modes, c.conditional, c.grace); got != c.want {
+				t.Errorf("Unhealthy(%v, %s, %v) = %v, want %v", c.modes, c.conditional, c.grace, got, c.want)
+			}
+		})
 	}
 }

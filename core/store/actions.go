@@ -241,22 +241,37 @@ func (s *SQL) SummarizeChildren(ctx context.Context, parentID string) (ChildSumm
 
 // ActiveActions implements Store.
 func (s *SQL) ActiveActions(ctx context.Context, target string) ([]*model.Action, error) {
-	return s.actionsWhere(ctx, "target = ? AND status IN (?, ?, ?, ?) ORDER BY created_at, id", target, model.ActionInit, model.ActionReady, model.ActionRunning, model.ActionWaiting)
+	return s.actionsWhere(ctx, "target = ? AND status IN (?, ?, ?, ?, ?) ORDER BY created_at, id", target, model.ActionInit, model.ActionReady, model.ActionRunning, model.ActionWaiting, model.ActionWaitingLifecycle)
 }
 
 // SignalChildren implements Store.
 func (s *SQL) SignalChildren(ctx context.Context, parentID, control string, now time.Time) error {
-	if _, err := s.exec(ctx, "UPDATE actions SET control = ? WHERE parent_id = ? AND status IN (?, ?, ?, ?)", control, parentID,
-		model.ActionInit, model.ActionReady, model.ActionRunning, model.ActionWaiting); err != nil {
+	if _, err := s.exec(ctx, "UPDATE actions SET control = ? WHERE parent_id = ? AND status IN (?, ?, ?, ?, ?)", control, parentID,
+		model.ActionInit, model.ActionReady, model.ActionRunning, model.ActionWaiting, model.ActionWaitingLifecycle); err != nil {
 		return fmt.Errorf("signal children: %w", err)
 	}
 	if control == model.SignalCancel {
-		if _, err := s.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, end_time = ?, updated_at = ? WHERE parent_id = ? AND status IN (?, ?, ?)",
-			model.ActionCancelled, "The action was cancelled.", float64(now.UnixMicro())/1e6, us(now), parentID, model.ActionInit, model.ActionReady, model.ActionWaiting); err != nil {
+		if _, err := s.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, end_time = ?, updated_at = ? WHERE parent_id = ? AND status IN (?, ?, ?, ?)",
+			model.ActionCancelled, "The action was cancelled.", float64(now.UnixMicro())/1e6, us(now), parentID, model.ActionInit, model.ActionReady, model.ActionWaiting, model.ActionWaitingLifecycle); err != nil {
 			return fmt.Errorf("cancel children: %w", err)
 		}
 	}
 	return nil
+}
+
+// ReleaseLifecycle implements Store.
+func (s *SQL) ReleaseLifecycle(ctx context.Context, parentID, id, reason string, now time.Time) (int, error) {
+	q, args := "UPDATE actions SET status = ?, status_reason = ?, updated_at = ? WHERE parent_id = ? AND status = ?",
+		[]any{model.ActionReady, reason, us(now), parentID, model.ActionWaitingLifecycle}
+	if id != "" {
+		q, args = q+" AND id = ?", append(args, id)
+	}
+	res, err := s.exec(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("release lifecycle hook: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // DeleteActions implements Store.

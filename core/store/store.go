@@ -213,6 +213,11 @@ type Store interface {
 	// SignalChildren sets control on the pending children of parentID and
 	// cancels those that have not started.
 	SignalChildren(ctx context.Context, parentID, control string, now time.Time) error
+	// ReleaseLifecycle makes parentID's children that a lifecycle hook
+	// holds (WAITING_LIFECYCLE_COMPLETION) READY with the reason: the one
+	// with the given id, or all of them when id is empty. It returns how
+	// many it released; an action no longer held is left as it is.
+	ReleaseLifecycle(ctx context.Context, parentID, id, reason string, now time.Time) (int, error)
 	// DeleteActions removes terminal actions by id.
 	DeleteActions(ctx context.Context, ids []string) error
 

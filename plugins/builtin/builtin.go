@@ -7,10 +7,13 @@ import (
 	"os"
 
 	"github.com/grovehq/grove/plugins/builtin/affinity"
+	"github.com/grovehq/grove/plugins/builtin/batch"
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/builtin/deletion"
+	"github.com/grovehq/grove/plugins/builtin/health"
 	"github.com/grovehq/grove/plugins/builtin/noop"
 	"github.com/grovehq/grove/plugins/builtin/nova"
+	"github.com/grovehq/grove/plugins/builtin/placement"
 	"github.com/grovehq/grove/plugins/builtin/process"
 	"github.com/grovehq/grove/plugins/builtin/scalingpolicy"
 	"github.com/grovehq/grove/plugins/builtin/vsphere"
@@ -26,7 +29,7 @@ func Plugin(version string) *sdk.Plugin {
 		Name:     Name,
 		Version:  version,
 		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type(), vsphere.Type(), nova.Type()},
-		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type(), affinity.Type()},
+		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type(), affinity.Type(), batch.Type(), placement.ZoneType(), placement.RegionType(), health.Type()},
 	}
 }
 

@@ -27,6 +27,7 @@ const (
 	DataDeletion  = "deletion"
 	DataCreation  = "creation"
 	DataPlacement = "placement"
+	DataUpdate    = "update"
 )
 
 // ClusterResizeInputs are CLUSTER_RESIZE's inputs. A key left out or null
@@ -94,12 +95,28 @@ type DeletionData struct {
 	DestroyAfterDeletion  *bool    `json:"destroy_after_deletion,omitzero"`
 	GracePeriod           *int     `json:"grace_period,omitzero"`
 	ReduceDesiredCapacity *bool    `json:"reduce_desired_capacity,omitzero"`
+	// Zones and Regions are a placement policy's plan: how many of the
+	// nodes leave each availability zone or region.
+	Zones   map[string]int `json:"zones,omitzero"`
+	Regions map[string]int `json:"regions,omitzero"`
 }
 
 // CreationData is a scale-out decision (data.creation): how many nodes to
 // add.
 type CreationData struct {
 	Count *int `json:"count,omitzero"`
+	// Zones and Regions are a placement policy's plan: how many of the
+	// new nodes go to each availability zone or region.
+	Zones   map[string]int `json:"zones,omitzero"`
+	Regions map[string]int `json:"regions,omitzero"`
+}
+
+// UpdateData is a batching decision (data.update, senlin.policy.batch's):
+// the node ids of each batch of a cluster update, in order, and the
+// seconds to pause between batches.
+type UpdateData struct {
+	PauseTime int        `json:"pause_time"`
+	Plan      [][]string `json:"plan"`
 }
 
 // decodeLoose decodes the JSON object b into v after turning the strings of

@@ -29,6 +29,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ClaimBatchesNodeActions", testClaim},
 		{"LeasesAndReclaim", testLeases},
 		{"ChildrenAndCancel", testChildren},
+		{"LifecycleHolds", testLifecycle},
 		{"Locks", testLocks},
 		{"BindingsAndEvents", testBindingsEvents},
 		{"TransactionRollback", testTx},
@@ -290,6 +291,44 @@ func testChildren(t *testing.T, s store.Store) {
 	active, _ := s.ActiveActions(ctx, "t")
 	if len(active) != 1 || active[0].ID != p.ID {
 		t.Errorf("active actions on target: %d", len(active))
+	}
+}
+
+// testLifecycle: children a lifecycle hook holds are not claimed, count as
+// active and pending, are released one by one or all at once (a released
+// one is not released again), and are cancelled with their parent.
+func testLifecycle(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	p := action(model.ClusterScaleInAction, "", t0)
+	k1, k2, k3 := action(model.NodeDeleteAction, p.ID, t0), action(model.NodeDeleteAction, p.ID, t0), action(model.NodeDeleteAction, p.ID, t0)
+	for _, k := range []*model.Action{k1, k2, k3} {
+		k.Status, k.Target = model.ActionWaitingLifecycle, "n-"+k.ID
+	}
+	p.Status = model.ActionRunning
+	must(t, s.CreateActions(ctx, []*model.Action{p, k1, k2, k3}))
+	if got, _ := s.ClaimActions(ctx, "me", time.Now().Add(time.Hour), true, 10); len(got) != 0 {
+		t.Fatalf("held children were claimed: %d", len(got))
+	}
+	if active, _ := s.ActiveActions(ctx, k1.Target); len(active) != 1 {
+		t.Errorf("a held child is not active on its node: %d", len(active))
+	}
+	if sum, _ := s.SummarizeChildren(ctx, p.ID); sum.Pending != 3 {
+		t.Errorf("held children pending: %+v", sum)
+	}
+	n, err := s.ReleaseLifecycle(ctx, p.ID, k1.ID, "Lifecycle completed.", time.Now())
+	must(t, err)
+	if got, _ := s.GetAction(ctx, k1.ID); n != 1 || got.Status != model.ActionReady || got.StatusReason != "Lifecycle completed." {
+		t.Errorf("release one: %d, %+v", n, got)
+	}
+	if n, _ := s.ReleaseLifecycle(ctx, p.ID, k1.ID, "again", time.Now()); n != 0 {
+		t.Errorf("a released child was released again: %d", n)
+	}
+	must(t, s.SignalChildren(ctx, p.ID, model.SignalCancel, time.Now()))
+	if got, _ := s.GetAction(ctx, k2.ID); got.Status != model.ActionCancelled {
+		t.Errorf("a held child is cancelled with its parent: %+v", got)
+	}
+	if n, _ := s.ReleaseLifecycle(ctx, p.ID, "", "timeout", time.Now()); n != 0 {
+		t.Errorf("released cancelled children: %d", n)
 	}
 }
 

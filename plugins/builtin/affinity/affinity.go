@@ -188,7 +188,8 @@ func (p *policy) Check(ctx context.Context, req sdk.CheckRequest) (sdk.CheckResu
 	if refuse != "" {
 		return sdk.CheckResult{Refuse: refuse, Data: data}, nil
 	}
-	return sdk.CheckResult{Data: map[string]any{"placement": decide.Placement(entries)}}, nil
+	// A zone or region placement policy may have placed the nodes first.
+	return sdk.CheckResult{Data: map[string]any{"placement": decide.Merge(req.Action.Data[sdk.DataPlacement], decide.Placement(entries))}}, nil
 }
 
 // refusal is Senlin's status data of a failed check.

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 
+	"github.com/grovehq/grove/plugins/builtin/placement/decide"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/scaling"
 	"github.com/grovehq/grove/plugins/sdk/schema"
@@ -32,11 +34,15 @@ func Type() sdk.PolicyType {
 			"destroy_after_deletion":  {Type: schema.Boolean, Default: true, Description: "Destroy removed nodes instead of keeping them as orphans."},
 			"grace_period":            {Type: schema.Integer, Default: int64(0), Description: "Seconds to wait before removing nodes.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(math.MaxInt32))}},
 			"reduce_desired_capacity": {Type: schema.Boolean, Default: true, Description: "Lower desired_capacity by the number of nodes removed."},
-			"hooks": {Type: schema.Map, Default: map[string]any{}, Description: "Lifecycle hooks (version 1.1). Not supported by Grove yet; must be empty.",
+			"hooks": {Type: schema.Map, Default: map[string]any{}, Description: "Lifecycle hook properties (version 1.1): before a node is deleted, the hook is told and the deletion waits for complete_lifecycle or the timeout. Grove implements type webhook.",
 				Schema: schema.Schema{
-					"type":    {Type: schema.String, Default: "zaqar", Constraints: []schema.Constraint{schema.AllowedValues("zaqar", "webhook")}},
-					"params":  {Type: schema.Map},
-					"timeout": {Type: schema.Integer, Default: int64(0)},
+					"type": {Type: schema.String, Default: "zaqar", Description: "Type of lifecycle hook.", Constraints: []schema.Constraint{schema.AllowedValues("zaqar", "webhook")}},
+					"params": {Type: schema.Map, Default: map[string]any{}, Schema: schema.Schema{
+						"queue": {Type: schema.String, Default: "", Description: "Zaqar queue to receive lifecycle hook message."},
+						"url":   {Type: schema.String, Default: "", Description: "Url sink to which to send lifecycle hook message."},
+					}},
+					"timeout": {Type: schema.Integer, Default: int64(0), Description: "Number of seconds before actual deletion happens; 0 waits as long as the action may run.",
+						Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(math.MaxInt32))}},
 				}},
 		},
 		Targets: []sdk.Target{
@@ -51,10 +57,7 @@ func Type() sdk.PolicyType {
 			if err := spec.Decode(&p); err != nil {
 				return diagnostics(err)
 			}
-			if len(p.Hooks.Params) > 0 {
-				return schema.Diagnostics{{Field: "properties.hooks", Message: "lifecycle hooks are not supported by Grove yet; remove them."}}
-			}
-			return nil
+			return p.Hooks.validate()
 		},
 	}
 }
@@ -65,9 +68,41 @@ type properties struct {
 	DestroyAfterDeletion  bool   `json:"destroy_after_deletion"`
 	GracePeriod           int    `json:"grace_period"`
 	ReduceDesiredCapacity bool   `json:"reduce_desired_capacity"`
-	Hooks                 struct {
-		Params map[string]any `json:"params"`
-	} `json:"hooks"`
+	Hooks                 hooks  `json:"hooks"`
+}
+
+// hooks is the lifecycle hook, Senlin's hooks property.
+type hooks struct {
+	Type   string `json:"type"`
+	Params struct {
+		Queue string `json:"queue"`
+		URL   string `json:"url"`
+	} `json:"params"`
+	Timeout int `json:"timeout"`
+}
+
+// set says whether the spec gives a hook: a queue or a URL to tell.
+func (h hooks) set() bool { return h.Params.Queue != "" || h.Params.URL != "" }
+
+// validate refuses hooks Grove cannot run: Zaqar queues (Grove has no
+// Zaqar) and webhooks without an http or https URL.
+func (h hooks) validate() schema.Diagnostics {
+	if !h.set() {
+		return nil
+	}
+	if h.Type != "webhook" {
+		return schema.Diagnostics{{Field: "properties.hooks.type", Message: "Grove has no Zaqar queue to post lifecycle hook messages to; use type webhook with params.url."}}
+	}
+	u, err := url.Parse(h.Params.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return schema.Diagnostics{{Field: "properties.hooks.params.url", Message: fmt.Sprintf("'%s' is not an http or https URL.", h.Params.URL)}}
+	}
+	return nil
+}
+
+// data is the hook as the engine reads it from data.hooks.
+func (h hooks) data() map[string]any {
+	return map[string]any{"type": h.Type, "params": map[string]any{"queue": h.Params.Queue, "url": h.Params.URL}, "timeout": h.Timeout}
 }
 
 // diagnostics words a decoding error of the properties for Validate.
@@ -91,6 +126,9 @@ func (policy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, e
 		return sdk.CheckResult{}, fmt.Errorf("the properties of policy %s cannot be read: %w", req.Policy.ID, err)
 	}
 	var victims []string
+	// The hook applies to the nodes the policy chooses, not to those the
+	// user named, as in Senlin.
+	chosen := true
 	switch req.Action.Name {
 	case "CLUSTER_DEL_NODES":
 		var in sdk.ClusterDelNodesInputs
@@ -101,6 +139,11 @@ func (policy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, e
 	case "NODE_DELETE":
 		victims = []string{req.Action.Target}
 	}
+	chosen = len(victims) == 0
+	var decided sdk.DeletionData
+	if _, err := req.Action.DecodeData(sdk.DataDeletion, &decided); err != nil {
+		return sdk.CheckResult{Refuse: fmt.Sprintf("The deletion decided by an earlier policy cannot be read: %v.", err)}, nil
+	}
 	if len(victims) == 0 {
 		count, err := count(req)
 		if err != nil {
@@ -109,17 +152,49 @@ func (policy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, e
 		if count <= 0 {
 			return sdk.CheckResult{}, nil
 		}
-		victims = scaling.SelectVictims(candidates(req.Cluster), count, p.Criteria, nil)
+		// A placement policy's plan says how many leave each region or
+		// zone (regions first, as Senlin); the criterion picks them there.
+		switch {
+		case decided.Regions != nil:
+			victims = decide.Victims(areaVictims(req.Cluster, decide.RegionOf), decided.Regions, p.Criteria)
+		case decided.Zones != nil:
+			victims = decide.Victims(areaVictims(req.Cluster, decide.ZoneOf), decided.Zones, p.Criteria)
+		default:
+			victims = scaling.SelectVictims(candidates(req.Cluster), count, p.Criteria, nil)
+		}
 	}
 	// The keys and value types of the engine's data.deletion, so the
-	// decision travels as a typed message.
-	return sdk.CheckResult{Data: map[string]any{sdk.DataDeletion: map[string]any{
+	// decision travels as a typed message; a placement plan stays beside
+	// it, as Senlin merges the two.
+	out := map[string]any{
 		"count":                   len(victims),
 		"candidates":              victims,
 		"destroy_after_deletion":  p.DestroyAfterDeletion,
 		"grace_period":            p.GracePeriod,
 		"reduce_desired_capacity": p.ReduceDesiredCapacity,
-	}}}, nil
+	}
+	if decided.Regions != nil {
+		out["regions"] = decided.Regions
+	}
+	if decided.Zones != nil {
+		out["zones"] = decided.Zones
+	}
+	data := map[string]any{sdk.DataDeletion: out}
+	if chosen && p.Hooks.set() {
+		data["hooks"] = p.Hooks.data()
+	}
+	return sdk.CheckResult{Data: data}, nil
+}
+
+// areaVictims are the cluster's nodes with the region or zone areaOf
+// reads from their data.
+func areaVictims(c sdk.Cluster, areaOf func(map[string]any) string) []decide.Victim {
+	cs := candidates(c)
+	out := make([]decide.Victim, len(cs))
+	for i, n := range c.Nodes {
+		out[i] = decide.Victim{Candidate: cs[i], Area: areaOf(n.Data)}
+	}
+	return out
 }
 
 // count is how many nodes leave: what a policy checked before decided, or

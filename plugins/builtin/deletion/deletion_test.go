@@ -109,7 +109,8 @@ func TestCheckNamesWhatItCannotRead(t *testing.T) {
 }
 
 // TestValidateNamesTheProperty: a property Validate cannot read is a
-// diagnostic naming it; hooks with parameters are refused as before.
+// diagnostic naming it; a Zaqar hook is refused (Grove has no Zaqar), a
+// webhook needs an http or https URL.
 func TestValidateNamesTheProperty(t *testing.T) {
 	validate := Type().Validate
 	ds := validate(context.Background(), sdk.Spec{Properties: map[string]any{"hooks": map[string]any{"params": "x"}}})
@@ -117,10 +118,61 @@ func TestValidateNamesTheProperty(t *testing.T) {
 		t.Errorf("diagnostics %v", ds)
 	}
 	ds = validate(context.Background(), sdk.Spec{Properties: map[string]any{"hooks": map[string]any{"params": map[string]any{"queue": "q"}}}})
-	if len(ds) != 1 || ds[0].Field != "properties.hooks" {
-		t.Errorf("diagnostics %v", ds)
+	if len(ds) != 1 || ds[0].Field != "properties.hooks.type" || !strings.Contains(ds[0].Message, "webhook") {
+		t.Errorf("a zaqar hook: diagnostics %v", ds)
+	}
+	hook := func(u string) sdk.Spec {
+		return sdk.Spec{Properties: map[string]any{"hooks": map[string]any{"type": "webhook", "params": map[string]any{"url": u}}}}
+	}
+	if ds := validate(context.Background(), hook("ftp://x/")); len(ds) != 1 || ds[0].Field != "properties.hooks.params.url" {
+		t.Errorf("a webhook to ftp: diagnostics %v", ds)
+	}
+	if ds := validate(context.Background(), hook("http://127.0.0.1:9/hook")); ds != nil {
+		t.Errorf("a webhook: diagnostics %v", ds)
 	}
 	if ds := validate(context.Background(), sdk.Spec{Properties: props("RANDOM")}); ds != nil {
 		t.Errorf("diagnostics %v", ds)
+	}
+}
+
+// TestCheckFollowsPlacementPlan: with a placement policy's plan in
+// data.deletion, the victims are chosen region by region (regions first,
+// as Senlin) or zone by zone with the criterion, and the plan stays in
+// data.deletion.
+func TestCheckFollowsPlacementPlan(t *testing.T) {
+	c := cluster()
+	where := []map[string]any{{"zone": "z1", "region_name": "r2"}, {"zone": "z1", "region_name": "r1"}, {"zone": "z2", "region_name": "r1"}, {"zone": "z2", "region_name": "r1"}}
+	for i := range c.Nodes {
+		c.Nodes[i].Status = "ACTIVE"
+		c.Nodes[i].Data = map[string]any{"placement": where[i]}
+	}
+	cases := []struct {
+		name     string
+		decided  map[string]any
+		want     []string
+		planKeys []string
+	}{
+		{"one from each zone, oldest first", map[string]any{"count": 2, "zones": map[string]any{"z1": 1, "z2": 1}}, []string{"a", "c"}, []string{"zones"}},
+		{"two from r1, oldest first", map[string]any{"count": 2, "regions": map[string]any{"r1": 2}}, []string{"b", "c"}, []string{"regions"}},
+		{"regions before zones", map[string]any{"count": 1, "regions": map[string]any{"r2": 1}, "zones": map[string]any{"z2": 1}}, []string{"a"}, []string{"regions", "zones"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := sdk.CheckRequest{Phase: "BEFORE", Policy: sdk.Spec{Properties: props("OLDEST_FIRST")}, Cluster: c,
+				Action: sdk.Action{Name: "CLUSTER_SCALE_IN", Data: map[string]any{"deletion": tc.decided}}}
+			res, err := Type().Policy.Check(context.Background(), req)
+			if err != nil || res.Refuse != "" {
+				t.Fatalf("check: %+v %v", res, err)
+			}
+			del := res.Data["deletion"].(map[string]any)
+			if got := del["candidates"].([]string); !slices.Equal(got, tc.want) {
+				t.Errorf("candidates %v, want %v", got, tc.want)
+			}
+			for _, k := range tc.planKeys {
+				if del[k] == nil {
+					t.Errorf("data.deletion lost the plan's %s: %v", k, del)
+				}
+			}
+		})
 	}
 }

@@ -183,6 +183,32 @@ func Placement(entries []Entry) map[string]any {
 	return map[string]any{"count": len(entries), "placements": ps}
 }
 
+// Merge keeps what a policy checked earlier put in data.placement's
+// entries (a zone or region placement policy's zone or region_name) under
+// the entries of placement, which win where both set a key. Entries past
+// the earlier ones are placement's as they are.
+func Merge(earlier any, placement map[string]any) map[string]any {
+	had, _ := earlier.(map[string]any)
+	old, _ := had["placements"].([]any)
+	ours, _ := placement["placements"].([]any)
+	for i, e := range ours {
+		m, ok := e.(map[string]any)
+		if !ok || i >= len(old) {
+			continue
+		}
+		prev, _ := old[i].(map[string]any)
+		merged := make(map[string]any, len(prev)+len(m))
+		for k, v := range prev {
+			merged[k] = v
+		}
+		for k, v := range m {
+			merged[k] = v
+		}
+		ours[i] = merged
+	}
+	return placement
+}
+
 // Same is count copies of one entry: a server group's placement, where
 // Nova's scheduler does the rest.
 func Same(count int, e Entry) []Entry {

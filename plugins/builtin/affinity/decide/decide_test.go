@@ -195,3 +195,18 @@ func TestPolicyKinds(t *testing.T) {
 		t.Error("Hard")
 	}
 }
+
+// TestMerge: an earlier policy's zone or region stays in each entry, the
+// affinity policy's keys win, and entries past the earlier ones are kept.
+func TestMerge(t *testing.T) {
+	earlier := map[string]any{"count": 2, "placements": []any{map[string]any{"zone": "az1", "region_name": "r1"}, map[string]any{"zone": "az2"}}}
+	ours := Placement([]Entry{{ServerGroup: "g"}, {ServerGroup: "g", Zone: "nova"}, {ServerGroup: "g"}})
+	got := Merge(earlier, ours)["placements"].([]any)
+	want := []any{map[string]any{"servergroup": "g", "zone": "az1", "region_name": "r1"}, map[string]any{"servergroup": "g", "zone": "nova"}, map[string]any{"servergroup": "g"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Merge = %v, want %v", got, want)
+	}
+	if got := Merge(nil, Placement([]Entry{{ServerGroup: "g"}})); len(got["placements"].([]any)) != 1 {
+		t.Errorf("Merge with nothing earlier = %v", got)
+	}
+}
