@@ -291,6 +291,12 @@ func (w *Observed) SignalChildren(ctx context.Context, parentID string, control 
 	return w.s.SignalChildren(ctx, parentID, control, now)
 }
 
+// ReleaseLifecycle implements Store.
+func (w *Observed) ReleaseLifecycle(ctx context.Context, parentID string, id string, reason string, now time.Time) (int, error) {
+	defer w.observe("ReleaseLifecycle", time.Now())
+	return w.s.ReleaseLifecycle(ctx, parentID, id, reason, now)
+}
+
 // DeleteActions implements Store.
 func (w *Observed) DeleteActions(ctx context.Context, ids []string) error {
 	defer w.observe("DeleteActions", time.Now())
