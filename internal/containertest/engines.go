@@ -32,7 +32,9 @@ func StartEngines(t testing.TB, n int) []string {
 	}
 	var hosts []string
 	for i := range n {
-		dir, err := os.MkdirTemp("", fmt.Sprintf("grove-engine%d-", i))
+		// Under /tmp, not $TMPDIR: Podman refuses a runroot longer than 50
+		// characters, and CI's run-unique TMPDIR is already long.
+		dir, err := os.MkdirTemp("/tmp", fmt.Sprintf("ge%d-", i))
 		if err != nil {
 			t.Fatal(err)
 		}
