@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
@@ -162,6 +163,16 @@ func FindNodeOperation(ops []NodeOperation, name string) (NodeOperation, bool) {
 		}
 	}
 	return NodeOperation{}, false
+}
+
+// NodeOperationNames lists the operations' names, comma-separated, for a
+// message that says which exist.
+func NodeOperationNames(ops []NodeOperation) string {
+	names := make([]string, len(ops))
+	for i, op := range ops {
+		names[i] = op.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // Host is a place a driver can put nodes: a container engine, a hypervisor.

@@ -43,14 +43,6 @@ func isOperation(op string) bool {
 	return ok
 }
 
-func operationNames() string {
-	var names []string
-	for _, o := range NodeOperations() {
-		names = append(names, o.Name)
-	}
-	return strings.Join(names, ", ")
-}
-
 // OperationParams are the parameters of the operations: reboot's type,
 // change_password's admin_pass, rescue's image_ref.
 type OperationParams struct {
@@ -75,7 +67,7 @@ var after = map[string][]string{
 // afterwards when its server is ACTIVE.
 func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op string, params map[string]any) []sdk.Result {
 	if !isOperation(op) {
-		return failAll(ctx, nodes, fmt.Errorf("%s has no operation %q; it has %s", TypeName, op, operationNames()))
+		return failAll(ctx, nodes, fmt.Errorf("%s has no operation %q; it has %s", TypeName, op, sdk.NodeOperationNames(NodeOperations())))
 	}
 	var in OperationParams
 	if err := sdk.Decode("params", params, &in); err != nil {

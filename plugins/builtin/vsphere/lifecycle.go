@@ -399,14 +399,6 @@ func isOperation(op string) bool {
 	return ok
 }
 
-func operationNames() string {
-	var names []string
-	for _, o := range NodeOperations() {
-		names = append(names, o.Name)
-	}
-	return strings.Join(names, ", ")
-}
-
 // OperationParams are the parameters of the snapshot operations.
 type OperationParams struct {
 	// Name is the snapshot's name; snapshot_revert without one reverts to
@@ -424,7 +416,7 @@ type OperationParams struct {
 // accepts these names too.
 func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op string, params map[string]any) []sdk.Result {
 	if !isOperation(op) {
-		return failAll(ctx, nodes, fmt.Errorf("vsphere.vm has no operation %q; it has %s", op, operationNames()))
+		return failAll(ctx, nodes, fmt.Errorf("vsphere.vm has no operation %q; it has %s", op, sdk.NodeOperationNames(NodeOperations())))
 	}
 	var in OperationParams
 	if err := sdk.Decode("params", params, &in); err != nil {
