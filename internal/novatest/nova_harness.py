@@ -126,6 +126,16 @@ def main(argv):
             self.flags(instances=-1, cores=-1, ram=-1, server_groups=-1,
                        server_group_members=-1, key_pairs=-1,
                        metadata_items=-1, group="quota")
+            # Nova maps a requested zone to placement aggregates only when
+            # an aggregate names it, so a server asked for the default zone
+            # ("nova") may land on a host an aggregate moved to another
+            # zone. Nova's documentation has deployments that keep the
+            # default zone enable AvailabilityZoneFilter; so does Grove's.
+            self.flags(enabled_filters=[
+                "AvailabilityZoneFilter", "ComputeFilter",
+                "ComputeCapabilitiesFilter", "ImagePropertiesFilter",
+                "ServerGroupAntiAffinityFilter", "ServerGroupAffinityFilter",
+            ], group="filter_scheduler")
             for image_id, name in IMAGES:
                 image = copy.deepcopy(self.glance.image1)
                 image.update(id=image_id, name=name)
