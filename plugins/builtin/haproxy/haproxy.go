@@ -1,0 +1,355 @@
+// Package haproxy is grove.policy.haproxy: it keeps an HAProxy backend's
+// servers in step with a cluster's nodes through HAProxy's runtime API,
+// without a reload. Nodes join after the actions that add or bring them
+// back and leave before the actions that take them away, drained first;
+// which nodes is decided by plugins/builtin/loadbalance/decide, shared with
+// senlin.policy.loadbalance. Files: haproxy.go (the type, attach, detach,
+// check), runtime.go (the runtime-API client).
+package haproxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/grovehq/grove/plugins/builtin/loadbalance/decide"
+	"github.com/grovehq/grove/plugins/sdk"
+	"github.com/grovehq/grove/plugins/sdk/schema"
+)
+
+// TypeName is the policy's type name.
+const TypeName = "grove.policy.haproxy"
+
+// Priority is senlin.policy.loadbalance's: after the deletion policy (400)
+// has chosen the victims, so the servers drained are the nodes deleted.
+const Priority = 500
+
+// Properties are the policy's properties, as the schema fills them in.
+type Properties struct {
+	Socket       string `json:"socket"`
+	Backend      string `json:"backend"`
+	Weight       int    `json:"weight"`
+	Check        bool   `json:"check"`
+	DrainTimeout int    `json:"drain_timeout"`
+	Port         int    `json:"port"`
+}
+
+// Type returns the policy registration.
+func Type() sdk.PolicyType {
+	targets := make([]sdk.Target, len(decide.Targets))
+	for i, t := range decide.Targets {
+		targets[i] = sdk.Target{Phase: t[0], Action: t[1]}
+	}
+	return sdk.PolicyType{
+		Type:     TypeName,
+		Versions: []string{"1.0"},
+		Description: "Keeps an HAProxy backend's servers in step with the cluster through the runtime API: new nodes are added once healthy, " +
+			"leaving nodes are drained, then removed.",
+		Schema: schema.Schema{
+			"socket":  {Type: schema.String, Required: true, Description: "HAProxy's runtime API (a stats socket at level admin): an absolute unix socket path or host:port."},
+			"backend": {Type: schema.String, Required: true, Description: "The backend the cluster's nodes are servers of; it must exist."},
+			"weight": {Type: schema.Integer, Default: int64(1), Description: "Each server's weight.",
+				Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(256))}},
+			"check": {Type: schema.Boolean, Default: true, Description: "Run HAProxy's health checks on the servers."},
+			"drain_timeout": {Type: schema.Integer, Default: int64(30), Description: "Seconds a leaving server is drained, waiting for its sessions to end, before it is removed.",
+				Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(math.MaxInt32))}},
+			"port": {Type: schema.Integer, Default: int64(0), Description: "The port nodes serve on when their address has none (Nova servers, vSphere VMs); 0 when every node's address has its port.",
+				Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(65535))}},
+		},
+		Targets:   targets,
+		Priority:  Priority,
+		Singleton: true,
+		Policy:    policy{},
+		Validate: func(_ context.Context, spec sdk.Spec) schema.Diagnostics {
+			var p Properties
+			if err := spec.Decode(&p); err != nil {
+				return schema.Diagnostics{{Field: "properties", Message: err.Error()}}
+			}
+			var ds schema.Diagnostics
+			if _, err := ParseSocket(p.Socket); err != nil {
+				ds = append(ds, schema.Diagnostic{Field: "properties.socket", Message: err.Error() + "."})
+			}
+			if err := checkWord(p.Backend); err != nil {
+				ds = append(ds, schema.Diagnostic{Field: "properties.backend", Message: err.Error() + "."})
+			}
+			return ds
+		},
+	}
+}
+
+type policy struct{}
+
+// ServerPrefix is the start of the name of every server the policy adds
+// for a cluster: "grove-", the cluster id's first 8 characters and "-",
+// then the node's id. Servers of the backend's own configuration, or of
+// another cluster, are never touched.
+func ServerPrefix(clusterID string) string {
+	if len(clusterID) > 8 {
+		clusterID = clusterID[:8]
+	}
+	return "grove-" + clusterID + "-"
+}
+
+type binding struct {
+	rt     *Runtime
+	props  Properties
+	prefix string
+}
+
+func open(spec sdk.Spec, c sdk.Cluster) (*binding, error) {
+	var p Properties
+	if err := spec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("The properties of policy '%s' cannot be read: %w", spec.Name, err)
+	}
+	rt, err := ParseSocket(p.Socket)
+	if err != nil {
+		return nil, fmt.Errorf("properties.socket %w", err)
+	}
+	return &binding{rt: rt, props: p, prefix: ServerPrefix(c.ID)}, nil
+}
+
+// members are the backend's servers the policy added for this cluster.
+func (b *binding) members(ctx context.Context) ([]decide.Member, error) {
+	servers, err := b.rt.Servers(ctx, b.props.Backend)
+	if err != nil {
+		return nil, err
+	}
+	var out []decide.Member
+	for _, s := range servers {
+		if id, ok := strings.CutPrefix(s.Name, b.prefix); ok {
+			out = append(out, decide.Member{Node: id, Address: s.Addr, Ready: s.Ready()})
+		}
+	}
+	return out, nil
+}
+
+func (b *binding) nodes(c sdk.Cluster) []decide.Node {
+	out := make([]decide.Node, len(c.Nodes))
+	for i, n := range c.Nodes {
+		out[i] = decide.Node{ID: n.ID, Status: n.Status, Address: decide.Address(n.Data, b.props.Port),
+			CreatedAt: n.CreatedAt, ProfileCreatedAt: n.ProfileCreatedAt, Tainted: n.Tainted}
+	}
+	return out
+}
+
+// Attach adds every node with an address as a server. A backend that does
+// not exist or a socket that does not answer refuses the attach.
+func (policy) Attach(ctx context.Context, spec sdk.Spec, c sdk.Cluster) (map[string]any, error) {
+	b, err := open(spec, c)
+	if err != nil {
+		return nil, err
+	}
+	members, err := b.members(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("The HAProxy policy cannot attach: %w", err)
+	}
+	plan, err := decide.Decide(decide.Request{Phase: decide.After, Action: decide.Attach, Nodes: b.nodes(c), Members: members})
+	if err != nil {
+		return nil, err
+	}
+	if err := b.apply(ctx, plan); err != nil {
+		return nil, fmt.Errorf("The HAProxy policy cannot attach: %w", err)
+	}
+	return map[string]any{"socket": b.props.Socket, "backend": b.props.Backend, "server_prefix": b.prefix}, nil
+}
+
+// Detach drains and removes every server the policy added for the
+// cluster.
+func (policy) Detach(ctx context.Context, spec sdk.Spec, c sdk.Cluster, _ map[string]any) error {
+	b, err := open(spec, c)
+	if err != nil {
+		return err
+	}
+	members, err := b.members(ctx)
+	if err != nil {
+		return fmt.Errorf("The HAProxy policy cannot detach: %w", err)
+	}
+	plan, err := decide.Decide(decide.Request{Phase: decide.Detach, Action: decide.Detach, Members: members})
+	if err != nil {
+		return err
+	}
+	return b.remove(ctx, plan.Leave)
+}
+
+// Check drains and removes the servers of nodes about to leave (BEFORE),
+// and adds, readdresses and readies those of nodes that came (AFTER). A
+// runtime API that fails refuses the action with HAProxy's reason.
+func (policy) Check(ctx context.Context, req sdk.CheckRequest) (sdk.CheckResult, error) {
+	b, err := open(req.Policy, req.Cluster)
+	if err != nil {
+		return sdk.CheckResult{}, err
+	}
+	r, err := Request(req)
+	if err != nil {
+		return sdk.CheckResult{Refuse: err.Error()}, nil
+	}
+	r.Nodes = b.nodes(req.Cluster)
+	members, err := b.members(ctx)
+	if err != nil {
+		return sdk.CheckResult{Refuse: fmt.Sprintf("The HAProxy policy cannot reach backend %s: %v.", b.props.Backend, err)}, nil
+	}
+	r.Members = members
+	plan, err := decide.Decide(r)
+	if err != nil {
+		return sdk.CheckResult{Refuse: err.Error()}, nil
+	}
+	var res sdk.CheckResult
+	if plan.Victims != nil {
+		res.Data = map[string]any{sdk.DataDeletion: VictimsData(req.Action, plan.Victims)}
+	}
+	if err := b.remove(ctx, plan.Leave); err != nil {
+		return sdk.CheckResult{Refuse: "Failed in removing node from lb pool: " + err.Error()}, nil
+	}
+	if err := b.apply(ctx, plan); err != nil {
+		return sdk.CheckResult{Refuse: "Failed in adding node into lb pool: " + err.Error()}, nil
+	}
+	return res, nil
+}
+
+// Request reads what a decision needs from a check request, except the
+// nodes and members the policy reads itself.
+func Request(req sdk.CheckRequest) (decide.Request, error) {
+	r := decide.Request{Phase: req.Phase, Action: req.Action.Name, Target: req.Action.Target}
+	var del sdk.DeletionData
+	if _, err := req.Action.DecodeData(sdk.DataDeletion, &del); err != nil {
+		return r, fmt.Errorf("The deletion decided by an earlier policy cannot be read: %w.", err)
+	}
+	r.Deletion, r.DeletionCount = del.Candidates, del.Count
+	var err error
+	switch req.Action.Name {
+	case decide.ClusterDelNodes:
+		var in sdk.ClusterDelNodesInputs
+		err = req.Action.DecodeInputs(&in)
+		r.DelNodes = in.Candidates
+	case decide.ClusterAddNodes:
+		var in sdk.ClusterAddNodesInputs
+		err = req.Action.DecodeInputs(&in)
+		r.AddNodes = in.Nodes
+	case decide.ClusterReplaceNodes:
+		var in struct {
+			Candidates map[string]string `json:"candidates"`
+		}
+		err = req.Action.DecodeInputs(&in)
+		r.Replace = in.Candidates
+	case decide.ClusterScaleIn:
+		var in sdk.ClusterScaleInputs
+		err = req.Action.DecodeInputs(&in)
+		r.ScaleCount = in.Count
+	case decide.ClusterResize:
+		var in sdk.ClusterResizeInputs
+		err = req.Action.DecodeInputs(&in)
+		r.Resize = in.Resize()
+		c := req.Cluster
+		r.Bounds.Desired, r.Bounds.Min, r.Bounds.Max = c.DesiredCapacity, c.MinSize, c.MaxSize
+	}
+	if err != nil {
+		return r, fmt.Errorf("The inputs of action %s cannot be read: %w.", req.Action.Name, err)
+	}
+	return r, nil
+}
+
+// VictimsData is data.deletion with the victims a load-balancing policy
+// chose when no policy before it did, so the engine deletes the nodes
+// whose members were removed.
+func VictimsData(a sdk.Action, victims []string) map[string]any {
+	out := map[string]any{}
+	if prev, ok := a.Data[sdk.DataDeletion].(map[string]any); ok {
+		for k, v := range prev {
+			out[k] = v
+		}
+	}
+	out["candidates"] = victims
+	out["count"] = len(victims)
+	return out
+}
+
+// apply adds the joining nodes' servers, moves the readdressed ones and
+// sets ready the servers of ACTIVE nodes: a server HAProxy adds starts in
+// maintenance, so a node not yet healthy takes no traffic.
+func (b *binding) apply(ctx context.Context, plan decide.Plan) error {
+	var errs []error
+	failed := map[string]bool{}
+	for _, n := range plan.Join {
+		if err := b.rt.AddServer(ctx, b.props.Backend, b.prefix+n.ID, n.Address, b.props.Weight, b.props.Check); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", n.ID, err))
+			failed[n.ID] = true
+		}
+	}
+	for _, n := range plan.Readdress {
+		if err := b.rt.SetAddr(ctx, b.props.Backend, b.prefix+n.ID, n.Address); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", n.ID, err))
+			failed[n.ID] = true
+		}
+	}
+	for _, id := range plan.Ready {
+		if failed[id] {
+			continue
+		}
+		if err := b.rt.SetState(ctx, b.props.Backend, b.prefix+id, "ready"); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// pollEvery is how often a drain looks at the leaving servers' sessions.
+const pollEvery = 100 * time.Millisecond
+
+// remove drains the leaving servers together, waits until their sessions
+// end or drain_timeout passes, then puts them in maintenance and deletes
+// them: HAProxy deletes only servers in maintenance.
+func (b *binding) remove(ctx context.Context, leave []string) error {
+	if len(leave) == 0 {
+		return nil
+	}
+	be := b.props.Backend
+	for _, id := range leave {
+		if err := b.rt.SetState(ctx, be, b.prefix+id, "drain"); err != nil {
+			return fmt.Errorf("node %s: %w", id, err)
+		}
+	}
+	deadline := time.Now().Add(time.Duration(b.props.DrainTimeout) * time.Second)
+	for {
+		servers, err := b.rt.Servers(ctx, be)
+		if err != nil {
+			return err
+		}
+		busy := false
+		for _, s := range servers {
+			if id, ok := strings.CutPrefix(s.Name, b.prefix); ok && contains(leave, id) && s.Sessions > 0 {
+				busy = true
+			}
+		}
+		if !busy || !time.Now().Before(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pollEvery):
+		}
+	}
+	var errs []error
+	for _, id := range leave {
+		if err := b.rt.SetState(ctx, be, b.prefix+id, "maint"); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", id, err))
+			continue
+		}
+		if err := b.rt.DelServer(ctx, be, b.prefix+id); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
