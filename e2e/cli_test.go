@@ -159,7 +159,7 @@ func TestDescribe(t *testing.T) {
 		got = append(got, c.Kind+" "+c.Type)
 	}
 	want := []string{"profile local.process", "profile grove.noop", "profile container.docker", "profile vsphere.vm", "profile os.nova.server",
-		"policy senlin.policy.deletion", "policy senlin.policy.scaling", "policy senlin.policy.affinity", "policy grove.policy.haproxy"}
+		"policy senlin.policy.deletion", "policy senlin.policy.scaling", "policy senlin.policy.affinity", "policy grove.policy.haproxy", "policy senlin.policy.loadbalance"}
 	if !slices.Equal(got, want) {
 		t.Errorf("describe lists %q, want %q", got, want)
 	}

@@ -221,6 +221,9 @@ func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
 	if err := e.store.CreateBinding(ctx, &model.Binding{ID: e.newID(), ClusterID: cl.ID, PolicyID: pol.ID, Enabled: enabled, Priority: priority, Data: data}); err != nil {
 		return err
 	}
+	if err := e.publishClusterData(ctx, cl.ID, pol.ID, data, true); err != nil {
+		return err
+	}
 	a.StatusReason = "Policy attached."
 	return nil
 }
@@ -299,5 +302,43 @@ func (e *Engine) detach(ctx context.Context, cl *model.Cluster, b *model.Binding
 	if err := client.Detach(ctx, spec, snap, b.Data); err != nil {
 		return fmt.Errorf("detach policy '%s': %w", pol.Name, err)
 	}
+	if err := e.publishClusterData(ctx, cl.ID, pol.ID, b.Data, false); err != nil {
+		return err
+	}
 	return e.store.DeleteBinding(ctx, cl.ID, pol.ID)
+}
+
+// publishClusterData records (or, at detach, removes) what a policy
+// publishes in the cluster's data under its binding data's
+// sdk.BindingClusterData: data.K[policy id] = V for each K, V. Senlin's
+// load-balancing policy shows the VIP so (data.loadbalancers).
+func (e *Engine) publishClusterData(ctx context.Context, clusterID, policyID string, binding map[string]any, add bool) error {
+	pub, _ := binding[sdk.BindingClusterData].(map[string]any)
+	if len(pub) == 0 {
+		return nil
+	}
+	cl, err := e.store.GetCluster(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	if cl.Data == nil {
+		cl.Data = map[string]any{}
+	}
+	for k, v := range pub {
+		m, _ := cl.Data[k].(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+		}
+		if add {
+			m[policyID] = v
+		} else {
+			delete(m, policyID)
+		}
+		if len(m) == 0 {
+			delete(cl.Data, k)
+		} else {
+			cl.Data[k] = m
+		}
+	}
+	return e.store.UpdateCluster(ctx, cl)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/builtin/deletion"
 	"github.com/grovehq/grove/plugins/builtin/haproxy"
+	"github.com/grovehq/grove/plugins/builtin/loadbalance"
 	"github.com/grovehq/grove/plugins/builtin/noop"
 	"github.com/grovehq/grove/plugins/builtin/nova"
 	"github.com/grovehq/grove/plugins/builtin/process"
@@ -27,7 +28,7 @@ func Plugin(version string) *sdk.Plugin {
 		Name:     Name,
 		Version:  version,
 		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type(), vsphere.Type(), nova.Type()},
-		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type(), affinity.Type(), haproxy.Type()},
+		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type(), affinity.Type(), haproxy.Type(), loadbalance.Type()},
 	}
 }
 

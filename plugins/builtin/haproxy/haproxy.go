@@ -182,7 +182,7 @@ func (policy) Check(ctx context.Context, req sdk.CheckRequest) (sdk.CheckResult,
 	if err != nil {
 		return sdk.CheckResult{}, err
 	}
-	r, err := Request(req)
+	r, err := decide.FromCheck(req)
 	if err != nil {
 		return sdk.CheckResult{Refuse: err.Error()}, nil
 	}
@@ -198,7 +198,7 @@ func (policy) Check(ctx context.Context, req sdk.CheckRequest) (sdk.CheckResult,
 	}
 	var res sdk.CheckResult
 	if plan.Victims != nil {
-		res.Data = map[string]any{sdk.DataDeletion: VictimsData(req.Action, plan.Victims)}
+		res.Data = map[string]any{sdk.DataDeletion: decide.VictimsData(req.Action, plan.Victims)}
 	}
 	if err := b.remove(ctx, plan.Leave); err != nil {
 		return sdk.CheckResult{Refuse: "Failed in removing node from lb pool: " + err.Error()}, nil
@@ -207,63 +207,6 @@ func (policy) Check(ctx context.Context, req sdk.CheckRequest) (sdk.CheckResult,
 		return sdk.CheckResult{Refuse: "Failed in adding node into lb pool: " + err.Error()}, nil
 	}
 	return res, nil
-}
-
-// Request reads what a decision needs from a check request, except the
-// nodes and members the policy reads itself.
-func Request(req sdk.CheckRequest) (decide.Request, error) {
-	r := decide.Request{Phase: req.Phase, Action: req.Action.Name, Target: req.Action.Target}
-	var del sdk.DeletionData
-	if _, err := req.Action.DecodeData(sdk.DataDeletion, &del); err != nil {
-		return r, fmt.Errorf("The deletion decided by an earlier policy cannot be read: %w.", err)
-	}
-	r.Deletion, r.DeletionCount = del.Candidates, del.Count
-	var err error
-	switch req.Action.Name {
-	case decide.ClusterDelNodes:
-		var in sdk.ClusterDelNodesInputs
-		err = req.Action.DecodeInputs(&in)
-		r.DelNodes = in.Candidates
-	case decide.ClusterAddNodes:
-		var in sdk.ClusterAddNodesInputs
-		err = req.Action.DecodeInputs(&in)
-		r.AddNodes = in.Nodes
-	case decide.ClusterReplaceNodes:
-		var in struct {
-			Candidates map[string]string `json:"candidates"`
-		}
-		err = req.Action.DecodeInputs(&in)
-		r.Replace = in.Candidates
-	case decide.ClusterScaleIn:
-		var in sdk.ClusterScaleInputs
-		err = req.Action.DecodeInputs(&in)
-		r.ScaleCount = in.Count
-	case decide.ClusterResize:
-		var in sdk.ClusterResizeInputs
-		err = req.Action.DecodeInputs(&in)
-		r.Resize = in.Resize()
-		c := req.Cluster
-		r.Bounds.Desired, r.Bounds.Min, r.Bounds.Max = c.DesiredCapacity, c.MinSize, c.MaxSize
-	}
-	if err != nil {
-		return r, fmt.Errorf("The inputs of action %s cannot be read: %w.", req.Action.Name, err)
-	}
-	return r, nil
-}
-
-// VictimsData is data.deletion with the victims a load-balancing policy
-// chose when no policy before it did, so the engine deletes the nodes
-// whose members were removed.
-func VictimsData(a sdk.Action, victims []string) map[string]any {
-	out := map[string]any{}
-	if prev, ok := a.Data[sdk.DataDeletion].(map[string]any); ok {
-		for k, v := range prev {
-			out[k] = v
-		}
-	}
-	out["candidates"] = victims
-	out["count"] = len(victims)
-	return out
 }
 
 // apply adds the joining nodes' servers, moves the readdressed ones and

@@ -11,7 +11,9 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/scaling"
 )
 
@@ -101,6 +103,10 @@ type Request struct {
 	ScaleCount *int
 	Resize     scaling.Resize
 	Bounds     scaling.Bounds
+	// Recreated says a NODE_RECOVER recreated its node (RECREATE, the
+	// default operation): the node's old member is replaced even when the
+	// address is the same, as Senlin does.
+	Recreated bool
 	// Shuffle picks victims when no policy before chose them: Senlin picks
 	// random ones. Nil picks at random; tests pass a fixed order.
 	Shuffle func(ids []string) []string
@@ -187,7 +193,7 @@ func Decide(r Request) (Plan, error) {
 				continue
 			case !member:
 				p.Join = append(p.Join, n)
-			case m.Address != n.Address:
+			case m.Address != n.Address || (r.Action == NodeRecover && r.Recreated):
 				p.Readdress = append(p.Readdress, n)
 			}
 			if n.Status == Active && (!member || !m.Ready) {
@@ -307,4 +313,67 @@ func Address(data map[string]any, defaultPort int) string {
 		return ""
 	}
 	return net.JoinHostPort(a, strconv.Itoa(port))
+}
+
+// FromCheck reads what a decision needs from a policy's check request,
+// except the nodes and members the policy reads itself.
+func FromCheck(req sdk.CheckRequest) (Request, error) {
+	r := Request{Phase: req.Phase, Action: req.Action.Name, Target: req.Action.Target}
+	var del sdk.DeletionData
+	if _, err := req.Action.DecodeData(sdk.DataDeletion, &del); err != nil {
+		return r, fmt.Errorf("The deletion decided by an earlier policy cannot be read: %w.", err)
+	}
+	r.Deletion, r.DeletionCount = del.Candidates, del.Count
+	var err error
+	switch req.Action.Name {
+	case ClusterDelNodes:
+		var in sdk.ClusterDelNodesInputs
+		err = req.Action.DecodeInputs(&in)
+		r.DelNodes = in.Candidates
+	case ClusterAddNodes:
+		var in sdk.ClusterAddNodesInputs
+		err = req.Action.DecodeInputs(&in)
+		r.AddNodes = in.Nodes
+	case ClusterReplaceNodes:
+		var in struct {
+			Candidates map[string]string `json:"candidates"`
+		}
+		err = req.Action.DecodeInputs(&in)
+		r.Replace = in.Candidates
+	case ClusterScaleIn:
+		var in sdk.ClusterScaleInputs
+		err = req.Action.DecodeInputs(&in)
+		r.ScaleCount = in.Count
+	case NodeRecover:
+		var in struct {
+			Operation string `json:"operation"`
+		}
+		err = req.Action.DecodeInputs(&in)
+		r.Recreated = in.Operation == "" || strings.EqualFold(in.Operation, "RECREATE")
+	case ClusterResize:
+		var in sdk.ClusterResizeInputs
+		err = req.Action.DecodeInputs(&in)
+		r.Resize = in.Resize()
+		c := req.Cluster
+		r.Bounds.Desired, r.Bounds.Min, r.Bounds.Max = c.DesiredCapacity, c.MinSize, c.MaxSize
+	}
+	if err != nil {
+		return r, fmt.Errorf("The inputs of action %s cannot be read: %w.", req.Action.Name, err)
+	}
+	return r, nil
+}
+
+// VictimsData is data.deletion with the victims a load-balancing policy
+// chose when no policy before it did, so the engine deletes the nodes
+// whose members were removed.
+func VictimsData(a sdk.Action, victims []string) map[string]any {
+	out := map[string]any{}
+	if prev, ok := a.Data[sdk.DataDeletion].(map[string]any); ok {
+		for k, v := range prev {
+			out[k] = v
+		}
+	}
+	out["candidates"] = victims
+	out["count"] = len(victims)
+	return out
 }
