@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/scaling"
 )
 
@@ -131,5 +132,32 @@ func TestAddress(t *testing.T) {
 		if got := Address(tc.data, tc.def); got != tc.want {
 			t.Errorf("Address(%v, %d) = %q, want %q", tc.data, tc.def, got, tc.want)
 		}
+	}
+}
+
+// TestFromCheck reads each action's inputs into a request.
+func TestFromCheck(t *testing.T) {
+	req := func(name string, in map[string]any) sdk.CheckRequest {
+		return sdk.CheckRequest{Phase: After, Action: sdk.Action{Name: name, Target: "n1", Inputs: in, Data: map[string]any{}}}
+	}
+	if r, err := FromCheck(req(NodeRecover, map[string]any{"operation": "REBOOT"})); err != nil || r.Recreated {
+		t.Errorf("a reboot is not a recreation: %+v %v", r, err)
+	}
+	if r, err := FromCheck(req(NodeRecover, map[string]any{})); err != nil || !r.Recreated {
+		t.Errorf("RECREATE is the default recovery: %+v %v", r, err)
+	}
+	if r, err := FromCheck(req(ClusterReplaceNodes, map[string]any{"candidates": map[string]any{"a": "b"}})); err != nil || r.Replace["a"] != "b" {
+		t.Errorf("replace: %+v %v", r, err)
+	}
+	if r, err := FromCheck(req(ClusterDelNodes, map[string]any{"candidates": []any{"a"}})); err != nil || !slices.Equal(r.DelNodes, []string{"a"}) {
+		t.Errorf("del nodes: %+v %v", r, err)
+	}
+	if _, err := FromCheck(req(ClusterScaleIn, map[string]any{"count": "many"})); err == nil {
+		t.Error("an unreadable count must be an error")
+	}
+	a := sdk.Action{Data: map[string]any{"deletion": map[string]any{"grace_period": 5}}}
+	got := VictimsData(a, []string{"x", "y"})
+	if got["grace_period"] != 5 || got["count"] != 2 || !slices.Equal(got["candidates"].([]string), []string{"x", "y"}) {
+		t.Errorf("VictimsData keeps the earlier decision's flags: %v", got)
 	}
 }
