@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
+
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/internal/haproxytest"
+	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/builtin/haproxy"
 )
 
@@ -72,18 +76,49 @@ func groveServers(t *testing.T, h *haproxytest.HAProxy) []haproxy.Server {
 
 // TestHAProxyFollowsProcessCluster: a real HAProxy in front of a
 // local.process cluster of the demo HTTP server, kept in step by
-// grove.policy.haproxy: attach adds the three nodes, a scale-out's two
-// answer, a scale-in from 5 to 2 under a request loop loses no request
-// (victims drained before their processes stop), a killed and restarted
-// node serves again, and detach removes every server Grove added.
+// grove.policy.haproxy (haproxyScenario).
 func TestHAProxyFollowsProcessCluster(t *testing.T) {
 	h := haproxytest.Start(t)
 	dir := t.TempDir()
 	a := startAgent(t, dir, "-config", fastConfig(t, dir, ""))
 	t.Cleanup(func() { killProcessesOf("lbweb") })
 	a.webProfile("web")
+	haproxyScenario(t, h, a, "web", func(n api.Node) { killNodeProcess(t, n) }, nil)
+}
+
+// TestHAProxyFollowsContainerCluster: the same with container.docker
+// nodes of the demo image on the test's container engine (Podman's Docker
+// API in CI), host networking, each container on its allocated port.
+func TestHAProxyFollowsContainerCluster(t *testing.T) {
+	eng := engine(t)
+	h := haproxytest.Start(t)
+	dir := t.TempDir()
+	var clusterID string
+	t.Cleanup(func() { removeContainersOf(eng, clusterID) })
+	a := startAgent(t, dir, "-config", fastConfig(t, dir, ""))
+	a.mustDo(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": "boxes",
+		"spec": map[string]any{"type": "container.docker", "version": "1.0", "properties": map[string]any{
+			"image": container.DemoImage, "stop_timeout": 1, "memory": 64}}}}, nil)
+	haproxyScenario(t, h, a, "boxes", func(n api.Node) {
+		if _, err := eng.ContainerKill(context.Background(), "grove-"+n.ID, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+			t.Fatal(err)
+		}
+	}, &clusterID)
+}
+
+// haproxyScenario: attach adds the three nodes of a new cluster of the
+// profile, a scale-out's two answer, a scale-in from 5 to 2 under a
+// request loop loses no request (victims drained before their processes
+// stop), a killed node restarted by the supervisor serves again, and
+// detach removes every server Grove added. The cluster's id goes to
+// clusterID, when given, as soon as it is created (for the test's cleanup).
+func haproxyScenario(t *testing.T, h *haproxytest.HAProxy, a *agentProc, profile string, kill func(api.Node), clusterID *string) {
 	restart := map[string]any{"condition": "any", "delay": "0s", "max_attempts": 3, "window": "1m"}
-	a.waitAction(a.createCluster("lbweb", "web", 3, map[string]any{"config": map[string]any{"grove.restart": restart}}))
+	created := a.createCluster("lbweb", profile, 3, map[string]any{"config": map[string]any{"grove.restart": restart}})
+	if clusterID != nil {
+		*clusterID = a.cluster("lbweb").ID
+	}
+	a.waitAction(created)
 	a.mustDo(http.MethodPost, "/v1/policies", map[string]any{"policy": map[string]any{"name": "front",
 		"spec": map[string]any{"type": "grove.policy.haproxy", "version": "1.0",
 			"properties": map[string]any{"socket": h.Socket, "backend": haproxytest.Backend, "drain_timeout": 10}}}}, nil)
@@ -154,7 +189,7 @@ func TestHAProxyFollowsProcessCluster(t *testing.T) {
 	// A node killed is restarted by the supervisor on its port and
 	// serves through HAProxy again.
 	victim := a.nodes("lbweb")[0]
-	killNodeProcess(t, victim)
+	kill(victim)
 	eventually(t, 30*time.Second, "the killed node to be restarted", func() (bool, string) {
 		for _, n := range a.nodes("lbweb") {
 			if n.ID == victim.ID {

@@ -628,7 +628,7 @@ func (p *policy) Check(ctx context.Context, req sdk.CheckRequest) (sdk.CheckResu
 	return res, nil
 }
 
-var errNoBinding = errors.New("the policy has no load balancer recorded")
+var errNoBinding = errors.New("The binding records no load balancer pool: detach and attach the policy again.")
 
 // request reads the decision's inputs from a check request; the same
 // reading as grove.policy.haproxy's.
