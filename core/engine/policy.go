@@ -134,6 +134,9 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 		if err != nil {
 			return fmt.Errorf("Policy check failure: policy '%s' could not be checked: %w", pol.Name, err)
 		}
+		if err := e.warnNodes(ctx, clusterID, res.Data); err != nil {
+			return err
+		}
 		if res.Refuse != "" {
 			// What a refusing policy says of it (Senlin's status and
 			// status_reason) stays in the action's data for the user.
@@ -163,6 +166,32 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 		}
 	}
 	return e.saveData(ctx, a)
+}
+
+// warnNodes marks WARNING, with the policy's reason, the cluster's nodes
+// a check names under sdk.DataNodeWarnings (Senlin's load-balancing policy
+// does so for a node whose member could not be added or removed). Ids of
+// nodes not in the cluster are ignored.
+func (e *Engine) warnNodes(ctx context.Context, clusterID string, data map[string]any) error {
+	warn, _ := data[sdk.DataNodeWarnings].(map[string]any)
+	if len(warn) == 0 {
+		return nil
+	}
+	now := e.cfg.Now()
+	var nodes []*model.Node
+	for id, r := range warn {
+		n, err := e.store.GetNode(ctx, id)
+		if err != nil || n.ClusterID != clusterID {
+			continue
+		}
+		reason, _ := r.(string)
+		n.Status, n.StatusReason, n.UpdatedAt = model.NodeWarning, reason, &now
+		nodes = append(nodes, n)
+	}
+	if len(nodes) == 0 {
+		return nil
+	}
+	return e.recordNodes(ctx, nodes)
 }
 
 func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {

@@ -9,9 +9,9 @@ package haproxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +22,13 @@ import (
 
 // TypeName is the policy's type name.
 const TypeName = "grove.policy.haproxy"
+
+// Senlin's reasons when a member cannot be added or removed; the node is
+// marked WARNING with them.
+const (
+	ReasonAdd    = "Failed in adding node into lb pool."
+	ReasonRemove = "Failed in removing node from lb pool."
+)
 
 // Priority is senlin.policy.loadbalance's: after the deletion policy (400)
 // has chosen the victims, so the servers drained are the nodes deleted.
@@ -150,8 +157,8 @@ func (policy) Attach(ctx context.Context, spec sdk.Spec, c sdk.Cluster) (map[str
 	if err != nil {
 		return nil, err
 	}
-	if err := b.apply(ctx, plan); err != nil {
-		return nil, fmt.Errorf("The HAProxy policy cannot attach: %w", err)
+	if failed := b.apply(ctx, plan); len(failed) > 0 {
+		return nil, fmt.Errorf("The HAProxy policy cannot attach: %s", failed)
 	}
 	return map[string]any{"socket": b.props.Socket, "backend": b.props.Backend, "server_prefix": b.prefix}, nil
 }
@@ -171,7 +178,10 @@ func (policy) Detach(ctx context.Context, spec sdk.Spec, c sdk.Cluster, _ map[st
 	if err != nil {
 		return err
 	}
-	return b.remove(ctx, plan.Leave)
+	if failed := b.remove(ctx, plan.Leave); len(failed) > 0 {
+		return fmt.Errorf("The HAProxy policy cannot remove its servers: %s", failed)
+	}
+	return nil
 }
 
 // Check drains and removes the servers of nodes about to leave (BEFORE),
@@ -200,11 +210,11 @@ func (policy) Check(ctx context.Context, req sdk.CheckRequest) (sdk.CheckResult,
 	if plan.Victims != nil {
 		res.Data = map[string]any{sdk.DataDeletion: decide.VictimsData(req.Action, plan.Victims)}
 	}
-	if err := b.remove(ctx, plan.Leave); err != nil {
-		return sdk.CheckResult{Refuse: "Failed in removing node from lb pool: " + err.Error()}, nil
+	if failed := b.remove(ctx, plan.Leave); len(failed) > 0 {
+		return failed.Refuse(ReasonRemove, res.Data), nil
 	}
-	if err := b.apply(ctx, plan); err != nil {
-		return sdk.CheckResult{Refuse: "Failed in adding node into lb pool: " + err.Error()}, nil
+	if failed := b.apply(ctx, plan); len(failed) > 0 {
+		return failed.Refuse(ReasonAdd, res.Data), nil
 	}
 	return res, nil
 }
@@ -212,30 +222,32 @@ func (policy) Check(ctx context.Context, req sdk.CheckRequest) (sdk.CheckResult,
 // apply adds the joining nodes' servers, moves the readdressed ones and
 // sets ready the servers of ACTIVE nodes: a server HAProxy adds starts in
 // maintenance, so a node not yet healthy takes no traffic.
-func (b *binding) apply(ctx context.Context, plan decide.Plan) error {
-	var errs []error
-	failed := map[string]bool{}
+func (b *binding) apply(ctx context.Context, plan decide.Plan) decide.Failures {
+	var failed decide.Failures
+	bad := map[string]bool{}
+	fail := func(id string, err error) {
+		failed = append(failed, decide.Failure{Node: id, Err: err})
+		bad[id] = true
+	}
 	for _, n := range plan.Join {
 		if err := b.rt.AddServer(ctx, b.props.Backend, b.prefix+n.ID, n.Address, b.props.Weight, b.props.Check); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", n.ID, err))
-			failed[n.ID] = true
+			fail(n.ID, err)
 		}
 	}
 	for _, n := range plan.Readdress {
 		if err := b.rt.SetAddr(ctx, b.props.Backend, b.prefix+n.ID, n.Address); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", n.ID, err))
-			failed[n.ID] = true
+			fail(n.ID, err)
 		}
 	}
 	for _, id := range plan.Ready {
-		if failed[id] {
+		if bad[id] {
 			continue
 		}
 		if err := b.rt.SetState(ctx, b.props.Backend, b.prefix+id, "ready"); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", id, err))
+			fail(id, err)
 		}
 	}
-	return errors.Join(errs...)
+	return failed
 }
 
 // pollEvery is how often a drain looks at the leaving servers' sessions.
@@ -244,25 +256,32 @@ const pollEvery = 100 * time.Millisecond
 // remove drains the leaving servers together, waits until their sessions
 // end or drain_timeout passes, then puts them in maintenance and deletes
 // them: HAProxy deletes only servers in maintenance.
-func (b *binding) remove(ctx context.Context, leave []string) error {
+func (b *binding) remove(ctx context.Context, leave []string) decide.Failures {
 	if len(leave) == 0 {
 		return nil
 	}
 	be := b.props.Backend
+	var failed decide.Failures
+	var draining []string
 	for _, id := range leave {
 		if err := b.rt.SetState(ctx, be, b.prefix+id, "drain"); err != nil {
-			return fmt.Errorf("node %s: %w", id, err)
+			failed = append(failed, decide.Failure{Node: id, Err: err})
+			continue
 		}
+		draining = append(draining, id)
 	}
 	deadline := time.Now().Add(time.Duration(b.props.DrainTimeout) * time.Second)
-	for {
+	for len(draining) > 0 {
 		servers, err := b.rt.Servers(ctx, be)
 		if err != nil {
-			return err
+			for _, id := range draining {
+				failed = append(failed, decide.Failure{Node: id, Err: err})
+			}
+			return failed
 		}
 		busy := false
 		for _, s := range servers {
-			if id, ok := strings.CutPrefix(s.Name, b.prefix); ok && contains(leave, id) && s.Sessions > 0 {
+			if id, ok := strings.CutPrefix(s.Name, b.prefix); ok && slices.Contains(draining, id) && s.Sessions > 0 {
 				busy = true
 			}
 		}
@@ -271,28 +290,21 @@ func (b *binding) remove(ctx context.Context, leave []string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			for _, id := range draining {
+				failed = append(failed, decide.Failure{Node: id, Err: ctx.Err()})
+			}
+			return failed
 		case <-time.After(pollEvery):
 		}
 	}
-	var errs []error
-	for _, id := range leave {
+	for _, id := range draining {
 		if err := b.rt.SetState(ctx, be, b.prefix+id, "maint"); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", id, err))
+			failed = append(failed, decide.Failure{Node: id, Err: err})
 			continue
 		}
 		if err := b.rt.DelServer(ctx, be, b.prefix+id); err != nil {
-			errs = append(errs, fmt.Errorf("node %s: %w", id, err))
+			failed = append(failed, decide.Failure{Node: id, Err: err})
 		}
 	}
-	return errors.Join(errs...)
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	return failed
 }

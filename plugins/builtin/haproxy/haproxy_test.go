@@ -268,3 +268,20 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("diagnostics: %+v", ds)
 	}
 }
+
+// TestRefusedServerMarksNodeWarning: a server HAProxy refuses (a port out
+// of range) fails the action with Senlin's reason and names the node under
+// sdk.DataNodeWarnings, so the engine marks it WARNING.
+func TestRefusedServerMarksNodeWarning(t *testing.T) {
+	h := haproxytest.Start(t)
+	c := sdk.Cluster{ID: "0123456789abcdef", Nodes: []sdk.ClusterNode{{ID: "bad", Status: "ACTIVE", Data: map[string]any{"address": "127.0.0.1:70000"}}}}
+	res, err := Type().Policy.Check(context.Background(), sdk.CheckRequest{Policy: spec(h, nil), Phase: "AFTER",
+		Action: sdk.Action{Name: "NODE_CREATE", Target: "bad", Data: map[string]any{}}, Cluster: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warn, _ := res.Data[sdk.DataNodeWarnings].(map[string]any)
+	if !strings.HasPrefix(res.Refuse, ReasonAdd+" Node bad: ") || warn["bad"] != ReasonAdd {
+		t.Fatalf("refuse %q, data %v", res.Refuse, res.Data)
+	}
+}

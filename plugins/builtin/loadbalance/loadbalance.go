@@ -291,7 +291,7 @@ func (p *policy) Attach(ctx context.Context, spec sdk.Spec, c sdk.Cluster) (map[
 		// What attach created goes again: a binding that failed leaves
 		// nothing behind.
 		_ = b.teardown(ctx)
-		return nil, fmt.Errorf("%s Nodes: %s", ReasonAdd, strings.Join(failed, "; "))
+		return nil, fmt.Errorf("%s %s", ReasonAdd, failed)
 	}
 	b.data[sdk.BindingClusterData] = map[string]any{"loadbalancers": map[string]any{keyVIP: b.data[keyVIP]}}
 	return b.data, nil
@@ -497,8 +497,8 @@ func (b *binding) members(ctx context.Context) ([]member, error) {
 
 // add creates a member per node, each waiting for the load balancer;
 // it returns the nodes that failed, with why.
-func (b *binding) add(ctx context.Context, ns []decide.Node) []string {
-	var failed []string
+func (b *binding) add(ctx context.Context, ns []decide.Node) decide.Failures {
+	var failed decide.Failures
 	for _, n := range ns {
 		host, _, _ := net.SplitHostPort(n.Address)
 		_, err := pools.CreateMember(ctx, b.lb, b.str(keyPool), pools.CreateMemberOpts{Name: b.prefix + n.ID, Address: host,
@@ -507,15 +507,15 @@ func (b *binding) add(ctx context.Context, ns []decide.Node) []string {
 			_, err = b.wait(ctx, b.str(keyLB))
 		}
 		if err != nil {
-			failed = append(failed, fmt.Sprintf("%s: %v", n.ID, err))
+			failed = append(failed, decide.Failure{Node: n.ID, Err: err})
 		}
 	}
 	return failed
 }
 
 // remove deletes the members of the given nodes.
-func (b *binding) remove(ctx context.Context, ms []member, nodes []string) []string {
-	var failed []string
+func (b *binding) remove(ctx context.Context, ms []member, nodes []string) decide.Failures {
+	var failed decide.Failures
 	for _, id := range nodes {
 		for _, m := range ms {
 			if m.node != id {
@@ -523,11 +523,11 @@ func (b *binding) remove(ctx context.Context, ms []member, nodes []string) []str
 			}
 			err := pools.DeleteMember(ctx, b.lb, b.str(keyPool), m.id).ExtractErr()
 			if err != nil && !gophercloud.ResponseCodeIs(err, 404) {
-				failed = append(failed, fmt.Sprintf("%s: %v", id, err))
+				failed = append(failed, decide.Failure{Node: id, Err: err})
 				continue
 			}
 			if _, err := b.wait(ctx, b.str(keyLB)); err != nil {
-				failed = append(failed, fmt.Sprintf("%s: %v", id, err))
+				failed = append(failed, decide.Failure{Node: id, Err: err})
 			}
 		}
 	}
@@ -551,7 +551,7 @@ func (b *binding) teardown(ctx context.Context) error {
 			all[i] = m.node
 		}
 		if failed := b.remove(ctx, ms, all); len(failed) > 0 {
-			return fmt.Errorf("%s %s", ReasonRemove, strings.Join(failed, "; "))
+			return fmt.Errorf("%s %s", ReasonRemove, failed)
 		}
 		return nil
 	}
@@ -613,17 +613,17 @@ func (p *policy) Check(ctx context.Context, req sdk.CheckRequest) (sdk.CheckResu
 		res.Data = map[string]any{sdk.DataDeletion: victimsData(req.Action, plan.Victims)}
 	}
 	if failed := b.remove(ctx, ms, plan.Leave); len(failed) > 0 {
-		return sdk.CheckResult{Refuse: ReasonRemove + " " + strings.Join(failed, "; ")}, nil
+		return failed.Refuse(ReasonRemove, res.Data), nil
 	}
 	re := make([]string, len(plan.Readdress))
 	for i, n := range plan.Readdress {
 		re[i] = n.ID
 	}
 	if failed := b.remove(ctx, ms, re); len(failed) > 0 {
-		return sdk.CheckResult{Refuse: ReasonRemove + " " + strings.Join(failed, "; ")}, nil
+		return failed.Refuse(ReasonRemove, res.Data), nil
 	}
 	if failed := b.add(ctx, append(plan.Join, plan.Readdress...)); len(failed) > 0 {
-		return sdk.CheckResult{Refuse: ReasonAdd + " " + strings.Join(failed, "; ")}, nil
+		return failed.Refuse(ReasonAdd, res.Data), nil
 	}
 	return res, nil
 }

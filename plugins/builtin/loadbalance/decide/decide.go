@@ -377,3 +377,37 @@ func VictimsData(a sdk.Action, victims []string) map[string]any {
 	out["count"] = len(victims)
 	return out
 }
+
+// Failure is a node whose member could not be added or removed, and why.
+type Failure struct {
+	Node string
+	Err  error
+}
+
+// Failures are the nodes a load-balancing policy could not change.
+type Failures []Failure
+
+func (f Failures) String() string {
+	parts := make([]string, len(f))
+	for i, x := range f {
+		parts[i] = fmt.Sprintf("Node %s: %v.", x.Node, x.Err)
+	}
+	return strings.Join(parts, " ")
+}
+
+// Refuse fails the action with Senlin's reason followed by each node's
+// error, and marks the nodes WARNING with the reason
+// (sdk.DataNodeWarnings), keeping the data decided before (the victims) so
+// the failed action says what was chosen.
+func (f Failures) Refuse(reason string, data map[string]any) sdk.CheckResult {
+	out := map[string]any{}
+	for k, v := range data {
+		out[k] = v
+	}
+	warn := map[string]any{}
+	for _, x := range f {
+		warn[x.Node] = reason
+	}
+	out[sdk.DataNodeWarnings] = warn
+	return sdk.CheckResult{Refuse: reason + " " + f.String(), Data: out}
+}
