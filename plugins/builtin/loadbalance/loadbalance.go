@@ -101,7 +101,7 @@ func port() []schema.Constraint {
 func Schema() schema.Schema {
 	str := func(d string) *schema.Property { return &schema.Property{Type: schema.String, Description: d} }
 	return schema.Schema{
-		"pool": {Type: schema.Map, Default: map[string]any{}, Description: "LB pool properties.", Schema: schema.Schema{
+		"pool": {Type: schema.Map, Required: true, Description: "LB pool properties.", Schema: schema.Schema{
 			"protocol":       {Type: schema.String, Default: "HTTP", Description: "Protocol used for load balancing.", Constraints: allowed("HTTP", "HTTPS", "TCP")},
 			"protocol_port":  {Type: schema.Integer, Default: int64(80), Description: "Port on which servers are running on the nodes.", Constraints: port()},
 			"subnet":         {Type: schema.String, Required: true, Description: "Name or ID of subnet for the port on which nodes can be connected."},
