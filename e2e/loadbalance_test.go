@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -91,6 +92,22 @@ func TestOctaviaLoadBalancePolicy(t *testing.T) {
 	a := startAgentWith(t, agentOptions{env: append(n.Env(), "OS_CLIENT_CONFIG_FILE="+o.CloudsYAML)}, t.TempDir())
 	novaProfile(a, n, "lb-prof", map[string]any{"context": map[string]any{"cloud": "grove-openstack"}, "networks": []any{map[string]any{"network": "private"}}})
 	a.waitAction(a.createCluster("lbc", "lb-prof", 3, nil))
+	// A listener Octavia refuses (TERMINATED_HTTPS without a certificate)
+	// fails the attach, and the load balancer made for it goes again.
+	lbPolicy(a, "broken", map[string]any{"pool": map[string]any{"subnet": o.SubnetID},
+		"vip": map[string]any{"subnet": o.SubnetID, "protocol": "TERMINATED_HTTPS", "protocol_port": 443}, "lb_status_timeout": 60})
+	refused := a.waitFailed(a.clusterAction("lbc", "policy_attach", map[string]any{"policy_id": "broken"}))
+	if !strings.Contains(refused.StatusReason, "Failed in creating loadbalancer") {
+		t.Fatalf("attach with a refused listener: %s", refused.StatusReason)
+	}
+	eventually(t, time.Minute, "the half-made load balancer to be deleted", func() (bool, string) {
+		pages, err := loadbalancers.List(lbc, loadbalancers.ListOpts{Name: "grove-lbc"}).AllPages(ctx)
+		if err != nil {
+			return false, err.Error()
+		}
+		lbs, err := loadbalancers.ExtractLoadBalancers(pages)
+		return err == nil && len(lbs) == 0, fmt.Sprintf("%d left", len(lbs))
+	})
 	props := map[string]any{"pool": map[string]any{"subnet": o.SubnetID, "protocol_port": 8080},
 		"vip": map[string]any{"subnet": o.SubnetID}, "lb_status_timeout": 60}
 	polID := lbPolicy(a, "lb", props)

@@ -281,6 +281,11 @@ func (p *policy) Attach(ctx context.Context, spec sdk.Spec, c sdk.Cluster) (map[
 			b.data[keyHM] = hm
 		}
 	} else if err := b.create(ctx, c); err != nil {
+		// A load balancer half made (its listener refused, a wait that
+		// timed out) goes again, with its children.
+		if terr := b.teardown(ctx); terr != nil {
+			err = errors.Join(err, terr)
+		}
 		return nil, fmt.Errorf("Failed in creating loadbalancer: %w", err)
 	}
 	plan, err := decide.Decide(decide.Request{Phase: decide.After, Action: decide.Attach, Nodes: p.nodes(ctx, c, pr)})
