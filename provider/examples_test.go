@@ -15,6 +15,7 @@ import (
 
 	"github.com/grovehq/grove/core/agent"
 	"github.com/grovehq/grove/internal/containertest"
+	"github.com/grovehq/grove/internal/haproxytest"
 	"github.com/grovehq/grove/internal/novatest"
 	"github.com/grovehq/grove/internal/testbin"
 	"github.com/grovehq/grove/internal/vcsimtest"
@@ -123,6 +124,10 @@ func TestExamples(t *testing.T) {
 				// cloud through the harness's clouds.yaml, as a user's would.
 				cli.addr = novaAgent(t)
 				cli.env = append(cli.env, "TF_VAR_cloud=grove-nova")
+			}
+			if strings.Contains(dir, "haproxy") {
+				// A real HAProxy whose backend the policy fills.
+				cli.env = append(cli.env, "TF_VAR_haproxy_socket="+haproxytest.Start(t).Socket)
 			}
 			if strings.Contains(dir, "vsphere") {
 				// The simulator, in this process; the profile carries its URL.

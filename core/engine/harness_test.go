@@ -262,6 +262,28 @@ func (seenPolicy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResul
 	return sdk.CheckResult{Refuse: "Nothing seen suits.", Data: map[string]any{"status": "ERROR", "status_reason": "Nothing seen suits."}}, nil
 }
 
+// warnPolicy refuses a scale-in as Senlin's load-balancing policy does when
+// a member cannot be removed: with the cluster's first node (by index) and
+// an id of no node of the cluster named under sdk.DataNodeWarnings.
+type warnPolicy struct{}
+
+func (warnPolicy) Attach(context.Context, sdk.Spec, sdk.Cluster) (map[string]any, error) {
+	return map[string]any{}, nil
+}
+
+func (warnPolicy) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) error { return nil }
+
+func (warnPolicy) Check(_ context.Context, req sdk.CheckRequest) (sdk.CheckResult, error) {
+	first := req.Cluster.Nodes[0]
+	for _, n := range req.Cluster.Nodes {
+		if n.Index < first.Index {
+			first = n
+		}
+	}
+	const reason = "Failed in removing node from lb pool."
+	return sdk.CheckResult{Refuse: reason, Data: map[string]any{sdk.DataNodeWarnings: map[string]any{first.ID: reason, "no-such-node": reason}}}, nil
+}
+
 // refusedActions are the cluster actions test.refuse checks before they run.
 var refusedActions = []string{model.ClusterResizeAction, model.ClusterScaleInAction, model.ClusterScaleOutAction, model.ClusterAddNodesAction,
 	model.ClusterDelNodesAction, model.ClusterReplaceNodesAction, model.ClusterUpdateAction, model.ClusterRecoverAction}
@@ -289,6 +311,8 @@ func testPlugin(g *gate) *sdk.Plugin {
 				Schema: schema.Schema{}, Targets: hold, Policy: holdPolicy{g}},
 			{Type: "test.refuse", Versions: []string{"1.0"}, Description: "A policy that refuses every action it checks.",
 				Schema: schema.Schema{"reason": {Type: schema.String, Required: true}}, Targets: refuse, Policy: refusePolicy{}},
+			{Type: "test.warn", Versions: []string{"1.0"}, Description: "A policy that refuses a scale-in and marks a node WARNING.",
+				Schema: schema.Schema{}, Targets: []sdk.Target{{Phase: engine.PhaseBefore, Action: model.ClusterScaleInAction}}, Policy: warnPolicy{}},
 			{Type: "test.seen", Versions: []string{"1.0"}, Description: "A policy that keeps the profile it saw at attach in its binding.",
 				Schema: schema.Schema{}, Policy: seenPolicy{}},
 		},

@@ -134,6 +134,9 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 		if err != nil {
 			return fmt.Errorf("Policy check failure: policy '%s' could not be checked: %w", pol.Name, err)
 		}
+		if err := e.warnNodes(ctx, clusterID, res.Data); err != nil {
+			return err
+		}
 		if res.Refuse != "" {
 			// What a refusing policy says of it (Senlin's status and
 			// status_reason) stays in the action's data for the user.
@@ -163,6 +166,32 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 		}
 	}
 	return e.saveData(ctx, a)
+}
+
+// warnNodes marks WARNING, with the policy's reason, the cluster's nodes
+// a check names under sdk.DataNodeWarnings (Senlin's load-balancing policy
+// does so for a node whose member could not be added or removed). Ids of
+// nodes not in the cluster are ignored.
+func (e *Engine) warnNodes(ctx context.Context, clusterID string, data map[string]any) error {
+	warn, _ := data[sdk.DataNodeWarnings].(map[string]any)
+	if len(warn) == 0 {
+		return nil
+	}
+	now := e.cfg.Now()
+	var nodes []*model.Node
+	for id, r := range warn {
+		n, err := e.store.GetNode(ctx, id)
+		if err != nil || n.ClusterID != clusterID {
+			continue
+		}
+		reason, _ := r.(string)
+		n.Status, n.StatusReason, n.UpdatedAt = model.NodeWarning, reason, &now
+		nodes = append(nodes, n)
+	}
+	if len(nodes) == 0 {
+		return nil
+	}
+	return e.recordNodes(ctx, nodes)
 }
 
 func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
@@ -219,6 +248,9 @@ func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
 		priority = *in.Priority
 	}
 	if err := e.store.CreateBinding(ctx, &model.Binding{ID: e.newID(), ClusterID: cl.ID, PolicyID: pol.ID, Enabled: enabled, Priority: priority, Data: data}); err != nil {
+		return err
+	}
+	if err := e.publishClusterData(ctx, cl.ID, pol.ID, data, true); err != nil {
 		return err
 	}
 	a.StatusReason = "Policy attached."
@@ -299,5 +331,43 @@ func (e *Engine) detach(ctx context.Context, cl *model.Cluster, b *model.Binding
 	if err := client.Detach(ctx, spec, snap, b.Data); err != nil {
 		return fmt.Errorf("detach policy '%s': %w", pol.Name, err)
 	}
+	if err := e.publishClusterData(ctx, cl.ID, pol.ID, b.Data, false); err != nil {
+		return err
+	}
 	return e.store.DeleteBinding(ctx, cl.ID, pol.ID)
+}
+
+// publishClusterData records (or, at detach, removes) what a policy
+// publishes in the cluster's data under its binding data's
+// sdk.BindingClusterData: data.K[policy id] = V for each K, V. Senlin's
+// load-balancing policy shows the VIP so (data.loadbalancers).
+func (e *Engine) publishClusterData(ctx context.Context, clusterID, policyID string, binding map[string]any, add bool) error {
+	pub, _ := binding[sdk.BindingClusterData].(map[string]any)
+	if len(pub) == 0 {
+		return nil
+	}
+	cl, err := e.store.GetCluster(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	if cl.Data == nil {
+		cl.Data = map[string]any{}
+	}
+	for k, v := range pub {
+		m, _ := cl.Data[k].(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+		}
+		if add {
+			m[policyID] = v
+		} else {
+			delete(m, policyID)
+		}
+		if len(m) == 0 {
+			delete(cl.Data, k)
+		} else {
+			cl.Data[k] = m
+		}
+	}
+	return e.store.UpdateCluster(ctx, cl)
 }

@@ -115,6 +115,31 @@ func TestPolicyRefusalChangesNothing(t *testing.T) {
 	}
 }
 
+// TestPolicyMarksNodesWarning: a check naming nodes under
+// sdk.DataNodeWarnings marks those of the cluster WARNING with its reason
+// (Senlin's load-balancing policy on a member it cannot remove); the
+// others, and ids of no node of the cluster, are left alone.
+func TestPolicyMarksNodesWarning(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profileOf("noop", "grove.noop", map[string]any{})
+	h.policy("lb", "test.warn", "1.0", `{}`)
+	cl := h.noopCluster("warned", 2, 0, -1)
+	h.attach(cl, "lb")
+	end := h.wait(h.act(cl, `{"scale_in": {"count": 1}}`))
+	if end.Status != model.ActionFailed || !strings.Contains(end.StatusReason, "Failed in removing node from lb pool.") {
+		t.Fatalf("scale-in ended %s %q", end.Status, end.StatusReason)
+	}
+	for _, n := range h.nodes(cl.ID) {
+		want, reason := model.NodeActive, ""
+		if n.Index == 1 {
+			want, reason = model.NodeWarning, "Failed in removing node from lb pool."
+		}
+		if n.Status != want || (reason != "" && n.StatusReason != reason) {
+			t.Errorf("node %d: %s %q, want %s %q", n.Index, n.Status, n.StatusReason, want, reason)
+		}
+	}
+}
+
 // agedCluster creates a cluster of four grove.noop nodes: indexes 1 and 2
 // created at the harness's epoch, 3 and 4 a minute later.
 func (h *harness) agedCluster(name string) *model.Cluster {

@@ -165,6 +165,26 @@ def main(argv):
         sys.__stderr__.write(traceback.format_exc())
         fail("Nova did not start: %s" % e)
 
+    # The Neutron fixture gives every port the same address (its default
+    # port's 192.168.1.30); a load balancer's members must differ by
+    # address, so each new port gets its own on the private subnet.
+    neutron = harness.neutron
+    fixture_create_port = neutron.create_port
+    next_host = [0]
+
+    def create_port(body=None):
+        out = fixture_create_port(body)
+        port = out["port"]
+        host = 2 + next_host[0] % 250
+        next_host[0] += 1
+        ips = [{"ip_address": "192.168.1.%d" % host,
+                "subnet_id": neutron.subnet_1["id"]}]
+        port["fixed_ips"] = ips
+        neutron._ports[port["id"]]["fixed_ips"] = copy.deepcopy(ips)
+        return out
+
+    neutron.create_port = create_port
+
     # The test base keeps INFO logs in memory; send them to a file instead
     # so a long-running harness does not grow and its log can be read.
     root = logging.getLogger()

@@ -10,7 +10,9 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/batch"
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/builtin/deletion"
+	"github.com/grovehq/grove/plugins/builtin/haproxy"
 	"github.com/grovehq/grove/plugins/builtin/health"
+	"github.com/grovehq/grove/plugins/builtin/loadbalance"
 	"github.com/grovehq/grove/plugins/builtin/noop"
 	"github.com/grovehq/grove/plugins/builtin/nova"
 	"github.com/grovehq/grove/plugins/builtin/placement"
@@ -29,7 +31,7 @@ func Plugin(version string) *sdk.Plugin {
 		Name:     Name,
 		Version:  version,
 		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type(), vsphere.Type(), nova.Type()},
-		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type(), affinity.Type(), batch.Type(), placement.ZoneType(), placement.RegionType(), health.Type()},
+		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type(), affinity.Type(), batch.Type(), placement.ZoneType(), placement.RegionType(), health.Type(), haproxy.Type(), loadbalance.Type()},
 	}
 }
 

@@ -28,6 +28,11 @@ const (
 	DataCreation  = "creation"
 	DataPlacement = "placement"
 	DataUpdate    = "update"
+	// DataNodeWarnings is a map of node id to reason, in a check's
+	// result (refusing or not): the engine marks those nodes of the
+	// cluster WARNING with the reason, as Senlin's load-balancing policy
+	// marks a node whose member could not be added or removed.
+	DataNodeWarnings = "node_warnings"
 )
 
 // ClusterResizeInputs are CLUSTER_RESIZE's inputs. A key left out or null

@@ -261,6 +261,13 @@ type CheckResult struct {
 	Data   map[string]any
 }
 
+// BindingClusterData is the key of the binding data Attach returns under
+// which a policy publishes what users should see in the cluster's data: a
+// map whose every key K and value V the engine records as the cluster's
+// data.K[policy id] = V at attach, and removes at detach. Senlin's
+// load-balancing policy publishes {"loadbalancers": {"vip_address": ...}}.
+const BindingClusterData = "cluster_data"
+
 // Policy is a policy plugin. Check is called once per action and phase.
 type Policy interface {
 	Attach(ctx context.Context, p Spec, c Cluster) (bindingData map[string]any, err error)

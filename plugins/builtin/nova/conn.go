@@ -94,6 +94,9 @@ type clients struct {
 	compute *gophercloud.ServiceClient
 	image   *gophercloud.ServiceClient
 	network *gophercloud.ServiceClient
+	// loadBalancer is Octavia's v2 API, nil when the cloud has none; the
+	// load-balancing policy uses it.
+	loadBalancer *gophercloud.ServiceClient
 	// where names the cloud in messages: "cloud grove-nova",
 	// "http://127.0.0.1:8774/v2.1/".
 	where string
@@ -127,6 +130,8 @@ type cloudEntry struct {
 	// may say where its image and network APIs are.
 	ImageEndpoint   string `json:"image_endpoint_override"`
 	NetworkEndpoint string `json:"network_endpoint_override"`
+	// LoadBalancerEndpoint is Octavia's, for senlin.policy.loadbalance.
+	LoadBalancerEndpoint string `json:"load_balancer_endpoint_override"`
 }
 
 // readCloud reads one cloud's entry from the clouds.yaml found in path.
@@ -210,6 +215,9 @@ func catalogClients(ctx context.Context, ao gophercloud.AuthOptions, eo gophercl
 	if net, err := openstack.NewNetworkV2(pc, eo); err == nil {
 		c.network = net
 	}
+	if lb, err := openstack.NewLoadBalancerV2(pc, eo); err == nil {
+		c.loadBalancer = lb
+	}
 	return c, nil
 }
 
@@ -269,6 +277,7 @@ func (d *Driver) dial(ctx context.Context, cx Context) (*clients, error) {
 			}
 			c.image = override(c, e.ImageEndpoint, "image", "v2/")
 			c.network = override(c, e.NetworkEndpoint, "network", "v2.0/")
+			c.loadBalancer = override(c, e.LoadBalancerEndpoint, "load-balancer", "v2/")
 			return c, nil
 		}
 		popts := []clouds.ParseOption{clouds.WithCloudName(cloud), clouds.WithLocations(path)}
