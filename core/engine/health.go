@@ -70,6 +70,9 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 		if len(active) > 0 || cl.Status == model.ClusterInit || cl.Status == model.ClusterDeleting {
 			continue // the running action owns the cluster's nodes now
 		}
+		if model.RunDataOf(cl).Stopped {
+			continue // its workloads were stopped on purpose
+		}
 		idle = append(idle, cl)
 		if reported[cl.ID] {
 			if err := e.store.TakeHealth(ctx, cl.ID, e.cfg.EngineID, until); err != nil {

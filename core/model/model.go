@@ -85,6 +85,10 @@ const (
 	NodeRecoverAction         = "NODE_RECOVER"
 	NodeOperationAction       = "NODE_OPERATION"
 	ClusterOperationAction    = "CLUSTER_OPERATION"
+	ClusterStartAction        = "CLUSTER_START"
+	ClusterStopAction         = "CLUSTER_STOP"
+	ClusterRestartAction      = "CLUSTER_RESTART"
+	ClusterRefreshAction      = "CLUSTER_REFRESH"
 )
 
 // Event levels, stored as Python logging's numbers as Senlin does.

@@ -1,0 +1,229 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+// A cluster's start and stop, as an SMF instance has them: a stopped
+// cluster keeps its nodes' records while their workloads are stopped
+// through the driver's own node operations (a process or container
+// stopped, a server or VM powered off), and the health loop leaves it
+// alone until it is started again. The run state lives in the cluster's
+// data (model.RunData), beside the Senlin status.
+
+// stopOperations and startOperations are the node operations that stop and
+// start a node's workload, by the names the built-in drivers declare
+// (local.process, local.container and nova: stop/start; vsphere:
+// power_off/power_on). A profile type with neither keeps its nodes as they
+// are; only the cluster's run state changes.
+var (
+	stopOperations  = []string{"stop", "power_off"}
+	startOperations = []string{"start", "power_on"}
+)
+
+// runActions maps the keys of POST /v1/clusters/{id}/actions that change a
+// cluster's run state to their action kinds.
+var runActions = map[string]string{
+	"start":   model.ClusterStartAction,
+	"stop":    model.ClusterStopAction,
+	"restart": model.ClusterRestartAction,
+	"refresh": model.ClusterRefreshAction,
+}
+
+// runInputs checks the parameters of an operator's start, stop, restart or
+// refresh: there are none.
+func runInputs(name string, params map[string]any) (model.ClusterRunInputs, error) {
+	for k := range params {
+		return model.ClusterRunInputs{}, BadRequest("%s: unrecognized parameter '%s'; %s takes no parameters.", name, k, name)
+	}
+	return model.ClusterRunInputs{Cause: model.StopByOperator}, nil
+}
+
+// nodeOperation returns the first of names that the profile type of
+// profileID declares as a node operation, or "".
+func (e *Engine) nodeOperation(ctx context.Context, profileID string, names []string) (string, error) {
+	spec, err := e.specFor(ctx, profileID)
+	if err != nil {
+		return "", err
+	}
+	c, ok := e.plugins.Component("profile", spec.Type)
+	if !ok {
+		return "", fmt.Errorf("The profile type %s is not served by any plugin.", spec.Type)
+	}
+	if c.APIVersion != "" && apiBefore(c.APIVersion, sdk.ProfileAPIOperate) {
+		return "", nil
+	}
+	for _, name := range names {
+		if _, ok := sdk.FindNodeOperation(c.NodeOperations, name); ok {
+			return name, nil
+		}
+	}
+	return "", nil
+}
+
+// runOperations picks, for each node that want selects, the operation (the
+// first of names) its profile type has; nodes of a type with none are left
+// as they are. It reads the store, so it runs before a stage's
+// transaction.
+func (e *Engine) runOperations(ctx context.Context, nodes []*model.Node, names []string, want func(*model.Node) bool) (map[string][]string, error) {
+	byOp := map[string][]string{}
+	for _, n := range nodes {
+		if !want(n) {
+			continue
+		}
+		op, err := e.nodeOperation(ctx, n.ProfileID, names)
+		if err != nil {
+			return nil, err
+		}
+		if op != "" {
+			byOp[op] = append(byOp[op], n.ID)
+		}
+	}
+	return byOp, nil
+}
+
+// forkRunOperations forks one NODE_OPERATION per node of byOp.
+func (e *Engine) forkRunOperations(ctx context.Context, tx store.Store, a *model.Action, byOp map[string][]string) error {
+	ops := make([]string, 0, len(byOp))
+	for op := range byOp {
+		ops = append(ops, op)
+	}
+	slices.Sort(ops)
+	for _, op := range ops {
+		if err := e.forkEach(ctx, tx, a, model.NodeOperationAction, byOp[op], model.OperationInputs{Operation: op, Params: map[string]any{}}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopReason is the sentence a stopped cluster shows for a cause.
+func stopReason(cause string) string {
+	switch cause {
+	case model.StopByDependency:
+		return "Stopped because a dependency stopped; it starts again when its dependencies run."
+	case model.StopByMilestone:
+		return "Stopped by a milestone."
+	}
+	return "Stopped by the operator; `grove cluster start` starts it."
+}
+
+// stopCluster is the stop stage: the run state says stopped first, so the
+// health loop leaves the nodes alone while their workloads stop.
+func (e *Engine) stopCluster(ctx context.Context, a *model.Action, cl *model.Cluster, cause, reason string) error {
+	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	byOp, err := e.runOperations(ctx, nodes, stopOperations, func(n *model.Node) bool {
+		return n.Status == model.NodeActive || n.Status == model.NodeError
+	})
+	if err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "stop", func(tx store.Store) error {
+		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterOperating, "Stopping the cluster's nodes.", func(c *model.Cluster) {
+			model.SetRunData(c, model.RunData{Stopped: true, Cause: cause, Reason: reason})
+		}); err != nil {
+			return err
+		}
+		return e.forkRunOperations(ctx, tx, a, byOp)
+	})
+	if err != nil {
+		return err
+	}
+	werr := e.waitChildren(ctx, a)
+	// A stopped cluster is WARNING whatever its nodes say: it has nodes, by
+	// design none of them running; its run state says why.
+	serr := e.store.InTx(ctx, func(tx store.Store) error {
+		return e.setClusterStatus(ctx, tx, cl.ID, model.ClusterWarning, a.Action+": "+reason, nil)
+	})
+	if werr != nil {
+		return fmt.Errorf("Failed in stopping the cluster's nodes: %w", werr)
+	}
+	return serr
+}
+
+// startCluster is the start stage: the nodes a stop left stopped start
+// again, then the cluster's status is evaluated from its ACTIVE nodes.
+func (e *Engine) startCluster(ctx context.Context, a *model.Action, cl *model.Cluster) error {
+	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	byOp, err := e.runOperations(ctx, nodes, startOperations, func(n *model.Node) bool {
+		return n.Status == model.NodeWarning || n.Status == model.NodeError
+	})
+	if err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "start", func(tx store.Store) error {
+		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterOperating, "Starting the cluster's nodes.", func(c *model.Cluster) {
+			model.SetRunData(c, model.RunData{})
+		}); err != nil {
+			return err
+		}
+		return e.forkRunOperations(ctx, tx, a, byOp)
+	})
+	if err != nil {
+		return err
+	}
+	werr := e.waitChildren(ctx, a)
+	if err := e.settle(ctx, cl.ID, a.Action, nil, werr); err != nil {
+		return err
+	}
+	if werr != nil {
+		return fmt.Errorf("Failed in starting the cluster's nodes: %w", werr)
+	}
+	return nil
+}
+
+// doClusterRun runs CLUSTER_START, CLUSTER_STOP, CLUSTER_RESTART and
+// CLUSTER_REFRESH.
+func (e *Engine) doClusterRun(ctx context.Context, a *model.Action) error {
+	in, err := inputsOf[model.ClusterRunInputs](a)
+	if err != nil {
+		return err
+	}
+	cause := in.Cause
+	if cause == "" {
+		cause = model.StopByOperator
+	}
+	cl, err := e.begin(ctx, a)
+	if err != nil {
+		return err
+	}
+	reason := in.Reason
+	if reason == "" {
+		reason = stopReason(cause)
+	}
+	switch a.Action {
+	case model.ClusterStopAction:
+		if err := e.stopCluster(ctx, a, cl, cause, reason); err != nil {
+			return err
+		}
+		return e.end(ctx, a, cl.ID, "Cluster stopped.")
+	case model.ClusterStartAction:
+		if err := e.startCluster(ctx, a, cl); err != nil {
+			return err
+		}
+		return e.end(ctx, a, cl.ID, "Cluster started.")
+	case model.ClusterRestartAction:
+		if err := e.stopCluster(ctx, a, cl, cause, "Restarting."); err != nil {
+			return err
+		}
+		if err := e.startCluster(ctx, a, cl); err != nil {
+			return err
+		}
+		return e.end(ctx, a, cl.ID, "Cluster restarted.")
+	}
+	// A refresh changes nothing on the cluster itself: it is an event
+	// that dependents with restart_on refresh act on.
+	return e.end(ctx, a, cl.ID, "Cluster refreshed.")
+}
