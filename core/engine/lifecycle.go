@@ -38,6 +38,9 @@ func (e *Engine) doClusterCreate(ctx context.Context, a *model.Action) error {
 	}
 	if werr == nil {
 		a.StatusReason = "Cluster creation succeeded."
+		if err := e.afterCreate(ctx, a, cl.ID); err != nil {
+			return fmt.Errorf("The cluster was created, but its dependencies could not be applied: %w", err)
+		}
 	}
 	return werr
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/orchestrator/deps"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -185,7 +186,11 @@ func (e *Engine) startCluster(ctx context.Context, a *model.Action, cl *model.Cl
 }
 
 // doClusterRun runs CLUSTER_START, CLUSTER_STOP, CLUSTER_RESTART and
-// CLUSTER_REFRESH.
+// CLUSTER_REFRESH. An operator's are events on the dependency graph: a
+// stop takes the running dependents down first, a start waits for the
+// dependencies, a restart and a refresh reach the dependents whose
+// restart_on asks. The engine's own (cause dependency or milestone) are
+// steps of a decision already made, and do not propagate again.
 func (e *Engine) doClusterRun(ctx context.Context, a *model.Action) error {
 	in, err := inputsOf[model.ClusterRunInputs](a)
 	if err != nil {
@@ -195,6 +200,7 @@ func (e *Engine) doClusterRun(ctx context.Context, a *model.Action) error {
 	if cause == "" {
 		cause = model.StopByOperator
 	}
+	operator := cause == model.StopByOperator
 	cl, err := e.begin(ctx, a)
 	if err != nil {
 		return err
@@ -205,25 +211,105 @@ func (e *Engine) doClusterRun(ctx context.Context, a *model.Action) error {
 	}
 	switch a.Action {
 	case model.ClusterStopAction:
+		var after []deps.Step
+		if operator && depState(cl) == deps.Running {
+			g, d, err := e.decide(ctx, cl, "", deps.Event{Kind: deps.AdminStop, Cluster: cl.Name})
+			if err != nil {
+				return err
+			}
+			before, rest := splitSteps(d.Steps, cl.Name)
+			after = rest
+			if err := e.applySteps(ctx, g, before, cl.Name); err != nil {
+				return fmt.Errorf("Failed in stopping the cluster's dependents: %w", err)
+			}
+			defer func() {
+				// Dependents that exclude the cluster may start once it is
+				// down (§C.4).
+				if len(after) > 0 {
+					if err := e.applySteps(ctx, g, after, cl.Name); err != nil {
+						e.log.Warn("starting the dependents of a stopped cluster", "cluster", cl.Name, "error", err)
+					}
+				}
+			}()
+		}
 		if err := e.stopCluster(ctx, a, cl, cause, reason); err != nil {
+			after = nil
 			return err
+		}
+		if in.Maintenance {
+			if err := e.holdCluster(ctx, cl.ID, deps.Verdict{Maintenance: true, Reason: reason}); err != nil {
+				return err
+			}
 		}
 		return e.end(ctx, a, cl.ID, "Cluster stopped.")
 	case model.ClusterStartAction:
+		if operator {
+			v, err := e.startVerdict(ctx, cl)
+			if err != nil {
+				return err
+			}
+			if !v.Start {
+				if depState(cl) == deps.Running {
+					if err := e.stopCluster(ctx, a, cl, model.StopByDependency, waitReason(v)); err != nil {
+						return err
+					}
+				}
+				if err := e.holdCluster(ctx, cl.ID, v); err != nil {
+					return err
+				}
+				return e.end(ctx, a, cl.ID, "Cluster not started: "+waitReason(v))
+			}
+		}
 		if err := e.startCluster(ctx, a, cl); err != nil {
 			return err
 		}
+		if operator {
+			e.propagateAsync(cl, deps.Running, deps.Event{Kind: deps.Start, Cluster: cl.Name})
+		}
 		return e.end(ctx, a, cl.ID, "Cluster started.")
 	case model.ClusterRestartAction:
+		running := depState(cl) == deps.Running
+		if running {
+			g, d, err := e.decide(ctx, cl, "", deps.Event{Kind: deps.Stop, Cluster: cl.Name})
+			if err != nil {
+				return err
+			}
+			if err := e.applySteps(ctx, g, d.Steps, cl.Name); err != nil {
+				return fmt.Errorf("Failed in stopping the cluster's dependents: %w", err)
+			}
+		}
 		if err := e.stopCluster(ctx, a, cl, cause, "Restarting."); err != nil {
 			return err
 		}
 		if err := e.startCluster(ctx, a, cl); err != nil {
 			return err
 		}
+		if running {
+			e.propagateAsync(cl, deps.Running, deps.Event{Kind: deps.Start, Cluster: cl.Name, Reason: deps.Restart})
+		}
 		return e.end(ctx, a, cl.ID, "Cluster restarted.")
 	}
 	// A refresh changes nothing on the cluster itself: it is an event
 	// that dependents with restart_on refresh act on.
+	if depState(cl) == deps.Running {
+		g, d, err := e.decide(ctx, cl, "", deps.Event{Kind: deps.RefreshEvent, Cluster: cl.Name})
+		if err != nil {
+			return err
+		}
+		if err := e.applySteps(ctx, g, d.Steps, cl.Name); err != nil {
+			return fmt.Errorf("Failed in refreshing the cluster's dependents: %w", err)
+		}
+	}
 	return e.end(ctx, a, cl.ID, "Cluster refreshed.")
+}
+
+// splitSteps splits a decision's steps at the named cluster's own step:
+// those before it and those after it.
+func splitSteps(steps []deps.Step, name string) (before, after []deps.Step) {
+	for i, st := range steps {
+		if st.Cluster == name {
+			return steps[:i], steps[i+1:]
+		}
+	}
+	return steps, nil
 }

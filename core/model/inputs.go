@@ -166,6 +166,9 @@ type ClusterOperationInputs struct {
 type ClusterRunInputs struct {
 	Cause  string `json:"cause,omitzero"`
 	Reason string `json:"reason,omitzero"`
+	// Maintenance, on a stop, leaves the cluster in maintenance (a
+	// dependency cycle) rather than offline.
+	Maintenance bool `json:"maintenance,omitzero"`
 }
 
 // InputsFor returns a pointer to the zero inputs of an action kind, or nil

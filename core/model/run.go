@@ -45,6 +45,10 @@ type RunData struct {
 	// Maintenance is set when the cluster needs an operator whatever its
 	// nodes do (a dependency cycle).
 	Maintenance bool
+	// Fault is set while a running cluster has a node that died (a crash,
+	// a kill, a failed health check), until its nodes run again: its
+	// dependents see it offline meanwhile.
+	Fault bool
 }
 
 // RunDataOf reads a cluster's run data; a cluster without any runs.
@@ -55,6 +59,7 @@ func RunDataOf(cl *Cluster) RunData {
 	r.Cause, _ = m["cause"].(string)
 	r.Reason, _ = m["reason"].(string)
 	r.Maintenance, _ = m["maintenance"].(bool)
+	r.Fault, _ = m["fault"].(bool)
 	return r
 }
 
@@ -74,6 +79,9 @@ func SetRunData(cl *Cluster, r RunData) {
 	if r.Maintenance {
 		m["maintenance"] = true
 	}
+	if r.Fault {
+		m["fault"] = true
+	}
 	cl.Data[DataRun] = m
 }
 
@@ -83,7 +91,7 @@ func RunState(cl *Cluster) (string, string) {
 	switch {
 	case r.Maintenance:
 		return RunMaintenance, r.Reason
-	case r.Stopped:
+	case r.Stopped, r.Fault:
 		return RunOffline, r.Reason
 	}
 	switch cl.Status {
