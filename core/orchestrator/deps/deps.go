@@ -235,3 +235,29 @@ func ValidateGroup(gr Group) error {
 	}
 	return nil
 }
+
+// StateOf maps a cluster's Senlin status and its run data to its state in
+// the graph: ACTIVE and WARNING run; ERROR and CRITICAL need an operator;
+// INIT and CREATING are not there yet; everything else (an action under
+// way, a stop by a dependency) is offline. A cluster an operator or a
+// milestone stopped is Stopped (SMF's disabled), one a dependency stopped
+// Offline, and a run-data maintenance flag (a dependency cycle) wins.
+func StateOf(status string, stopped bool, cause string, maintenance bool) State {
+	switch {
+	case maintenance:
+		return Maintenance
+	case stopped && cause != "dependency":
+		return Stopped
+	case stopped:
+		return Offline
+	}
+	switch status {
+	case "ACTIVE", "WARNING":
+		return Running
+	case "ERROR", "CRITICAL":
+		return Maintenance
+	case "INIT", "CREATING":
+		return Uninitialized
+	}
+	return Offline
+}

@@ -486,3 +486,30 @@ func TestValidateGroup(t *testing.T) {
 		}
 	}
 }
+
+// TestStateOf: the mapping of statuses and stops to graph states.
+func TestStateOf(t *testing.T) {
+	cases := []struct {
+		status      string
+		stopped     bool
+		cause       string
+		maintenance bool
+		want        State
+	}{
+		{"ACTIVE", false, "", false, Running},
+		{"WARNING", false, "", false, Running},
+		{"ERROR", false, "", false, Maintenance},
+		{"CRITICAL", false, "", false, Maintenance},
+		{"CREATING", false, "", false, Uninitialized},
+		{"RESIZING", false, "", false, Offline},
+		{"ACTIVE", true, "operator", false, Stopped},
+		{"ACTIVE", true, "milestone", false, Stopped},
+		{"ACTIVE", true, "dependency", false, Offline},
+		{"ACTIVE", false, "", true, Maintenance},
+	}
+	for _, c := range cases {
+		if got := StateOf(c.status, c.stopped, c.cause, c.maintenance); got != c.want {
+			t.Errorf("StateOf(%q, %v, %q, %v) = %s, want %s", c.status, c.stopped, c.cause, c.maintenance, got, c.want)
+		}
+	}
+}
