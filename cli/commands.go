@@ -134,10 +134,11 @@ func commands() []*entry {
 		{name: "receiver show", args: "[options] RECEIVER", synopsis: "Show a receiver by id, name or short id (never its webhook URL).", run: verbCmd(showVerb(receiverRes))},
 		{name: "receiver delete", args: "[options] RECEIVER...", synopsis: "Delete receivers; their webhook URLs are refused from then on.", run: verbCmd(deleteVerb(receiverRes, false))},
 
-		{name: "milestone", synopsis: "Manage milestones, named sets of clusters that dependencies can name: create, list, show, delete."},
+		{name: "milestone", synopsis: "Manage milestones, named sets of clusters that dependencies can name: create, list, show, enter, delete."},
 		{name: "milestone create", args: "[-cluster CLUSTER]... [options] NAME", synopsis: "Create a milestone of clusters.", run: verbCmd(milestoneCreate)},
 		{name: "milestone list", args: "[options]", synopsis: "List milestones.", run: verbCmd(listVerb(milestoneRes, filter{flag: "name", param: "name", help: "only those with this name"}))},
 		{name: "milestone show", args: "[options] MILESTONE", synopsis: "Show a milestone by id, name or short id.", run: verbCmd(showVerb(milestoneRes))},
+		{name: "milestone enter", args: "[-wait] [options] MILESTONE|all|none", synopsis: "Bring up a milestone's clusters and what they depend on, and stop every other cluster, leaves first.", run: verbCmd(milestoneEnter)},
 		{name: "milestone delete", args: "[options] MILESTONE...", synopsis: "Delete milestones no dependency group names.", run: verbCmd(deleteVerb(milestoneRes, false))},
 
 		{name: "deps", synopsis: "Work with dependencies between clusters without an agent."},

@@ -21,25 +21,18 @@ import (
 // first). The stops and starts it submits do not propagate again: the
 // decision already holds the whole cascade.
 
-// depState is a cluster's state as the dependency graph sees it.
-func depState(cl *model.Cluster) deps.State {
+// DepState is a cluster's state as the dependency graph sees it: its
+// Senlin status and its run data (deps.StateOf), a fault counting as
+// offline until the cluster's nodes run again.
+func DepState(cl *model.Cluster) deps.State {
 	r := model.RunDataOf(cl)
-	switch {
-	case r.Maintenance:
-		return deps.Maintenance
-	case r.Stopped && (r.Cause == model.StopByOperator || r.Cause == model.StopByMilestone):
-		return deps.Stopped
-	case r.Stopped || r.Fault:
+	if r.Fault && !r.Stopped && !r.Maintenance {
 		return deps.Offline
 	}
-	switch cl.Status {
-	case model.ClusterInit, model.ClusterCreating, model.ClusterDeleting:
-		return deps.Uninitialized
-	case model.ClusterError, model.ClusterCritical:
-		return deps.Maintenance
-	}
-	return deps.Running
+	return deps.StateOf(cl.Status, r.Stopped, r.Cause, r.Maintenance)
 }
+
+func depState(cl *model.Cluster) deps.State { return DepState(cl) }
 
 // depGraph is one project's dependency graph and its clusters by name.
 type depGraph struct {
@@ -403,23 +396,24 @@ func (e *Engine) recovered(ctx context.Context, cl *model.Cluster, nodes []*mode
 // EnterMilestone brings up a milestone's subgraph (its clusters and what
 // they depend on) and stops every other cluster of the project, leaves
 // first (§C.5); "all" and "none" are SMF's. It returns the decision at
-// once and carries it out in the background, each step a CLUSTER_STOP or
-// CLUSTER_START action with its events.
-func (e *Engine) EnterMilestone(ctx context.Context, c Caller, name string) (deps.Decision, error) {
+// once, with the milestone's name, and carries it out in the background,
+// each step a CLUSTER_STOP or CLUSTER_START action with its events.
+func (e *Engine) EnterMilestone(ctx context.Context, c Caller, ident string) (string, deps.Decision, error) {
 	g, err := e.depSnapshot(ctx, c.Project)
 	if err != nil {
-		return deps.Decision{}, err
+		return "", deps.Decision{}, err
 	}
+	name := ident
 	if name != "all" && name != "none" {
-		m, err := e.store.FindMilestone(ctx, c.Project, name)
+		m, err := e.store.FindMilestone(ctx, c.Project, ident)
 		if err != nil {
-			return deps.Decision{}, err
+			return "", deps.Decision{}, err
 		}
 		name = m.Name
 	}
 	d, err := deps.Propagate(g.snap, deps.Event{Kind: deps.Milestone, Milestone: name})
 	if err != nil {
-		return deps.Decision{}, BadRequest("%s", err.Error())
+		return "", deps.Decision{}, BadRequest("%s", err.Error())
 	}
 	e.wg.Add(1)
 	go func() {
@@ -434,7 +428,7 @@ func (e *Engine) EnterMilestone(ctx context.Context, c Caller, name string) (dep
 			}
 		}
 	}()
-	return d, nil
+	return name, d, nil
 }
 
 // background is the context for work that outlives the request or action

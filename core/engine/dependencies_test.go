@@ -202,7 +202,7 @@ func TestDependencyMilestone(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	d, err := h.eng.EnterMilestone(h.ctx(), caller, "none")
+	_, d, err := h.eng.EnterMilestone(h.ctx(), caller, "none")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestDependencyMilestone(t *testing.T) {
 		h.until(cl.Name+" stops", false, h.inState(cl, model.RunOffline))
 	}
 
-	d, err = h.eng.EnterMilestone(h.ctx(), caller, "stack")
+	_, d, err = h.eng.EnterMilestone(h.ctx(), caller, "stack")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,7 @@ const (
 	// RunMaintenance is a cluster that needs an operator: its nodes failed
 	// (ERROR, CRITICAL) or it sits in a dependency cycle.
 	RunMaintenance = "maintenance"
-	// RunUninitialized is a cluster not created yet, or one an action is
-	// changing.
+	// RunUninitialized is a cluster not created yet.
 	RunUninitialized = "uninitialized"
 )
 
@@ -99,6 +98,9 @@ func RunState(cl *Cluster) (string, string) {
 		return RunRunning, ""
 	case ClusterError, ClusterCritical:
 		return RunMaintenance, cl.StatusReason
+	case ClusterInit, ClusterCreating:
+		return RunUninitialized, ""
 	}
-	return RunUninitialized, ""
+	// An action is changing the cluster: to its dependents it is not up.
+	return RunOffline, cl.StatusReason
 }

@@ -290,6 +290,8 @@ var accessCases = map[string]accessCase{
 	"PATCH /v1/milestones/{id}": {path: func(f fixture) string { return "/v1/milestones/" + f.milestone },
 		body: map[string]any{"milestone": map[string]any{"clusters": []string{}}}, wrong: wrongNotFound},
 	"DELETE /v1/milestones/{id}": {path: func(f fixture) string { return "/v1/milestones/" + f.milestone }, wrong: wrongNotFound},
+	"POST /v1/milestones/{id}/enter": {path: func(f fixture) string { return "/v1/milestones/" + f.milestone + "/enter" },
+		body: map[string]any{}, wrong: wrongNotFound},
 
 	"GET /v1/nodes": {path: fixed("/v1/nodes"), wrong: wrongList},
 	"POST /v1/nodes": {path: fixed("/v1/nodes"), wrong: wrongBodyRef,

@@ -71,7 +71,7 @@ func dependencyView(ctx context.Context, st store.Store, project string) (*depVi
 	}
 	for _, c := range cls {
 		v.snap.Clusters = append(v.snap.Clusters, deps.Cluster{Name: c.Name, ID: c.ID,
-			State: deps.StateOf(c.Status, false, "", false), Groups: held[c.ID]})
+			State: engine.DepState(c), Groups: held[c.ID]})
 	}
 	for _, m := range ms {
 		v.snap.Milestones[m.Name] = m.Clusters
@@ -96,7 +96,7 @@ func (v *depView) toAPI(cl *model.Cluster) (api.ClusterDependencies, error) {
 	if err != nil {
 		return api.ClusterDependencies{}, err
 	}
-	state := deps.StateOf(cl.Status, false, "", false)
+	state := engine.DepState(cl)
 	if verdict.Maintenance {
 		state = deps.Maintenance
 	}

@@ -3,7 +3,7 @@ package server
 // routes is the API's route table. Each resource's handlers live in the
 // file named for it: profiles.go, policies.go, clusters.go,
 // cluster_actions.go, cluster_policies.go, operations.go, nodes.go, actions.go,
-// attrs.go, dependencies.go (dependencies and milestones), receivers.go, services.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
+// attrs.go, dependencies.go (dependencies and milestones), milestone_enter.go, receivers.go, services.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
 //
 // handle registers a route any token of the project may read and a member
 // or admin may write; public needs no token; admin needs an admin token.
@@ -55,6 +55,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/milestones/{id}", s.showMilestone)
 	s.handle("PATCH /v1/milestones/{id}", s.updateMilestone)
 	s.handle("DELETE /v1/milestones/{id}", s.deleteMilestone)
+	s.handle("POST /v1/milestones/{id}/enter", s.enterMilestone)
 
 	s.handle("GET /v1/nodes", s.listNodes)
 	s.handle("POST /v1/nodes", s.createNode)
