@@ -286,3 +286,29 @@ func slicesContains(s []int, v int) bool {
 }
 
 func writeFile(path string) error { return os.WriteFile(path, []byte("ready\n"), 0o600) }
+
+// TestDependencyUpdateRestartsDependents: a rolling update of db is a
+// non-error stop: web (restart_on restart) stops first and starts again
+// once db is updated; api (restart_on error) is left alone.
+func TestDependencyUpdateRestartsDependents(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	h.profile("p2")
+	db := h.cluster("db", 1, 60)
+	web := h.cluster("web", 1, 60)
+	api := h.cluster("api", 1, 60)
+	h.depend(web, "database", "require_all", "restart", db.ID)
+	h.depend(api, "database", "require_all", "error", db.ID)
+	webNode, apiNode := h.nodes(web.ID)[0].ID, h.nodes(api.ID)[0].ID
+
+	p2 := "p2"
+	_, a, err := h.eng.UpdateCluster(h.ctx(), caller, db.ID, engine.ClusterUpdate{Profile: &p2})
+	h.ok(a, err)
+	h.until("web stopped and started again", false, func() bool {
+		st, _ := h.runState(web.ID)
+		return st == model.RunRunning && h.gate.calls("operate")[webNode] == 2
+	})
+	if n := h.gate.calls("operate")[apiNode]; n != 0 {
+		t.Errorf("db's update operated on api (restart_on error) %d times, want none", n)
+	}
+}
