@@ -7,8 +7,8 @@ import (
 	"maps"
 
 	"github.com/grovehq/grove/core/model"
-	"github.com/grovehq/grove/core/orchestrator/deps"
 	"github.com/grovehq/grove/core/orchestrator"
+	"github.com/grovehq/grove/core/orchestrator/deps"
 	"github.com/grovehq/grove/core/store"
 )
 
