@@ -172,7 +172,7 @@ func (e *evaluator) dependencyCycles() hclv2.Diagnostics {
 	}
 	rng := e.def.Clusters[cycle[0]].decl.rng
 	return hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: "Dependency cycle",
-		Detail: fmt.Sprintf("These clusters' depends_on blocks wait on each other: %s. Cycles are allowed only through exclude_all groups.", strings.Join(cycle, " → ")),
+		Detail:  fmt.Sprintf("These clusters' depends_on blocks wait on each other: %s. Cycles are allowed only through exclude_all groups.", strings.Join(cycle, " → ")),
 		Subject: rng.Ptr()}}
 }
 
