@@ -2,6 +2,7 @@ package hcl
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -153,4 +154,27 @@ func TestMilestoneBlockErrors(t *testing.T) {
 	diagAt(t, def, diags, `clusters lists "db" twice`, 10, 14)
 	def, diags = load(t, head+"milestone \"m\" {\n  clusters = [cluster.nosuch]\n}\n", Options{})
 	diagAt(t, def, diags, `No cluster named "nosuch"`, 10, 15)
+}
+
+// TestDependenciesDocExample: docs/dependencies.md's three-tier example
+// loads and starts in the order the page says.
+func TestDependenciesDocExample(t *testing.T) {
+	b, err := os.ReadFile("../docs/dependencies.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), "```hcl\n")
+	src, _, _ := strings.Cut(rest, "```")
+	def, diags := load(t, src, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	var parts []string
+	for _, w := range (&Snapshot{Clusters: def.Clusters, Milestones: def.Milestones}).StartOrder() {
+		parts = append(parts, strings.Join(w, ", "))
+	}
+	order := strings.Join(parts, " → ")
+	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), "Start order (depends_on): "+order+".") {
+		t.Errorf("the page does not give the start order %q", order)
+	}
 }
