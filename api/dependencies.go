@@ -115,10 +115,11 @@ type Milestone struct {
 }
 
 // MilestoneCreate is the body of POST /v1/milestones and of PATCH (where
-// an empty Name keeps the name and nil Clusters keep the clusters).
+// an empty Name keeps the name and nil Clusters, sent as null, keep the
+// clusters).
 type MilestoneCreate struct {
 	Name     string   `json:"name,omitempty"`
-	Clusters []string `json:"clusters,omitempty"`
+	Clusters []string `json:"clusters"`
 }
 
 // CreateMilestone creates a milestone.

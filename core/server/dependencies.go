@@ -48,34 +48,20 @@ func dependencyView(ctx context.Context, st store.Store, project string) (*depVi
 	if err != nil {
 		return nil, err
 	}
-	v := &depView{clusters: map[string]*model.Cluster{}, names: map[string]string{},
-		snap: deps.Snapshot{Milestones: map[string][]string{}, Paths: map[string]bool{}}}
+	v := &depView{clusters: map[string]*model.Cluster{}, names: map[string]string{}}
 	for _, c := range cls {
 		v.clusters[c.ID] = c
 		v.names[c.ID] = c.Name
 	}
-	held := map[string][]deps.Group{}
 	for _, g := range all {
-		if _, ok := v.clusters[g.ClusterID]; !ok {
-			continue
-		}
-		v.groups = append(v.groups, g)
-		held[g.ClusterID] = append(held[g.ClusterID], deps.Group{Name: g.Name, Grouping: deps.Grouping(g.Grouping),
-			RestartOn: deps.RestartOn(g.RestartOn), Members: g.Members})
-		for _, m := range g.Members {
-			if p, ok := strings.CutPrefix(m, deps.PathPrefix); ok {
-				_, err := os.Stat(p)
-				v.snap.Paths[p] = err == nil
-			}
+		if _, ok := v.clusters[g.ClusterID]; ok {
+			v.groups = append(v.groups, g)
 		}
 	}
-	for _, c := range cls {
-		v.snap.Clusters = append(v.snap.Clusters, deps.Cluster{Name: c.Name, ID: c.ID,
-			State: engine.DepState(c), Groups: held[c.ID]})
-	}
-	for _, m := range ms {
-		v.snap.Milestones[m.Name] = m.Clusters
-	}
+	v.snap = deps.Build(cls, all, ms, engine.DepState, func(p string) bool {
+		_, err := os.Stat(p)
+		return err == nil
+	})
 	return v, nil
 }
 

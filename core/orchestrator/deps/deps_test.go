@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/grovehq/grove/core/model"
 )
 
 // Rules are cited by section of ../shared/reference/semantics.md (§C.1
@@ -511,5 +513,26 @@ func TestStateOf(t *testing.T) {
 		if got := StateOf(c.status, c.stopped, c.cause, c.maintenance); got != c.want {
 			t.Errorf("StateOf(%q, %v, %q, %v) = %s, want %s", c.status, c.stopped, c.cause, c.maintenance, got, c.want)
 		}
+	}
+}
+
+// TestBuild: the store's rows become a snapshot; members stored as ids
+// resolve; groups of clusters outside the project are left out; paths are
+// checked through the function handed in.
+func TestBuild(t *testing.T) {
+	db := &model.Cluster{ID: "id-db", Name: "db", Status: "ERROR"}
+	web := &model.Cluster{ID: "id-web", Name: "web", Status: "INIT"}
+	groups := []model.DependencyGroup{
+		{ClusterID: "id-web", DeclaredBy: "id-web", Name: "database", Grouping: "require_all", RestartOn: "error", Members: []string{"id-db", "path:/x"}},
+		{ClusterID: "id-other", DeclaredBy: "id-other", Name: "g", Grouping: "require_all", RestartOn: "none", Members: []string{"id-db"}},
+	}
+	ms := []*model.Milestone{{Name: "backend", Clusters: []string{"id-db"}}}
+	s := Build([]*model.Cluster{db, web}, groups, ms, nil, func(p string) bool { return p == "/x" })
+	if len(s.Clusters) != 2 || len(s.Clusters[1].Groups) != 1 || len(s.Clusters[0].Groups) != 0 || !s.Paths["/x"] || s.Milestones["backend"][0] != "id-db" {
+		t.Fatalf("snapshot %+v", s)
+	}
+	v, _ := Check(s, "web")
+	if v.Reason != "waiting on db: maintenance" || v.Result != Unsatisfiable {
+		t.Errorf("web: %+v", v)
 	}
 }

@@ -129,7 +129,7 @@ func (g *graph) requireAll(members []string, sat bool, visiting map[string]bool)
 	for _, m := range members {
 		x, desc := g.member(m, sat, visiting)
 		if x < r {
-			r, why = x, waiting(m, desc)
+			r, why = x, waiting(g.display(m), desc)
 		}
 	}
 	return r, why
@@ -146,14 +146,18 @@ func (g *graph) requireAny(members []string, sat bool, visiting map[string]bool)
 			return Satisfied, ""
 		}
 		if why == "" || (x == Unsatisfied && r == Unsatisfiable) {
-			why = waiting(m, desc)
+			why = waiting(g.display(m), desc)
 		}
 		if x == Unsatisfied {
 			r = Unsatisfied
 		}
 	}
 	if r == Unsatisfiable {
-		why = "none of " + strings.Join(members, ", ") + " can run"
+		names := make([]string, len(members))
+		for i, m := range members {
+			names[i] = g.display(m)
+		}
+		why = "none of " + strings.Join(names, ", ") + " can run"
 	}
 	return r, why
 }
@@ -211,7 +215,7 @@ func (g *graph) optionalAll(members []string, visiting map[string]bool) (Result,
 			}
 		}
 		if x < r {
-			r, why = x, waiting(m, desc)
+			r, why = x, waiting(g.display(m), desc)
 		}
 	}
 	return r, why
@@ -255,7 +259,7 @@ func (g *graph) excludeAll(members []string) (Result, string) {
 			}
 		}
 		if x < r {
-			r, why = x, "excluded "+m+" "+desc
+			r, why = x, "excluded "+g.display(m)+" "+desc
 		}
 	}
 	return r, why
@@ -321,4 +325,15 @@ func waiting(m, desc string) string {
 		return ""
 	}
 	return "waiting on " + m + ": " + desc
+}
+
+// display names a member for a reason: a cluster by its name, whatever
+// the member says (an id).
+func (g *graph) display(m string) string {
+	if kind, _ := memberKind(m); kind == "cluster" {
+		if c, ok := g.cluster(m); ok {
+			return c.Name
+		}
+	}
+	return m
 }
