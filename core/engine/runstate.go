@@ -20,7 +20,7 @@ import (
 
 // stopOperations and startOperations are the node operations that stop and
 // start a node's workload, by the names the built-in drivers declare
-// (local.process, local.container and nova: stop/start; vsphere:
+// (local.process, container.docker and os.nova.server: stop/start; vsphere.vm:
 // power_off/power_on). A profile type with neither keeps its nodes as they
 // are; only the cluster's run state changes.
 var (
