@@ -287,14 +287,17 @@ func slicesContains(s []int, v int) bool {
 
 func writeFile(path string) error { return os.WriteFile(path, []byte("ready\n"), 0o600) }
 
-// TestDependencyUpdateRestartsDependents: a rolling update of db is a
-// non-error stop: web (restart_on restart) stops first and starts again
-// once db is updated; api (restart_on error) is left alone.
+// TestDependencyUpdateRestartsDependents: a rolling update of db, and an
+// operator's restart of it, are non-error stops: web (restart_on restart)
+// stops first and starts again once db runs; api (restart_on error) is
+// left alone.
 func TestDependencyUpdateRestartsDependents(t *testing.T) {
 	h := newHarness(t, nil)
 	h.profile("p")
 	h.profile("p2")
-	db := h.cluster("db", 1, 60)
+	one, timeout := 1, 60
+	db := h.create(engine.ClusterCreate{Name: "db", Profile: "p", DesiredCapacity: &one, Timeout: &timeout,
+		Config: map[string]any{"grove.update": map[string]any{"monitor": "0s"}}})
 	web := h.cluster("web", 1, 60)
 	api := h.cluster("api", 1, 60)
 	h.depend(web, "database", "require_all", "restart", db.ID)
@@ -310,5 +313,15 @@ func TestDependencyUpdateRestartsDependents(t *testing.T) {
 	})
 	if n := h.gate.calls("operate")[apiNode]; n != 0 {
 		t.Errorf("db's update operated on api (restart_on error) %d times, want none", n)
+	}
+
+	// An operator's restart of db is a non-error stop too.
+	h.ok(h.act(db, `{"restart": {}}`))
+	h.until("web stopped and started again after db's restart", false, func() bool {
+		st, _ := h.runState(web.ID)
+		return st == model.RunRunning && h.gate.calls("operate")[webNode] == 4
+	})
+	if n := h.gate.calls("operate")[apiNode]; n != 0 {
+		t.Errorf("db's restart operated on api (restart_on error) %d times, want none", n)
 	}
 }

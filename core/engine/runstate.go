@@ -115,6 +115,20 @@ func stopReason(cause string) string {
 	return "Stopped by the operator; `grove cluster start` starts it."
 }
 
+// markStopped records a cluster as stopped before its dependents are
+// stopped: to them, and to the health round's look at waiting clusters, it
+// is no longer up.
+func (e *Engine) markStopped(ctx context.Context, clusterID, cause, reason string) error {
+	return e.store.InTx(ctx, func(tx store.Store) error {
+		c, err := tx.GetCluster(ctx, clusterID)
+		if err != nil {
+			return err
+		}
+		model.SetRunData(c, model.RunData{Stopped: true, Cause: cause, Reason: reason})
+		return tx.UpdateCluster(ctx, c)
+	})
+}
+
 // stopCluster is the stop stage: the run state says stopped first, so the
 // health loop leaves the nodes alone while their workloads stop.
 func (e *Engine) stopCluster(ctx context.Context, a *model.Action, cl *model.Cluster, cause, reason string) error {
@@ -219,6 +233,11 @@ func (e *Engine) doClusterRun(ctx context.Context, a *model.Action) error {
 			}
 			before, rest := splitSteps(d.Steps, cl.Name)
 			after = rest
+			// Stopped from here on, so that no health round starts a
+			// dependent again between its stop and the cluster's.
+			if err := e.markStopped(ctx, cl.ID, cause, reason); err != nil {
+				return err
+			}
 			if err := e.applySteps(ctx, g, before, cl.Name); err != nil {
 				return fmt.Errorf("Failed in stopping the cluster's dependents: %w", err)
 			}
@@ -272,6 +291,9 @@ func (e *Engine) doClusterRun(ctx context.Context, a *model.Action) error {
 		if running {
 			g, d, err := e.decide(ctx, cl, "", deps.Event{Kind: deps.Stop, Cluster: cl.Name})
 			if err != nil {
+				return err
+			}
+			if err := e.markStopped(ctx, cl.ID, cause, "Restarting."); err != nil {
 				return err
 			}
 			if err := e.applySteps(ctx, g, d.Steps, cl.Name); err != nil {
