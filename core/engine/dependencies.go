@@ -403,17 +403,29 @@ func (e *Engine) EnterMilestone(ctx context.Context, c Caller, ident string) (st
 	if err != nil {
 		return "", deps.Decision{}, err
 	}
-	name := ident
+	name, oid := ident, ident
 	if name != "all" && name != "none" {
 		m, err := e.store.FindMilestone(ctx, c.Project, ident)
 		if err != nil {
 			return "", deps.Decision{}, err
 		}
-		name = m.Name
+		name, oid = m.Name, m.ID
 	}
 	d, err := deps.Propagate(g.snap, deps.Event{Kind: deps.Milestone, Milestone: name})
 	if err != nil {
 		return "", deps.Decision{}, BadRequest("%s", err.Error())
+	}
+	var what []string
+	for _, st := range d.Steps {
+		what = append(what, string(st.Op)+" "+st.Cluster)
+	}
+	reason := "Nothing to stop or start."
+	if len(what) > 0 {
+		reason = strings.Join(what, ", ") + "."
+	}
+	if err := e.store.CreateEvents(ctx, []*model.Event{{ID: e.newID(), Timestamp: e.cfg.Now(), OID: oid, OName: name, OType: "MILESTONE",
+		User: c.User, Project: c.Project, Action: "MILESTONE_ENTER", Status: "entered", StatusReason: reason, Level: model.LevelInfo}}); err != nil {
+		return "", deps.Decision{}, err
 	}
 	e.wg.Add(1)
 	go func() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
 )
 
 // depend declares a dependency group of cl, as the API stores one.
@@ -230,6 +231,19 @@ func TestDependencyMilestone(t *testing.T) {
 	}
 	for _, cl := range []*model.Cluster{db, app, web} {
 		h.until(cl.Name+" runs", false, h.inState(cl, model.RunRunning))
+	}
+	evs, err := h.store.ListEvents(h.ctx(), store.ListOpts{Project: caller.Project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := 0
+	for _, ev := range evs {
+		if ev.Action == "MILESTONE_ENTER" && ev.OType == "MILESTONE" {
+			entered++
+		}
+	}
+	if entered != 2 {
+		t.Errorf("%d MILESTONE_ENTER events, want one per milestone entered (2)", entered)
 	}
 }
 

@@ -254,7 +254,7 @@ type Event struct {
 	Timestamp    time.Time
 	OID          string
 	OName        string
-	OType        string // CLUSTER or NODE
+	OType        string // CLUSTER, NODE or MILESTONE
 	ClusterID    string
 	User         string
 	Project      string
