@@ -35,28 +35,33 @@ type Policy struct {
 
 // Cluster is a cluster as the API shows it.
 type Cluster struct {
-	ID              string         `json:"id"`
-	Name            string         `json:"name"`
-	ProfileID       string         `json:"profile_id"`
-	ProfileName     string         `json:"profile_name"`
-	User            string         `json:"user"`
-	Project         string         `json:"project"`
-	Domain          string         `json:"domain"`
-	InitAt          *string        `json:"init_at"`
-	CreatedAt       *string        `json:"created_at"`
-	UpdatedAt       *string        `json:"updated_at"`
-	MinSize         int            `json:"min_size"`
-	MaxSize         int            `json:"max_size"`
-	DesiredCapacity int            `json:"desired_capacity"`
-	Timeout         int            `json:"timeout"`
-	Status          string         `json:"status"`
-	StatusReason    string         `json:"status_reason"`
-	Metadata        map[string]any `json:"metadata"`
-	Data            map[string]any `json:"data"`
-	Dependents      map[string]any `json:"dependents"`
-	Config          map[string]any `json:"config"`
-	Nodes           []string       `json:"nodes"`
-	Policies        []string       `json:"policies"`
+	ID              string  `json:"id"`
+	Name            string  `json:"name"`
+	ProfileID       string  `json:"profile_id"`
+	ProfileName     string  `json:"profile_name"`
+	User            string  `json:"user"`
+	Project         string  `json:"project"`
+	Domain          string  `json:"domain"`
+	InitAt          *string `json:"init_at"`
+	CreatedAt       *string `json:"created_at"`
+	UpdatedAt       *string `json:"updated_at"`
+	MinSize         int     `json:"min_size"`
+	MaxSize         int     `json:"max_size"`
+	DesiredCapacity int     `json:"desired_capacity"`
+	Timeout         int     `json:"timeout"`
+	Status          string  `json:"status"`
+	StatusReason    string  `json:"status_reason"`
+	// RunState is the cluster's state as an SMF instance has one
+	// ("running", "offline", "maintenance", "uninitialized"), a Grove
+	// addition Senlin clients ignore; RunReason says why it is not running.
+	RunState   string         `json:"run_state"`
+	RunReason  string         `json:"run_reason,omitempty"`
+	Metadata   map[string]any `json:"metadata"`
+	Data       map[string]any `json:"data"`
+	Dependents map[string]any `json:"dependents"`
+	Config     map[string]any `json:"config"`
+	Nodes      []string       `json:"nodes"`
+	Policies   []string       `json:"policies"`
 }
 
 // Node is a node as the API shows it.

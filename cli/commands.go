@@ -81,6 +81,10 @@ func commands() []*entry {
 		{name: "cluster del-nodes", args: "[options] CLUSTER NODE...", synopsis: "Remove nodes from a cluster, keeping them as orphans unless -destroy.", run: verbCmd(clusterNodes("del_nodes"))},
 		{name: "cluster replace-nodes", args: "[options] CLUSTER OLD=NEW...", synopsis: "Swap cluster nodes for orphan nodes.", run: verbCmd(clusterReplace)},
 		{name: "cluster check", args: "[options] CLUSTER", synopsis: "Check the health of every node of a cluster.", run: verbCmd(clusterSimple("check"))},
+		{name: "cluster start", args: "[options] CLUSTER", synopsis: "Start a stopped cluster's nodes again.", run: verbCmd(clusterSimple("start"))},
+		{name: "cluster stop", args: "[options] CLUSTER", synopsis: "Stop a cluster's nodes, keeping them; the health loop leaves it alone until it starts.", run: verbCmd(clusterSimple("stop"))},
+		{name: "cluster restart", args: "[options] CLUSTER", synopsis: "Stop a cluster's nodes and start them again.", run: verbCmd(clusterSimple("restart"))},
+		{name: "cluster refresh", args: "[options] CLUSTER", synopsis: "Tell a cluster's dependents with restart_on refresh that it changed.", run: verbCmd(clusterSimple("refresh"))},
 		{name: "cluster op", args: "[options] CLUSTER OPERATION", synopsis: "Run a node operation on every node of a cluster, or on those -filter matches.", run: verbCmd(clusterOp)},
 		{name: "cluster recover", args: "[options] CLUSTER", synopsis: "Recover a cluster's unhealthy nodes.", run: verbCmd(clusterRecover)},
 		{name: "cluster complete-lifecycle", args: "[options] CLUSTER TOKEN", synopsis: "Let a node removal a deletion policy's lifecycle hook holds go on.", run: verbCmd(clusterCompleteLifecycle)},
@@ -88,6 +92,10 @@ func commands() []*entry {
 		{name: "cluster policy-attach", args: "[options] CLUSTER POLICY", synopsis: "Attach a policy to a cluster.", run: verbCmd(clusterPolicy("policy_attach"))},
 		{name: "cluster policy-detach", args: "[options] CLUSTER POLICY", synopsis: "Detach a policy from a cluster.", run: verbCmd(clusterPolicy("policy_detach"))},
 		{name: "cluster policy-update", args: "[options] CLUSTER POLICY", synopsis: "Enable, disable or reorder a cluster's policy.", run: verbCmd(clusterPolicy("policy_update"))},
+		{name: "cluster deps", args: "[-set FILE] [options] CLUSTER", synopsis: "Show a cluster's dependencies, its dependents and who requires it; -set replaces what it declares.",
+			help: "FILE is JSON: {\"groups\": [{\"name\": \"database\", \"grouping\": \"require_all\",\n" +
+				"\"restart_on\": \"error\", \"members\": [\"db\"]}], \"dependents\": [...]}. A declaration\n" +
+				"that would close a cycle is refused, naming it. See docs/dependencies.md.", run: verbCmd(clusterDeps)},
 
 		{name: "node", synopsis: "Manage nodes: create, list, show, update, delete, check, recover."},
 		{name: "node create", args: "-profile PROFILE [options] NAME", synopsis: "Create a node, alone or in a cluster.", run: verbCmd(nodeCreate)},
@@ -126,6 +134,18 @@ func commands() []*entry {
 			filter{flag: "name", param: "name", help: "only those with this name"}, filter{flag: "action", param: "action", help: "only those starting this action, e.g. CLUSTER_SCALE_OUT"}))},
 		{name: "receiver show", args: "[options] RECEIVER", synopsis: "Show a receiver by id, name or short id (never its webhook URL).", run: verbCmd(showVerb(receiverRes))},
 		{name: "receiver delete", args: "[options] RECEIVER...", synopsis: "Delete receivers; their webhook URLs are refused from then on.", run: verbCmd(deleteVerb(receiverRes, false))},
+
+		{name: "milestone", synopsis: "Manage milestones, named sets of clusters that dependencies can name: create, list, show, enter, delete."},
+		{name: "milestone create", args: "[-cluster CLUSTER]... [options] NAME", synopsis: "Create a milestone of clusters.", run: verbCmd(milestoneCreate)},
+		{name: "milestone list", args: "[options]", synopsis: "List milestones.", run: verbCmd(listVerb(milestoneRes, filter{flag: "name", param: "name", help: "only those with this name"}))},
+		{name: "milestone show", args: "[options] MILESTONE", synopsis: "Show a milestone by id, name or short id.", run: verbCmd(showVerb(milestoneRes))},
+		{name: "milestone enter", args: "[-wait] [options] MILESTONE|all|none", synopsis: "Bring up a milestone's clusters and what they depend on, and stop every other cluster, leaves first.", run: verbCmd(milestoneEnter)},
+		{name: "milestone delete", args: "[options] MILESTONE...", synopsis: "Delete milestones no dependency group names.", run: verbCmd(deleteVerb(milestoneRes, false))},
+
+		{name: "deps", synopsis: "Work with dependencies between clusters without an agent."},
+		{name: "deps simulate", args: "-f FILE [options]", synopsis: "Evaluate a dependency graph and an event: what may start, and what starts and stops.",
+			help: "FILE is JSON: {\"clusters\": [...], \"milestones\": {...}, \"paths\": {...}, \"event\": {...}}\n" +
+				"(docs/dependencies.md). Nothing is sent to an agent.", run: verbCmd(depsSimulate)},
 
 		{name: "plugin", synopsis: "Serve, describe, inspect and start plugins (plugin init writes a new one)."},
 		{name: "plugin list", args: "[options]", synopsis: "List the agent's plugins, their state and restarts.", run: pluginList},

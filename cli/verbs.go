@@ -674,6 +674,13 @@ func clusterStatus(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 		}
 	}
 	fmt.Fprintf(env.Stdout, "Cluster %s: %s\n  %s\n", cl.Name, cl.Status, cl.StatusReason)
+	if cl.RunState != "" {
+		fmt.Fprintf(env.Stdout, "  state %s", cl.RunState)
+		if cl.RunReason != "" {
+			fmt.Fprintf(env.Stdout, ": %s", cl.RunReason)
+		}
+		fmt.Fprintln(env.Stdout)
+	}
 	fmt.Fprintf(env.Stdout, "  desired %d, actual %d (%d active), min %d, max %d, profile %s\n\n", cl.DesiredCapacity, len(nodes), active, cl.MinSize, cl.MaxSize, cl.ProfileName)
 	w := tabwriter.NewWriter(env.Stdout, 0, 2, 2, ' ', 0)
 	fmt.Fprintln(w, "NODE\tINDEX\tSTATUS\tRESTARTS\tPROFILE\tADDRESS\tREASON")

@@ -120,18 +120,28 @@ func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 			}
 			continue
 		}
-		if step.Action == Delete || step.Ref.Kind == "cluster" {
+		if step.Action == Delete || step.Ref.Kind == "cluster" || step.Ref.Kind == "milestone" {
 			continue
 		}
 		if err := a.spec(ctx, plan, step, ids); err != nil {
 			return err
 		}
 	}
+	// Clusters and milestones in the plan's order: a cluster after what its
+	// depends_on blocks name, so that each starts once they run, and a
+	// milestone after its clusters.
 	for _, step := range plan.Changes {
-		if step.Ref.Kind != "cluster" || step.Action == Delete {
+		if step.Action == Delete {
 			continue
 		}
-		if err := a.cluster(ctx, plan, step); err != nil {
+		var err error
+		switch step.Ref.Kind {
+		case "cluster":
+			err = a.cluster(ctx, plan, step)
+		case "milestone":
+			err = a.milestone(ctx, plan, step)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -329,6 +339,9 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 				return err
 			}
 		}
+		if len(d.DependsOn) > 0 {
+			return a.dependsOn(ctx, step.Ref, d)
+		}
 		return nil
 	}
 	// Update in place: one PATCH for the cluster's fields, then bindings.
@@ -345,6 +358,7 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 			config[strings.TrimPrefix(f.Path, "config.")] = f.New
 		case strings.HasPrefix(f.Path, "binding."):
 			bindings = append(bindings, f)
+		case f.Path == "depends_on":
 		default:
 			patch[f.Path] = f.New
 		}
@@ -360,6 +374,13 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 		}
 		if err := a.wait(ctx, "update "+step.Ref.String(), r); err != nil {
 			return err
+		}
+	}
+	for _, f := range step.Fields {
+		if f.Path == "depends_on" {
+			if err := a.dependsOn(ctx, step.Ref, plan.Desired.Clusters[step.Ref.Name]); err != nil {
+				return err
+			}
 		}
 	}
 	// Detach first: a replaced policy's successor has the same type, and a
@@ -395,7 +416,7 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 func fieldPaths(fs []FieldChange) []string {
 	var out []string
 	for _, f := range fs {
-		if !strings.HasPrefix(f.Path, "binding.") {
+		if !strings.HasPrefix(f.Path, "binding.") && f.Path != "depends_on" {
 			out = append(out, f.Path)
 		}
 	}

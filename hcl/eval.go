@@ -18,6 +18,7 @@ import (
 	"github.com/zclconf/go-cty/cty/function"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/core/orchestrator/deps"
 )
 
 var rootSchema = &hclv2.BodySchema{Blocks: []hclv2.BlockHeaderSchema{
@@ -27,7 +28,10 @@ var rootSchema = &hclv2.BodySchema{Blocks: []hclv2.BlockHeaderSchema{
 	{Type: "profile", LabelNames: []string{"name"}},
 	{Type: "policy", LabelNames: []string{"name"}},
 	{Type: "cluster", LabelNames: []string{"name"}},
+	{Type: "milestone", LabelNames: []string{"name"}},
 }}
+
+var milestoneSchema = &hclv2.BodySchema{Attributes: []hclv2.AttributeSchema{{Name: "clusters", Required: true}, {Name: "description"}}}
 
 var groveSchema = &hclv2.BodySchema{Attributes: []hclv2.AttributeSchema{{Name: "set"}}}
 
@@ -51,6 +55,7 @@ var clusterSchema = &hclv2.BodySchema{
 	},
 	Blocks: []hclv2.BlockHeaderSchema{
 		{Type: "binding"}, {Type: "placement"}, {Type: "restart"}, {Type: "update"}, {Type: "dependency", LabelNames: []string{"name"}},
+		{Type: "depends_on", LabelNames: []string{"name"}},
 	},
 }
 
@@ -60,6 +65,7 @@ var settingSchemas = map[string]*hclv2.BodySchema{
 	"restart":    {Attributes: []hclv2.AttributeSchema{{Name: "condition"}, {Name: "delay"}, {Name: "max_attempts"}, {Name: "window"}}},
 	"update":     {Attributes: []hclv2.AttributeSchema{{Name: "parallelism"}, {Name: "delay"}, {Name: "failure_action"}, {Name: "monitor"}, {Name: "max_failure_ratio"}, {Name: "order"}}},
 	"dependency": {Attributes: []hclv2.AttributeSchema{{Name: "grouping", Required: true}, {Name: "restart_on"}, {Name: "clusters", Required: true}}},
+	"depends_on": {Attributes: []hclv2.AttributeSchema{{Name: "grouping", Required: true}, {Name: "restart_on"}, {Name: "members", Required: true}}},
 }
 
 type evaluator struct {
@@ -136,6 +142,14 @@ func (e *evaluator) run(files []*hclv2.File) hclv2.Diagnostics {
 		}
 		e.ctx.Variables[kind] = objectOf(names)
 	}
+	// milestone.NAME stands for the milestone as a dependency member.
+	milestones := map[string]cty.Value{}
+	for ref := range e.blocks {
+		if ref.Kind == "milestone" {
+			milestones[ref.Name] = cty.ObjectVal(map[string]cty.Value{"name": cty.StringVal(ref.Name), "member": cty.StringVal(deps.MilestonePrefix + ref.Name)})
+		}
+	}
+	e.ctx.Variables["milestone"] = objectOf(milestones)
 	localVals, ds := e.locals(locals)
 	diags = append(diags, ds...)
 	if diags.HasErrors() {
@@ -169,7 +183,16 @@ func (e *evaluator) run(files []*hclv2.File) hclv2.Diagnostics {
 			if c != nil {
 				e.def.Clusters[ref.Name] = c
 			}
+		case "milestone":
+			m, ds := e.decodeMilestone(b)
+			diags = append(diags, ds...)
+			if m != nil {
+				e.def.Milestones[ref.Name] = m
+			}
 		}
+	}
+	if !diags.HasErrors() {
+		diags = append(diags, e.dependencyCycles()...)
 	}
 	return diags
 }
@@ -488,7 +511,7 @@ func (e *evaluator) refsOf(b *hclv2.Block) ([]Ref, []hclv2.Range, hclv2.Diagnost
 	for _, expr := range expressions(b.Body) {
 		for _, t := range expr.Variables() {
 			kind := t.RootName()
-			if kind != "profile" && kind != "policy" && kind != "cluster" || len(t) < 2 {
+			if kind != "profile" && kind != "policy" && kind != "cluster" && kind != "milestone" || len(t) < 2 {
 				continue
 			}
 			ref := Ref{Kind: kind, Name: attrName(t[1])}
@@ -573,7 +596,7 @@ func (e *evaluator) graph(order []Ref) ([]Ref, hclv2.Diagnostics) {
 		sorted = append(sorted, r)
 		return true
 	}
-	rank := map[string]int{"profile": 0, "policy": 1, "cluster": 2}
+	rank := map[string]int{"profile": 0, "policy": 1, "cluster": 2, "milestone": 3}
 	start := append([]Ref{}, order...)
 	sort.SliceStable(start, func(i, j int) bool { return rank[start[i].Kind] < rank[start[j].Kind] })
 	for _, r := range start {
@@ -803,6 +826,14 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 		attrs, ds := sb.Body.Content(settingSchemas[sb.Type])
 		diags = append(diags, ds...)
 		if ds.HasErrors() {
+			continue
+		}
+		if sb.Type == "depends_on" {
+			g, ds := e.decodeDependsOn(c, sb, attrs)
+			diags = append(diags, ds...)
+			if g != nil {
+				c.DependsOn = append(c.DependsOn, *g)
+			}
 			continue
 		}
 		if sb.Type != "binding" && sb.Type != "dependency" {

@@ -28,13 +28,15 @@ type Definition struct {
 	Profiles map[string]*Profile
 	Policies map[string]*Policy
 	Clusters map[string]*Cluster
+	// Milestones are named sets of clusters (docs/dependencies.md).
+	Milestones map[string]*Milestone
 	// Order lists every block so that each comes after what it references.
 	Order []Ref
 	// Files are the parsed sources, for diagnostics.
 	Files map[string]*hclv2.File
 }
 
-// Ref names a block: kind is profile, policy or cluster.
+// Ref names a block: kind is profile, policy, cluster or milestone.
 type Ref struct {
 	Kind string `json:"kind"`
 	Name string `json:"name"`
@@ -85,7 +87,25 @@ type Cluster struct {
 	// their grove.* keys, as the API stores them.
 	Config   map[string]any `json:"config,omitempty"`
 	Bindings []Binding      `json:"bindings,omitempty"`
-	decl     blockInfo
+	// DependsOn are the cluster's dependency groups, in the order written.
+	DependsOn []DependsOn `json:"depends_on,omitempty"`
+	decl      blockInfo
+}
+
+// DependsOn is a depends_on block: one named dependency group of a cluster
+// (docs/dependencies.md).
+type DependsOn struct {
+	Name      string `json:"name"`
+	Grouping  string `json:"grouping"`
+	RestartOn string `json:"restart_on"`
+	// Members are cluster names, "milestone:NAME" or "path:/...".
+	Members []string `json:"members"`
+}
+
+// Milestone is a milestone block: a named set of clusters.
+type Milestone struct {
+	Name     string   `json:"name"`
+	Clusters []string `json:"clusters"`
 }
 
 // blockInfo keeps source ranges for diagnostics raised after decoding.
@@ -163,7 +183,7 @@ func loadSources(srcs map[string][]byte, opts Options, set string) (*Definition,
 		total += len(src)
 	}
 	sort.Strings(names)
-	def := &Definition{Set: set, Profiles: map[string]*Profile{}, Policies: map[string]*Policy{}, Clusters: map[string]*Cluster{}, Files: map[string]*hclv2.File{}}
+	def := &Definition{Set: set, Profiles: map[string]*Profile{}, Policies: map[string]*Policy{}, Clusters: map[string]*Cluster{}, Milestones: map[string]*Milestone{}, Files: map[string]*hclv2.File{}}
 	if total > MaxSourceBytes {
 		return def, hclv2.Diagnostics{sourceTooLarge(fmt.Sprintf("The definition files hold %d bytes", total))}
 	}

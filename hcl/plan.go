@@ -65,7 +65,10 @@ type Snapshot struct {
 	Profiles map[string]*Profile `json:"profiles"`
 	Policies map[string]*Policy  `json:"policies"`
 	Clusters map[string]*Cluster `json:"clusters"`
-	Order    []Ref               `json:"order"`
+	// Milestones are applied by name; the agent does not record them as a
+	// set's objects.
+	Milestones map[string]*Milestone `json:"milestones,omitempty"`
+	Order      []Ref                 `json:"order"`
 }
 
 // Empty reports whether the plan changes nothing.
@@ -102,7 +105,11 @@ type remote struct {
 	policies map[string]*api.Policy
 	clusters map[string]*api.Cluster
 	bindings map[string][]api.ClusterPolicy
-	digest   []string
+	// deps are the groups each cluster (by id) declared on itself.
+	deps map[string][]api.DependencyGroup
+	// milestones are the agent's milestones the definition names, by name.
+	milestones map[string]*api.Milestone
+	digest     []string
 }
 
 func get(ctx context.Context, c *api.Client, path, key string, out any) (bool, error) {
@@ -119,7 +126,8 @@ func get(ctx context.Context, c *api.Client, path, key string, out any) (bool, e
 
 func fetch(ctx context.Context, c *api.Client, set string) (*remote, error) {
 	r := &remote{owned: map[Ref][]api.SetObject{}, profiles: map[string]*api.Profile{}, policies: map[string]*api.Policy{},
-		clusters: map[string]*api.Cluster{}, bindings: map[string][]api.ClusterPolicy{}}
+		clusters: map[string]*api.Cluster{}, bindings: map[string][]api.ClusterPolicy{},
+		deps: map[string][]api.DependencyGroup{}, milestones: map[string]*api.Milestone{}}
 	var st api.Set
 	if _, err := get(ctx, c, "/v1/sets/"+url.PathEscape(set), "set", &st); err != nil {
 		return nil, fmt.Errorf("read definition set %q from the agent: %w", set, err)
@@ -160,6 +168,11 @@ func (r *remote) load(ctx context.Context, c *api.Client, kind, ident string) er
 		if found, err = get(ctx, c, path, "policy", &p); found {
 			r.policies[p.ID], id, digest = &p, p.ID, p.Name
 		}
+	case "milestone":
+		var m api.Milestone
+		if found, err = get(ctx, c, "/v1/milestones/"+url.PathEscape(ident), "milestone", &m); found {
+			r.milestones[m.Name], id, digest = &m, m.ID, mustJSON(m.Clusters)
+		}
 	case "cluster":
 		var cl api.Cluster
 		if found, err = get(ctx, c, path, "cluster", &cl); found {
@@ -167,9 +180,19 @@ func (r *remote) load(ctx context.Context, c *api.Client, kind, ident string) er
 			if _, err = get(ctx, c, path+"/policies", "cluster_policies", &bs); err != nil {
 				return err
 			}
-			r.clusters[cl.ID], r.bindings[cl.ID], id = &cl, bs, cl.ID
-			digest = fmt.Sprintf("%s|%d|%d|%d|%d|%s|%s|%s", cl.ProfileName, cl.DesiredCapacity, cl.MinSize, cl.MaxSize, cl.Timeout,
-				mustJSON(cl.Metadata), mustJSON(cl.Config), mustJSON(bs))
+			var d api.ClusterDependencies
+			if _, err = get(ctx, c, path+"/dependencies", "dependencies", &d); err != nil {
+				return err
+			}
+			var own []api.DependencyGroup
+			for _, g := range d.Groups {
+				if g.DeclaredBy == cl.Name {
+					own = append(own, g.DependencyGroup)
+				}
+			}
+			r.clusters[cl.ID], r.bindings[cl.ID], r.deps[cl.ID], id = &cl, bs, own, cl.ID
+			digest = fmt.Sprintf("%s|%d|%d|%d|%d|%s|%s|%s|%s", cl.ProfileName, cl.DesiredCapacity, cl.MinSize, cl.MaxSize, cl.Timeout,
+				mustJSON(cl.Metadata), mustJSON(cl.Config), mustJSON(bs), mustJSON(own))
 		}
 	}
 	if err != nil {
@@ -194,7 +217,7 @@ func mustJSON(v any) string {
 // MakePlan compares a definition with what the agent holds. With destroy it
 // plans the removal of everything the set owns.
 func MakePlan(ctx context.Context, c *api.Client, def *Definition, destroy bool) (*Plan, error) {
-	snap := &Snapshot{Profiles: def.Profiles, Policies: def.Policies, Clusters: def.Clusters, Order: def.Order}
+	snap := &Snapshot{Profiles: def.Profiles, Policies: def.Policies, Clusters: def.Clusters, Milestones: def.Milestones, Order: def.Order}
 	if destroy {
 		snap = &Snapshot{Profiles: map[string]*Profile{}, Policies: map[string]*Policy{}, Clusters: map[string]*Cluster{}}
 	}
@@ -207,6 +230,13 @@ func MakePlan(ctx context.Context, c *api.Client, def *Definition, destroy bool)
 	// object of another set, or of none.
 	for _, ref := range snap.Order {
 		name := snap.agentName(ref)
+		if ref.Kind == "milestone" {
+			// Milestones are matched by name, not owned by a set.
+			if err := r.load(ctx, c, ref.Kind, name); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if ownsName(r, ref, name) {
 			continue
 		}
@@ -291,6 +321,12 @@ func diff(r *remote, s *Snapshot) []Change {
 	keep := map[string]bool{} // object ids the desired state keeps
 	for _, ref := range s.Order {
 		name := s.agentName(ref)
+		if ref.Kind == "milestone" {
+			if c := milestoneChange(r, s, ref); c != nil {
+				changes = append(changes, *c)
+			}
+			continue
+		}
 		var current string // id of the owned object with the current agent name
 		owned := false
 		var others []api.SetObject
@@ -570,6 +606,9 @@ func clusterChange(r *remote, s *Snapshot, ref Ref, id string) *Change {
 			fields = append(fields, FieldChange{Path: "config." + k, Old: rc.Config[k], New: d.Config[k]})
 		}
 	}
+	if want, have := dependsOnView(d.DependsOn), dependsOnAPIView(r.deps[id]); !reflect.DeepEqual(normal(want), normal(have)) {
+		fields = append(fields, FieldChange{Path: "depends_on", Old: have, New: want})
+	}
 	have := map[string]api.ClusterPolicy{}
 	for _, b := range r.bindings[id] {
 		have[b.PolicyName] = b
@@ -668,6 +707,13 @@ func (p *Plan) Render(w io.Writer) {
 		adopt = fmt.Sprintf(", %d to adopt", counts[Adopt])
 	}
 	fmt.Fprintf(w, "Plan: %d to add, %d to change, %d to replace, %d to destroy%s.\n", counts[Create], counts[Update], counts[Replace], counts[Delete], adopt)
+	if waves := p.Desired.StartOrder(); waves != nil {
+		parts := make([]string, len(waves))
+		for i, w := range waves {
+			parts[i] = strings.Join(w, ", ")
+		}
+		fmt.Fprintf(w, "Start order (depends_on): %s.\n", strings.Join(parts, " → "))
+	}
 }
 
 func createLines(s *Snapshot, ref Ref) []string {
@@ -705,6 +751,11 @@ func createLines(s *Snapshot, ref Ref) []string {
 		for _, b := range c.Bindings {
 			out = append(out, fmt.Sprintf("binding.%s = %s", s.agentName(Ref{Kind: "policy", Name: b.Policy}), show(bindingView(b.Enabled, b.Priority))))
 		}
+		for _, g := range c.DependsOn {
+			out = append(out, fmt.Sprintf("depends_on.%s = %s", g.Name, show(map[string]any{"grouping": g.Grouping, "restart_on": g.RestartOn, "members": g.Members})))
+		}
+	case "milestone":
+		add("clusters", s.Milestones[ref.Name].Clusters)
 	}
 	sort.Strings(out)
 	return out

@@ -53,6 +53,7 @@ type clusterModel struct {
 	SoftAffinity     types.List     `tfsdk:"soft_affinity"`
 	SoftAntiAffinity types.List     `tfsdk:"soft_anti_affinity"`
 	Dependency       types.Map      `tfsdk:"dependency"`
+	DependencyGroups types.Map      `tfsdk:"dependency_groups"`
 	Status           types.String   `tfsdk:"status"`
 	StatusReason     types.String   `tfsdk:"status_reason"`
 	NodeIDs          types.List     `tfsdk:"node_ids"`
@@ -155,9 +156,10 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 						Validators: names},
 				},
 			}},
-			"status":        schema.StringAttribute{Computed: true, Description: "The cluster's status (ACTIVE, WARNING, ERROR, …)."},
-			"status_reason": schema.StringAttribute{Computed: true, Description: "Why the cluster has its status."},
-			"node_ids":      schema.ListAttribute{ElementType: types.StringType, Computed: true, Description: "The ids of the cluster's nodes (known after an apply that changes the cluster)."},
+			"dependency_groups": dependencyGroupsSchema(),
+			"status":            schema.StringAttribute{Computed: true, Description: "The cluster's status (ACTIVE, WARNING, ERROR, …)."},
+			"status_reason":     schema.StringAttribute{Computed: true, Description: "Why the cluster has its status."},
+			"node_ids":          schema.ListAttribute{ElementType: types.StringType, Computed: true, Description: "The ids of the cluster's nodes (known after an apply that changes the cluster)."},
 		},
 		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})},
 	}
@@ -298,10 +300,14 @@ func (r *clusterResource) Create(ctx context.Context, req resource.CreateRequest
 	}
 	// Record the id at once: a failed creation leaves a cluster to destroy.
 	plan.ID = types.StringValue(out.Cluster.ID)
+	wantGroups := plan.DependencyGroups // read replaces them with the agent's, none yet
 	r.read(ctx, &plan, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	if err := wait(ctx, r.client, res, timeout); err != nil {
 		resp.Diagnostics.AddError("The cluster's creation failed", err.Error())
+	} else if !wantGroups.IsNull() {
+		plan.DependencyGroups = wantGroups
+		r.putDependencyGroups(ctx, &plan, &resp.Diagnostics)
 	}
 	r.read(ctx, &plan, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
@@ -356,6 +362,7 @@ func (r *clusterResource) read(ctx context.Context, m *clusterModel, diags *diag
 	} else {
 		m.Dependency = types.MapNull(types.ObjectType{AttrTypes: dependencyTypes})
 	}
+	r.readDependencyGroups(ctx, m, cl.Name, diags)
 	return true
 }
 
@@ -465,6 +472,9 @@ func (r *clusterResource) Update(ctx context.Context, req resource.UpdateRequest
 		}
 	}
 	plan.ID = state.ID
+	if !plan.DependencyGroups.Equal(state.DependencyGroups) {
+		r.putDependencyGroups(ctx, &plan, &resp.Diagnostics)
+	}
 	r.read(ctx, &plan, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }

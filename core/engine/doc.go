@@ -40,7 +40,14 @@
 //     attach, detach, update of bindings), operations.go (node and
 //     cluster operations: checking a request against the profile type's
 //     operations, CLUSTER_OPERATION forking NODE_OPERATION, the driver
-//     call).
+//     call), runstate.go (a cluster's start, stop, restart and refresh:
+//     its run state kept in its data, its nodes' workloads stopped and
+//     started through the profile type's own node operations),
+//     dependencies.go (dependencies between clusters at run time: the
+//     graph read from the store, core/orchestrator/deps's decisions carried
+//     out as stop and start actions, faults and recoveries from the health
+//     round, waiting clusters started, cycles put in maintenance,
+//     milestones entered).
 //   - Node work: node_actions.go (batches of derived node actions, and a
 //     node action a user asked for), drivers.go (the batch calls to a
 //     profile's driver and the node rows they update), ports.go (ports for

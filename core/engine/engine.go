@@ -139,6 +139,9 @@ type Engine struct {
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
+	// bg is the context of the engine's loops, which work started in the
+	// background (a dependency's propagation) runs in: Stop ends it.
+	bg context.Context
 }
 
 // New returns an engine; call Start to run workers.
@@ -191,6 +194,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		return fmt.Errorf("reconcile nodes at start-up: %w", err)
 	}
 	ctx, e.cancel = context.WithCancel(context.Background())
+	e.bg = ctx
 	for i := 0; i < e.cfg.ClusterWorkers; i++ {
 		e.wg.Add(1)
 		go e.worker(ctx, false)

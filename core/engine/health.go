@@ -70,6 +70,9 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 		if len(active) > 0 || cl.Status == model.ClusterInit || cl.Status == model.ClusterDeleting {
 			continue // the running action owns the cluster's nodes now
 		}
+		if r := model.RunDataOf(cl); r.Stopped || r.Maintenance {
+			continue // its workloads were stopped on purpose
+		}
 		idle = append(idle, cl)
 		if reported[cl.ID] {
 			if err := e.store.TakeHealth(ctx, cl.ID, e.cfg.EngineID, until); err != nil {
@@ -95,6 +98,11 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 			e.log.Warn("health check of a cluster failed", "cluster", cl.Name, "error", err)
 		}
 	}
+	// Every agent looks at the whole graph: a start it submits for a
+	// cluster another agent started first is refused as busy, harmlessly.
+	if err := e.reevaluate(ctx, clusters); err != nil && ctx.Err() == nil {
+		e.log.Warn("dependency re-evaluation failed", "error", err)
+	}
 	return nil
 }
 
@@ -111,6 +119,9 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported b
 	}
 	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
 	if err != nil {
+		return err
+	}
+	if err := e.recovered(ctx, cl, nodes); err != nil {
 		return err
 	}
 	byProfile := map[string][]*model.Node{}
@@ -213,6 +224,11 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported b
 		}
 		if err := e.settle(ctx, cl.ID, "CLUSTER_HEALTH", nil, nil); err != nil {
 			return err
+		}
+		if slices.ContainsFunc(changed, func(n *model.Node) bool { return n.Status == model.NodeError }) {
+			if err := e.faulted(ctx, cl); err != nil {
+				return err
+			}
 		}
 	}
 	var recovery *model.HealthRegistry

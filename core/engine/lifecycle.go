@@ -8,6 +8,7 @@ import (
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/orchestrator"
+	"github.com/grovehq/grove/core/orchestrator/deps"
 	"github.com/grovehq/grove/core/store"
 )
 
@@ -38,6 +39,9 @@ func (e *Engine) doClusterCreate(ctx context.Context, a *model.Action) error {
 	}
 	if werr == nil {
 		a.StatusReason = "Cluster creation succeeded."
+		if err := e.afterCreate(ctx, a, cl.ID); err != nil {
+			return fmt.Errorf("The cluster was created, but its dependencies could not be applied: %w", err)
+		}
 	}
 	return werr
 }
@@ -68,6 +72,36 @@ func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
 	})
 	if err != nil {
 		return err
+	}
+	// A rolling update is a non-error stop of the cluster (§C.3): its
+	// dependents with restart_on restart or refresh stop first and start
+	// again once it is done.
+	restartDependents := false
+	if np := in.NewProfileID; np != "" && (in.ProfileOnly == nil || !*in.ProfileOnly) && depState(cl) == deps.Running {
+		restartDependents = true
+		if !stageDone(a, "dependents-stopped") {
+			g, d, err := e.decide(ctx, cl, deps.Running, deps.Event{Kind: deps.Stop, Cluster: cl.Name})
+			if err != nil {
+				return err
+			}
+			if err := e.applySteps(ctx, g, d.Steps, cl.Name); err != nil {
+				return fmt.Errorf("Failed in stopping the cluster's dependents: %w", err)
+			}
+			if err := e.runStage(ctx, a, "dependents-stopped", func(store.Store) error { return nil }); err != nil {
+				return err
+			}
+		}
+	}
+	updated := false
+	if restartDependents {
+		defer func() {
+			if !updated {
+				return
+			}
+			if fresh, err := e.store.GetCluster(ctx, cl.ID); err == nil {
+				e.propagateAsync(fresh, deps.Running, deps.Event{Kind: deps.Start, Cluster: fresh.Name, Reason: deps.Restart})
+			}
+		}()
 	}
 	if np := in.NewProfileID; np != "" {
 		if in.ProfileOnly == nil || !*in.ProfileOnly {
@@ -117,6 +151,7 @@ func (e *Engine) doClusterUpdate(ctx context.Context, a *model.Action) error {
 	} else if err := e.settle(ctx, cl.ID, a.Action, nil, nil); err != nil {
 		return err
 	}
+	updated = true
 	return e.end(ctx, a, cl.ID, "Cluster update completed.")
 }
 

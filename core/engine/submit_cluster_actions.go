@@ -15,7 +15,8 @@ import (
 // ClusterActionNames lists the action keys accepted by
 // POST /v1/clusters/{id}/actions.
 var ClusterActionNames = []string{"add_nodes", "del_nodes", "replace_nodes", "resize", "scale_in", "scale_out",
-	"policy_attach", "policy_detach", "policy_update", "check", "recover", "update_resume", "update_rollback", "complete_lifecycle"}
+	"policy_attach", "policy_detach", "policy_update", "check", "recover", "update_resume", "update_rollback", "complete_lifecycle",
+	"start", "stop", "restart", "refresh"}
 
 // ClusterAction validates a cluster action body (exactly one key naming the
 // action) and queues the action.
@@ -92,6 +93,9 @@ func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body
 	case "update_resume", "update_rollback":
 		action = model.ClusterUpdateAction
 		inputs, err = pausedUpdateInputs(cl, name)
+	case "start", "stop", "restart", "refresh":
+		action = runActions[name]
+		inputs, err = runInputs(name, params)
 	case "recover":
 		action = model.ClusterRecoverAction
 		inputs, err = recoverInputs(params, []string{"operation", "operation_params", "check", "check_capacity"})

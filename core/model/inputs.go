@@ -159,6 +159,18 @@ type ClusterOperationInputs struct {
 	Nodes     []string       `json:"nodes"`
 }
 
+// ClusterRunInputs are the inputs of CLUSTER_START, CLUSTER_STOP,
+// CLUSTER_RESTART and CLUSTER_REFRESH: who asked (StopBy*: the operator,
+// a dependency, a milestone) and, for the engine's own stops, the reason
+// the stopped cluster shows.
+type ClusterRunInputs struct {
+	Cause  string `json:"cause,omitzero"`
+	Reason string `json:"reason,omitzero"`
+	// Maintenance, on a stop, leaves the cluster in maintenance (a
+	// dependency cycle) rather than offline.
+	Maintenance bool `json:"maintenance,omitzero"`
+}
+
 // InputsFor returns a pointer to the zero inputs of an action kind, or nil
 // for a kind Grove does not know.
 func InputsFor(action string) any {
@@ -199,6 +211,8 @@ func InputsFor(action string) any {
 		return &OperationInputs{}
 	case ClusterOperationAction:
 		return &ClusterOperationInputs{}
+	case ClusterStartAction, ClusterStopAction, ClusterRestartAction, ClusterRefreshAction:
+		return &ClusterRunInputs{}
 	}
 	return nil
 }

@@ -91,6 +91,10 @@ const (
 	NodeRecoverAction         = "NODE_RECOVER"
 	NodeOperationAction       = "NODE_OPERATION"
 	ClusterOperationAction    = "CLUSTER_OPERATION"
+	ClusterStartAction        = "CLUSTER_START"
+	ClusterStopAction         = "CLUSTER_STOP"
+	ClusterRestartAction      = "CLUSTER_RESTART"
+	ClusterRefreshAction      = "CLUSTER_REFRESH"
 )
 
 // Event levels, stored as Python logging's numbers as Senlin does.
@@ -256,7 +260,7 @@ type Event struct {
 	Timestamp    time.Time
 	OID          string
 	OName        string
-	OType        string // CLUSTER or NODE
+	OType        string // CLUSTER, NODE or MILESTONE
 	ClusterID    string
 	User         string
 	Project      string

@@ -148,10 +148,11 @@ type fixture struct {
 	profile, policy, cluster, node, action, event, token string
 	// receiver is a webhook receiver on cluster; webhook its URL's secret.
 	receiver, webhook string
+	milestone         string
 }
 
 func (f fixture) ids() []string {
-	return []string{f.profile, f.policy, f.cluster, f.node, f.action, f.event, f.receiver}
+	return []string{f.profile, f.policy, f.cluster, f.node, f.action, f.event, f.receiver, f.milestone}
 }
 
 func (a *authAPI) fixture(member string) fixture {
@@ -195,6 +196,11 @@ func (a *authAPI) fixture(member string) fixture {
 	f.receiver = rc.Receiver.ID
 	_, rest, _ := strings.Cut(rc.Receiver.Channel.AlarmURL, "/v1/webhooks/")
 	f.webhook, _, _ = strings.Cut(rest, "/")
+	var ms struct {
+		Milestone struct{ ID string } `json:"milestone"`
+	}
+	a.must(member, http.MethodPost, "/v1/milestones", map[string]any{"milestone": map[string]any{"name": "ms", "clusters": []string{f.cluster}}}, &ms)
+	f.milestone = ms.Milestone.ID
 	a.must(member, http.MethodPut, "/v1/sets/s/objects/profile/"+f.profile, map[string]any{"object": map[string]any{"name": "prof"}}, nil)
 	t, _, err := a.e.CreateToken(context.Background(), engine.Caller{}, engine.TokenCreate{Name: "spare", Project: "p", Role: model.RoleReader})
 	if err != nil {
@@ -270,6 +276,22 @@ var accessCases = map[string]accessCase{
 	"GET /v1/clusters/{id}/policies":     {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies" }, wrong: wrongNotFound},
 	"GET /v1/clusters/{id}/policies/{policy}": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies/" + f.policy },
 		wrong: wrongNotFound},
+
+	"GET /v1/clusters/{id}/dependencies": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/dependencies" }, wrong: wrongNotFound},
+	"PUT /v1/clusters/{id}/dependencies": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/dependencies" },
+		body: map[string]any{"dependencies": map[string]any{"groups": []any{}}}, wrong: wrongNotFound},
+
+	"GET /v1/milestones": {path: fixed("/v1/milestones"), wrong: wrongList},
+	"POST /v1/milestones": {path: fixed("/v1/milestones"), wrong: wrongBodyRef,
+		body: func(f fixture) any {
+			return map[string]any{"milestone": map[string]any{"name": "ms2", "clusters": []string{f.cluster}}}
+		}},
+	"GET /v1/milestones/{id}": {path: func(f fixture) string { return "/v1/milestones/" + f.milestone }, wrong: wrongNotFound},
+	"PATCH /v1/milestones/{id}": {path: func(f fixture) string { return "/v1/milestones/" + f.milestone },
+		body: map[string]any{"milestone": map[string]any{"clusters": []string{}}}, wrong: wrongNotFound},
+	"DELETE /v1/milestones/{id}": {path: func(f fixture) string { return "/v1/milestones/" + f.milestone }, wrong: wrongNotFound},
+	"POST /v1/milestones/{id}/enter": {path: func(f fixture) string { return "/v1/milestones/" + f.milestone + "/enter" },
+		body: map[string]any{}, wrong: wrongNotFound},
 
 	"GET /v1/nodes": {path: fixed("/v1/nodes"), wrong: wrongList},
 	"POST /v1/nodes": {path: fixed("/v1/nodes"), wrong: wrongBodyRef,

@@ -45,6 +45,7 @@ func (s *Server) toCluster(ctx context.Context, c *model.Cluster) api.Cluster {
 		DesiredCapacity: c.DesiredCapacity, Timeout: c.Timeout, Status: c.Status, StatusReason: c.StatusReason,
 		Metadata: orMap(c.Metadata), Data: orMap(c.Data), Dependents: orMap(c.Dependents), Config: orMap(c.Config),
 		Nodes: []string{}, Policies: []string{}}
+	out.RunState, out.RunReason = model.RunState(c)
 	if p, err := s.s.GetProfile(ctx, c.ProfileID); err == nil {
 		out.ProfileName = p.Name
 	}

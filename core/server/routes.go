@@ -3,7 +3,7 @@ package server
 // routes is the API's route table. Each resource's handlers live in the
 // file named for it: profiles.go, policies.go, clusters.go,
 // cluster_actions.go, cluster_policies.go, operations.go, nodes.go, actions.go,
-// attrs.go, receivers.go, services.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
+// attrs.go, dependencies.go (dependencies and milestones), milestone_enter.go, receivers.go, services.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
 //
 // handle registers a route any token of the project may read and a member
 // or admin may write; public needs no token; admin needs an admin token.
@@ -47,6 +47,15 @@ func (s *Server) routes() {
 	s.handle("GET /v1/clusters/{id}/attrs/{path}", s.clusterAttrs)
 	s.handle("GET /v1/clusters/{id}/policies", s.listBindings)
 	s.handle("GET /v1/clusters/{id}/policies/{policy}", s.showBinding)
+	s.handle("GET /v1/clusters/{id}/dependencies", s.showDependencies)
+	s.handle("PUT /v1/clusters/{id}/dependencies", s.putDependencies)
+
+	s.handle("GET /v1/milestones", s.listMilestones)
+	s.handle("POST /v1/milestones", s.createMilestone)
+	s.handle("GET /v1/milestones/{id}", s.showMilestone)
+	s.handle("PATCH /v1/milestones/{id}", s.updateMilestone)
+	s.handle("DELETE /v1/milestones/{id}", s.deleteMilestone)
+	s.handle("POST /v1/milestones/{id}/enter", s.enterMilestone)
 
 	s.handle("GET /v1/nodes", s.listNodes)
 	s.handle("POST /v1/nodes", s.createNode)

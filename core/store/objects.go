@@ -258,6 +258,12 @@ func (s *SQL) DeleteCluster(ctx context.Context, id string) error {
 	if _, err := s.exec(ctx, "DELETE FROM receivers WHERE cluster_id = ?", id); err != nil {
 		return err
 	}
+	// The groups it holds and the ones it declared on others go too; groups
+	// elsewhere naming it stay and find it absent (unsatisfiable), as SMF
+	// treats a dependency on an unconfigured instance.
+	if _, err := s.exec(ctx, "DELETE FROM cluster_dependencies WHERE cluster_id = ? OR declared_by = ?", id, id); err != nil {
+		return err
+	}
 	_, err := s.exec(ctx, "DELETE FROM clusters WHERE id = ?", id)
 	return err
 }

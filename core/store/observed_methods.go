@@ -531,6 +531,54 @@ func (w *Observed) DeleteReceiver(ctx context.Context, id string) error {
 	return w.s.DeleteReceiver(ctx, id)
 }
 
+// ReplaceDeclaredDependencies implements Store.
+func (w *Observed) ReplaceDeclaredDependencies(ctx context.Context, declarer string, groups []model.DependencyGroup) error {
+	defer w.observe("ReplaceDeclaredDependencies", time.Now())
+	return w.s.ReplaceDeclaredDependencies(ctx, declarer, groups)
+}
+
+// ListDependencies implements Store.
+func (w *Observed) ListDependencies(ctx context.Context) ([]model.DependencyGroup, error) {
+	defer w.observe("ListDependencies", time.Now())
+	return w.s.ListDependencies(ctx)
+}
+
+// CreateMilestone implements Store.
+func (w *Observed) CreateMilestone(ctx context.Context, m *model.Milestone) error {
+	defer w.observe("CreateMilestone", time.Now())
+	return w.s.CreateMilestone(ctx, m)
+}
+
+// GetMilestone implements Store.
+func (w *Observed) GetMilestone(ctx context.Context, id string) (*model.Milestone, error) {
+	defer w.observe("GetMilestone", time.Now())
+	return w.s.GetMilestone(ctx, id)
+}
+
+// FindMilestone implements Store.
+func (w *Observed) FindMilestone(ctx context.Context, project string, ident string) (*model.Milestone, error) {
+	defer w.observe("FindMilestone", time.Now())
+	return w.s.FindMilestone(ctx, project, ident)
+}
+
+// ListMilestones implements Store.
+func (w *Observed) ListMilestones(ctx context.Context, o ListOpts) ([]*model.Milestone, error) {
+	defer w.observe("ListMilestones", time.Now())
+	return w.s.ListMilestones(ctx, o)
+}
+
+// UpdateMilestone implements Store.
+func (w *Observed) UpdateMilestone(ctx context.Context, m *model.Milestone) error {
+	defer w.observe("UpdateMilestone", time.Now())
+	return w.s.UpdateMilestone(ctx, m)
+}
+
+// DeleteMilestone implements Store.
+func (w *Observed) DeleteMilestone(ctx context.Context, id string) error {
+	defer w.observe("DeleteMilestone", time.Now())
+	return w.s.DeleteMilestone(ctx, id)
+}
+
 // ListGrants implements Store.
 func (w *Observed) ListGrants(ctx context.Context, project string) ([]string, error) {
 	defer w.observe("ListGrants", time.Now())

@@ -290,6 +290,26 @@ type Store interface {
 	// DeleteReceiver deletes a receiver; a missing one is a NotFoundError.
 	DeleteReceiver(ctx context.Context, id string) error
 
+	// ReplaceDeclaredDependencies replaces, in one transaction, every
+	// dependency group the declarer cluster declared (its own
+	// dependencies and the dependents it declared on other clusters) with
+	// groups, each of which must have DeclaredBy == declarer. A group name
+	// already held by the target from another declaration is an
+	// ErrDuplicate.
+	ReplaceDeclaredDependencies(ctx context.Context, declarer string, groups []model.DependencyGroup) error
+	// ListDependencies lists every dependency group, by cluster then name:
+	// the graph is evaluated whole.
+	ListDependencies(ctx context.Context) ([]model.DependencyGroup, error)
+
+	CreateMilestone(ctx context.Context, m *model.Milestone) error
+	GetMilestone(ctx context.Context, id string) (*model.Milestone, error)
+	FindMilestone(ctx context.Context, project, ident string) (*model.Milestone, error)
+	ListMilestones(ctx context.Context, o ListOpts) ([]*model.Milestone, error)
+	UpdateMilestone(ctx context.Context, m *model.Milestone) error
+	// DeleteMilestone deletes a milestone; a missing one is a
+	// NotFoundError.
+	DeleteMilestone(ctx context.Context, id string) error
+
 	// ListGrants lists the host-access profile types granted to a project.
 	ListGrants(ctx context.Context, project string) ([]string, error)
 	// PutGrant grants a project a type; granting twice is not an error.

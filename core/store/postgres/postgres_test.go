@@ -72,8 +72,8 @@ func TestConcurrentOpen(t *testing.T) {
 				t.Errorf("round %d, open %d: %v", round, i, err)
 				continue
 			}
-			if v := stores[i].SchemaVersion(); v != 6 {
-				t.Errorf("round %d, open %d: schema version %d, want 6", round, i, v)
+			if v := stores[i].SchemaVersion(); v != 7 {
+				t.Errorf("round %d, open %d: schema version %d, want 7", round, i, v)
 			}
 		}
 		var versions, applied int

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Grants", testGrants},
 		{"CountsForMetrics", testCounts},
 		{"Receivers", testReceivers},
+		{"DependenciesAndMilestones", testDependencies},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -866,4 +867,103 @@ func receiverNames(vs []*model.Receiver) []string {
 		out[i] = v.Name
 	}
 	return out
+}
+
+// testDependencies: each cluster's declaration is replaced whole, including
+// the dependents it declared on others (stored on the target, as SMF's
+// import does); a group name is held once per cluster; a deleted cluster
+// takes what it held and declared; milestones are named objects.
+func testDependencies(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mkc := func(name string) *model.Cluster {
+		c := &model.Cluster{ID: uuid.NewString(), Name: name, ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive, Project: "p1"}
+		must(t, s.CreateCluster(ctx, c))
+		return c
+	}
+	web, db, mon := mkc("web"), mkc("db"), mkc("mon")
+	dep := func(holder, declarer, name string, members ...string) model.DependencyGroup {
+		return model.DependencyGroup{ClusterID: holder, DeclaredBy: declarer, Name: name, Grouping: "require_all", RestartOn: "error", Members: members, CreatedAt: t0}
+	}
+	must(t, s.ReplaceDeclaredDependencies(ctx, web.ID, []model.DependencyGroup{
+		dep(web.ID, web.ID, "database", db.ID, "path:/etc/web.conf"),
+	}))
+	// mon declares web a dependent ("mon must run before web"): stored as
+	// a group held by web, declared by mon.
+	must(t, s.ReplaceDeclaredDependencies(ctx, mon.ID, []model.DependencyGroup{dep(web.ID, mon.ID, "mon_first", mon.ID)}))
+	all, err := s.ListDependencies(ctx)
+	must(t, err)
+	if len(all) != 2 {
+		t.Fatalf("groups %+v", all)
+	}
+	byName := map[string]model.DependencyGroup{}
+	for _, g := range all {
+		byName[g.Name] = g
+	}
+	if g := byName["database"]; g.ClusterID != web.ID || g.Dependent() || g.Grouping != "require_all" || g.RestartOn != "error" ||
+		strings.Join(g.Members, ",") != db.ID+",path:/etc/web.conf" || !g.CreatedAt.Equal(t0) {
+		t.Errorf("database: %+v", g)
+	}
+	if g := byName["mon_first"]; g.ClusterID != web.ID || !g.Dependent() || g.DeclaredBy != mon.ID {
+		t.Errorf("mon_first: %+v", g)
+	}
+	// web's own redeclaration leaves mon's dependent alone.
+	must(t, s.ReplaceDeclaredDependencies(ctx, web.ID, []model.DependencyGroup{dep(web.ID, web.ID, "db2", db.ID)}))
+	all, err = s.ListDependencies(ctx)
+	must(t, err)
+	if len(all) != 2 || all[0].Name != "db2" && all[1].Name != "db2" {
+		t.Fatalf("after the redeclaration: %+v", all)
+	}
+	// A name held by web from mon's declaration cannot be taken by web's.
+	err = s.ReplaceDeclaredDependencies(ctx, web.ID, []model.DependencyGroup{dep(web.ID, web.ID, "mon_first", db.ID)})
+	if !errors.Is(err, store.ErrDuplicate) {
+		t.Fatalf("a taken group name: %v", err)
+	}
+	// The refused replacement changed nothing (one transaction).
+	all, _ = s.ListDependencies(ctx)
+	if len(all) != 2 {
+		t.Fatalf("a refused replacement changed the groups: %+v", all)
+	}
+	must(t, s.ReplaceDeclaredDependencies(ctx, web.ID, nil))
+	all, _ = s.ListDependencies(ctx)
+	if len(all) != 1 || all[0].Name != "mon_first" {
+		t.Fatalf("after clearing web's: %+v", all)
+	}
+	// Deleting mon takes the dependent it declared on web.
+	must(t, s.DeleteCluster(ctx, mon.ID))
+	all, _ = s.ListDependencies(ctx)
+	if len(all) != 0 {
+		t.Fatalf("after deleting mon: %+v", all)
+	}
+
+	m := &model.Milestone{ID: uuid.NewString(), Name: "multi-user", Clusters: []string{web.ID, db.ID}, User: "u", Project: "p1", CreatedAt: t0}
+	must(t, s.CreateMilestone(ctx, m))
+	if err := s.CreateMilestone(ctx, &model.Milestone{ID: uuid.NewString(), Name: "multi-user", User: "u", Project: "p1", CreatedAt: t0}); !errors.Is(err, store.ErrDuplicate) {
+		t.Errorf("a second multi-user in p1: %v", err)
+	}
+	must(t, s.CreateMilestone(ctx, &model.Milestone{ID: uuid.NewString(), Name: "multi-user", User: "u", Project: "p2", CreatedAt: t0}))
+	got, err := s.FindMilestone(ctx, "p1", "multi-user")
+	must(t, err)
+	if got.ID != m.ID || strings.Join(got.Clusters, ",") != web.ID+","+db.ID || !got.CreatedAt.Equal(t0) || got.UpdatedAt != nil {
+		t.Errorf("found %+v", got)
+	}
+	at := t0.Add(time.Hour)
+	got.Clusters, got.UpdatedAt = []string{db.ID}, &at
+	must(t, s.UpdateMilestone(ctx, got))
+	got, err = s.GetMilestone(ctx, m.ID)
+	must(t, err)
+	if strings.Join(got.Clusters, ",") != db.ID || got.UpdatedAt == nil || !got.UpdatedAt.Equal(at) {
+		t.Errorf("updated %+v", got)
+	}
+	list, err := s.ListMilestones(ctx, store.ListOpts{Project: "p1"})
+	must(t, err)
+	if len(list) != 1 || list[0].ID != m.ID {
+		t.Errorf("list %+v", list)
+	}
+	must(t, s.DeleteMilestone(ctx, m.ID))
+	if _, err := s.GetMilestone(ctx, m.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleted milestone: %v", err)
+	}
+	if err := s.DeleteMilestone(ctx, m.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("deleting twice: %v", err)
+	}
 }

@@ -1,0 +1,453 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/orchestrator/deps"
+	"github.com/grovehq/grove/core/store"
+)
+
+// Dependencies between clusters at run time: the engine reads the graph
+// from the store (depSnapshot), asks core/orchestrator/deps what an event
+// leads to, and carries the answer out as CLUSTER_STOP and CLUSTER_START
+// actions, one after the other in the decision's order (stops leaves
+// first). The stops and starts it submits do not propagate again: the
+// decision already holds the whole cascade.
+
+// DepState is a cluster's state as the dependency graph sees it: its
+// Senlin status and its run data (deps.StateOf), a fault counting as
+// offline until the cluster's nodes run again.
+func DepState(cl *model.Cluster) deps.State {
+	r := model.RunDataOf(cl)
+	if r.Fault && !r.Stopped && !r.Maintenance {
+		return deps.Offline
+	}
+	return deps.StateOf(cl.Status, r.Stopped, r.Cause, r.Maintenance)
+}
+
+func depState(cl *model.Cluster) deps.State { return DepState(cl) }
+
+// depGraph is one project's dependency graph and its clusters by name.
+type depGraph struct {
+	snap   deps.Snapshot
+	byName map[string]*model.Cluster
+	// groups is whether any cluster of the project holds a group: without
+	// any, nothing propagates.
+	groups bool
+}
+
+// depSnapshot reads a project's dependency graph. Path members are
+// checked on this agent's host, now (§C.2: a path is evaluated when a
+// cluster starts).
+func (e *Engine) depSnapshot(ctx context.Context, project string) (*depGraph, error) {
+	clusters, err := e.store.ListClusters(ctx, store.ListOpts{Project: project})
+	if err != nil {
+		return nil, err
+	}
+	groups, err := e.store.ListDependencies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g := &depGraph{byName: map[string]*model.Cluster{}, snap: deps.Snapshot{Milestones: map[string][]string{}, Paths: map[string]bool{}}}
+	index := map[string]int{}
+	for _, cl := range clusters {
+		index[cl.ID] = len(g.snap.Clusters)
+		g.byName[cl.Name] = cl
+		g.snap.Clusters = append(g.snap.Clusters, deps.Cluster{Name: cl.Name, ID: cl.ID, State: depState(cl)})
+	}
+	// Members are stored as ids; the graph names them, so that reasons
+	// and steps read "waiting on db".
+	names := func(ids []string) []string {
+		out := make([]string, len(ids))
+		for i, m := range ids {
+			out[i] = m
+			if j, ok := index[m]; ok {
+				out[i] = g.snap.Clusters[j].Name
+			}
+		}
+		return out
+	}
+	for _, gr := range groups {
+		i, ok := index[gr.ClusterID]
+		if !ok {
+			continue
+		}
+		g.groups = true
+		g.snap.Clusters[i].Groups = append(g.snap.Clusters[i].Groups, deps.Group{Name: gr.Name, Grouping: deps.Grouping(gr.Grouping),
+			RestartOn: deps.RestartOn(gr.RestartOn), Members: names(gr.Members)})
+		for _, m := range gr.Members {
+			if p, ok := strings.CutPrefix(m, deps.PathPrefix); ok {
+				_, serr := os.Stat(p)
+				g.snap.Paths[p] = serr == nil
+			}
+		}
+	}
+	ms, err := e.store.ListMilestones(ctx, store.ListOpts{Project: project})
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		g.snap.Milestones[m.Name] = names(m.Clusters)
+	}
+	return g, nil
+}
+
+// setState overrides a cluster's state in the snapshot: the state the
+// event starts from.
+func (g *depGraph) setState(name string, st deps.State) {
+	for i := range g.snap.Clusters {
+		if g.snap.Clusters[i].Name == name {
+			g.snap.Clusters[i].State = st
+		}
+	}
+}
+
+// decide reads the graph of cl's project and decides ev on it, with cl in
+// state from (when not "").
+func (e *Engine) decide(ctx context.Context, cl *model.Cluster, from deps.State, ev deps.Event) (*depGraph, deps.Decision, error) {
+	g, err := e.depSnapshot(ctx, cl.Project)
+	if err != nil || !g.groups {
+		return g, deps.Decision{}, err
+	}
+	if from != "" {
+		g.setState(cl.Name, from)
+	}
+	d, err := deps.Propagate(g.snap, ev)
+	return g, d, err
+}
+
+// applySteps carries out a decision's steps in order, each an action
+// waited for; skip names a cluster whose own step its caller carries out.
+// Held clusters get their reason shown.
+func (e *Engine) applySteps(ctx context.Context, g *depGraph, steps []deps.Step, skip string) error {
+	var errs []error
+	for _, st := range steps {
+		if st.Cluster == skip {
+			continue
+		}
+		cl, ok := g.byName[st.Cluster]
+		if !ok {
+			continue
+		}
+		if err := e.runStep(ctx, cl, st); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// runStep submits one step's action, waiting while the cluster is busy
+// with another one, and waits for it to end.
+func (e *Engine) runStep(ctx context.Context, cl *model.Cluster, st deps.Step) error {
+	kind := model.ClusterStartAction
+	in := model.ClusterRunInputs{Cause: model.StopByDependency}
+	if st.Cause == deps.CauseMilestone {
+		in.Cause = model.StopByMilestone
+	}
+	if st.Op == deps.OpStop {
+		kind = model.ClusterStopAction
+		in.Reason = stopReason(in.Cause)
+		if st.Because != "" {
+			in.Reason = "Stopped because " + st.Because + "."
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, kind, cl.ID, cl.ID, in, cl.Timeout)
+		if err != nil {
+			return err
+		}
+		a.Cause = "Dependency"
+		err = e.submit(ctx, a, false, cl.ProfileID, nil)
+		if err == nil {
+			e.log.Info("dependency step", "cluster", cl.Name, "op", st.Op, "because", st.Because, "action", a.ID)
+			end, err := e.Wait(ctx, a.ID)
+			if err != nil {
+				return err
+			}
+			if end.Status != model.ActionSucceeded {
+				return fmt.Errorf("%s of %s: %s", kind, cl.Name, end.StatusReason)
+			}
+			return nil
+		}
+		var ee *Error
+		if !errors.As(err, &ee) || ee.Status != 409 || time.Now().After(deadline) {
+			return fmt.Errorf("%s of %s: %w", kind, cl.Name, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// propagateAsync decides an event and carries it out in the background:
+// the health loop must not wait for other clusters' actions.
+func (e *Engine) propagateAsync(cl *model.Cluster, from deps.State, ev deps.Event) {
+	ctx := e.background()
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		if err := e.propagate(ctx, cl, from, ev); err != nil && ctx.Err() == nil {
+			e.log.Warn("dependency propagation", "cluster", cl.Name, "event", ev.Kind, "error", err)
+		}
+	}()
+}
+
+// propagate decides an event and carries out every step.
+func (e *Engine) propagate(ctx context.Context, cl *model.Cluster, from deps.State, ev deps.Event) error {
+	g, d, err := e.decide(ctx, cl, from, ev)
+	if err != nil || g == nil || !g.groups {
+		return err
+	}
+	return e.applySteps(ctx, g, d.Steps, "")
+}
+
+// startVerdict says whether cl may start now that an operator asks (§C.2's
+// start decision), with the graph it was decided on.
+func (e *Engine) startVerdict(ctx context.Context, cl *model.Cluster) (deps.Verdict, error) {
+	g, err := e.depSnapshot(ctx, cl.Project)
+	if err != nil {
+		return deps.Verdict{}, err
+	}
+	g.setState(cl.Name, deps.Offline)
+	return deps.Check(g.snap, cl.Name)
+}
+
+// holdCluster records that a cluster waits on its dependencies (or sits in
+// a dependency cycle): offline or maintenance with the reason shown.
+func (e *Engine) holdCluster(ctx context.Context, clusterID string, v deps.Verdict) error {
+	return e.store.InTx(ctx, func(tx store.Store) error {
+		cl, err := tx.GetCluster(ctx, clusterID)
+		if err != nil {
+			return err
+		}
+		r := model.RunData{Stopped: true, Cause: model.StopByDependency, Reason: waitReason(v)}
+		if v.Maintenance {
+			r.Maintenance = true
+		}
+		model.SetRunData(cl, r)
+		return tx.UpdateCluster(ctx, cl)
+	})
+}
+
+func waitReason(v deps.Verdict) string {
+	if v.Maintenance {
+		return v.Reason
+	}
+	if v.Reason == "" {
+		return "Waiting on its dependencies."
+	}
+	return "Waiting on " + strings.TrimPrefix(v.Reason, "waiting on ")
+}
+
+// afterCreate applies a new cluster's dependencies: one that may not run
+// yet has its nodes stopped (they were created to exist, not to run) and
+// waits; one that runs is an event its dependents see (an excluded cluster
+// coming up, a dependency they waited for).
+func (e *Engine) afterCreate(ctx context.Context, a *model.Action, clusterID string) error {
+	cl, err := e.store.GetCluster(ctx, clusterID)
+	if err != nil {
+		return err
+	}
+	g, err := e.depSnapshot(ctx, cl.Project)
+	if err != nil || !g.groups {
+		return err
+	}
+	g.setState(cl.Name, deps.Offline)
+	v, err := deps.Check(g.snap, cl.Name)
+	if err != nil {
+		return err
+	}
+	if !v.Start {
+		if err := e.stopCluster(ctx, a, cl, model.StopByDependency, waitReason(v)); err != nil {
+			return err
+		}
+		return e.holdCluster(ctx, cl.ID, v)
+	}
+	if depState(cl) == deps.Running {
+		e.propagateAsync(cl, deps.Running, deps.Event{Kind: deps.Start, Cluster: cl.Name})
+	}
+	return nil
+}
+
+// reevaluate is the health round's look at the dependency graph: a cluster
+// waiting on its dependencies starts once they are satisfied (a path that
+// appeared, a dependency that came back while no event said so), and a
+// cluster on a dependency cycle goes to maintenance.
+func (e *Engine) reevaluate(ctx context.Context, clusters []*model.Cluster) error {
+	projects := map[string]bool{}
+	for _, cl := range clusters {
+		projects[cl.Project] = true
+	}
+	for p := range projects {
+		g, err := e.depSnapshot(ctx, p)
+		if err != nil {
+			return err
+		}
+		if !g.groups {
+			continue
+		}
+		for _, v := range deps.CheckAll(g.snap) {
+			cl := g.byName[v.Cluster]
+			r := model.RunDataOf(cl)
+			switch {
+			case v.Maintenance && !r.Maintenance:
+				active, err := e.store.ActiveActions(ctx, cl.ID)
+				if err != nil || len(active) > 0 {
+					continue
+				}
+				e.log.Warn("dependency cycle", "cluster", cl.Name, "reason", v.Reason)
+				a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.ClusterStopAction, cl.ID, cl.ID,
+					model.ClusterRunInputs{Cause: model.StopByDependency, Reason: v.Reason, Maintenance: true}, cl.Timeout)
+				if err != nil {
+					return err
+				}
+				a.Cause = "Dependency"
+				_ = e.submit(ctx, a, false, cl.ProfileID, nil)
+			case v.Start && r.Stopped && r.Cause == model.StopByDependency && !r.Maintenance:
+				active, err := e.store.ActiveActions(ctx, cl.ID)
+				if err != nil || len(active) > 0 {
+					continue
+				}
+				a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.ClusterStartAction, cl.ID, cl.ID,
+					model.ClusterRunInputs{Cause: model.StopByDependency}, cl.Timeout)
+				if err != nil {
+					return err
+				}
+				a.Cause = "Dependency"
+				if err := e.submit(ctx, a, false, cl.ProfileID, nil); err == nil {
+					e.log.Info("dependencies satisfied, starting", "cluster", cl.Name, "action", a.ID)
+				}
+			case !v.Start && r.Stopped && r.Cause == model.StopByDependency && !r.Maintenance && v.Reason != "" && waitReason(v) != r.Reason:
+				// Keep the reason shown current.
+				if err := e.holdCluster(ctx, cl.ID, v); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// faulted marks a running cluster whose node died offline until it is
+// recovered, and propagates the fault (§C.3: level error).
+func (e *Engine) faulted(ctx context.Context, cl *model.Cluster) error {
+	if depState(cl) != deps.Running {
+		return nil
+	}
+	err := e.store.InTx(ctx, func(tx store.Store) error {
+		fresh, err := tx.GetCluster(ctx, cl.ID)
+		if err != nil {
+			return err
+		}
+		r := model.RunDataOf(fresh)
+		r.Fault, r.Reason = true, "A node died; the cluster is offline to its dependents until its nodes run again."
+		model.SetRunData(fresh, r)
+		return tx.UpdateCluster(ctx, fresh)
+	})
+	if err != nil {
+		return err
+	}
+	e.propagateAsync(cl, deps.Running, deps.Event{Kind: deps.Fault, Cluster: cl.Name})
+	return nil
+}
+
+// recovered clears a fault once every node of the cluster is ACTIVE again,
+// and propagates its start: what the fault stopped comes back.
+func (e *Engine) recovered(ctx context.Context, cl *model.Cluster, nodes []*model.Node) error {
+	r := model.RunDataOf(cl)
+	if !r.Fault || slices.ContainsFunc(nodes, func(n *model.Node) bool { return n.Status != model.NodeActive }) {
+		return nil
+	}
+	err := e.store.InTx(ctx, func(tx store.Store) error {
+		fresh, err := tx.GetCluster(ctx, cl.ID)
+		if err != nil {
+			return err
+		}
+		r := model.RunDataOf(fresh)
+		r.Fault = false
+		if !r.Stopped && !r.Maintenance {
+			r = model.RunData{}
+		}
+		model.SetRunData(fresh, r)
+		*cl = *fresh
+		return tx.UpdateCluster(ctx, fresh)
+	})
+	if err != nil {
+		return err
+	}
+	e.log.Info("cluster recovered from a fault", "cluster", cl.Name)
+	e.propagateAsync(cl, deps.Running, deps.Event{Kind: deps.Start, Cluster: cl.Name})
+	return nil
+}
+
+// EnterMilestone brings up a milestone's subgraph (its clusters and what
+// they depend on) and stops every other cluster of the project, leaves
+// first (§C.5); "all" and "none" are SMF's. It returns the decision at
+// once, with the milestone's name, and carries it out in the background,
+// each step a CLUSTER_STOP or CLUSTER_START action with its events.
+func (e *Engine) EnterMilestone(ctx context.Context, c Caller, ident string) (string, deps.Decision, error) {
+	g, err := e.depSnapshot(ctx, c.Project)
+	if err != nil {
+		return "", deps.Decision{}, err
+	}
+	name, oid := ident, ident
+	if name != "all" && name != "none" {
+		m, err := e.store.FindMilestone(ctx, c.Project, ident)
+		if err != nil {
+			return "", deps.Decision{}, err
+		}
+		name, oid = m.Name, m.ID
+	}
+	d, err := deps.Propagate(g.snap, deps.Event{Kind: deps.Milestone, Milestone: name})
+	if err != nil {
+		return "", deps.Decision{}, BadRequest("%s", err.Error())
+	}
+	var what []string
+	for _, st := range d.Steps {
+		what = append(what, string(st.Op)+" "+st.Cluster)
+	}
+	reason := "Nothing to stop or start."
+	if len(what) > 0 {
+		reason = strings.Join(what, ", ") + "."
+	}
+	if err := e.store.CreateEvents(ctx, []*model.Event{{ID: e.newID(), Timestamp: e.cfg.Now(), OID: oid, OName: name, OType: "MILESTONE",
+		User: c.User, Project: c.Project, Action: "MILESTONE_ENTER", Status: "entered", StatusReason: reason, Level: model.LevelInfo}}); err != nil {
+		return "", deps.Decision{}, err
+	}
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		ctx := e.background()
+		if err := e.applySteps(ctx, g, d.Steps, ""); err != nil {
+			e.log.Warn("milestone", "milestone", name, "error", err)
+		}
+		for _, v := range d.Held {
+			if cl, ok := g.byName[v.Cluster]; ok {
+				_ = e.holdCluster(ctx, cl.ID, v)
+			}
+		}
+	}()
+	return name, d, nil
+}
+
+// background is the context for work that outlives the request or action
+// that started it.
+func (e *Engine) background() context.Context {
+	if e.bg == nil {
+		return context.Background()
+	}
+	return e.bg
+}

@@ -1,0 +1,341 @@
+package engine_test
+
+import (
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/core/engine"
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+)
+
+// depend declares a dependency group of cl, as the API stores one.
+func (h *harness) depend(cl *model.Cluster, group, grouping, restartOn string, members ...string) {
+	h.t.Helper()
+	existing, err := h.store.ListDependencies(h.ctx())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var mine []model.DependencyGroup
+	for _, g := range existing {
+		if g.DeclaredBy == cl.ID {
+			mine = append(mine, g)
+		}
+	}
+	mine = append(mine, model.DependencyGroup{ClusterID: cl.ID, Name: group, Grouping: grouping, RestartOn: restartOn, Members: members,
+		DeclaredBy: cl.ID, CreatedAt: h.clock.Now()})
+	if err := h.store.ReplaceDeclaredDependencies(h.ctx(), cl.ID, mine); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// runState returns a cluster's run state and its reason.
+func (h *harness) runState(id string) (string, string) {
+	h.t.Helper()
+	return model.RunState(h.getCluster(id))
+}
+
+// until waits for cond, running a health round between looks when health
+// is set, and fails the test after 20 s.
+func (h *harness) until(what string, health bool, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			h.t.Fatalf("not within 20s: %s", what)
+		}
+		if health {
+			if err := h.eng.CheckHealth(h.ctx()); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *harness) inState(cl *model.Cluster, want string) func() bool {
+	return func() bool {
+		st, _ := h.runState(cl.ID)
+		return st == want
+	}
+}
+
+// TestDependencyOperatorStopAndStart: an operator's stop of db takes down
+// web (require_all, restart_on restart) first; web started by the operator
+// while db is stopped waits, offline with the reason naming db; db started
+// brings web up.
+func TestDependencyOperatorStopAndStart(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	db := h.cluster("db", 1, 60)
+	web := h.cluster("web", 1, 60)
+	h.depend(web, "database", "require_all", "restart", db.ID)
+
+	h.ok(h.act(db, `{"stop": {}}`))
+	if st, reason := h.runState(web.ID); st != model.RunOffline || !strings.Contains(reason, "db") {
+		t.Fatalf("after the operator stopped db, web is %s (%q), want offline because of db", st, reason)
+	}
+	if r := model.RunDataOf(h.getCluster(web.ID)); r.Cause != model.StopByDependency {
+		t.Errorf("web stopped with cause %q, want dependency", r.Cause)
+	}
+
+	h.ok(h.act(web, `{"start": {}}`))
+	st, reason := h.runState(web.ID)
+	if st != model.RunOffline || !strings.Contains(reason, "db") {
+		t.Errorf("web started while db is stopped is %s (%q), want offline waiting on db", st, reason)
+	}
+	if n := h.nodes(web.ID)[0]; n.Status == model.NodeActive {
+		t.Errorf("web's node runs while web waits on db")
+	}
+
+	h.ok(h.act(db, `{"start": {}}`))
+	h.until("web runs once db runs", false, h.inState(web, model.RunRunning))
+}
+
+// TestDependencyErrorBypassesOperatorStop: a dependent with restart_on
+// error is not in an operator's stop subtree (§C.5) and stays up; nor does
+// a refresh reach it, while a restart_on refresh dependent restarts.
+func TestDependencyRefreshAndBypass(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	db := h.cluster("db", 1, 60)
+	web := h.cluster("web", 1, 60)
+	cache := h.cluster("cache", 1, 60)
+	h.depend(web, "database", "require_all", "error", db.ID)
+	h.depend(cache, "database", "require_all", "refresh", db.ID)
+	webNode, cacheNode := h.nodes(web.ID)[0].ID, h.nodes(cache.ID)[0].ID
+
+	h.ok(h.act(db, `{"refresh": {}}`))
+	ops := h.gate.calls("operate")
+	if ops[webNode] != 0 {
+		t.Errorf("db's refresh operated on web (restart_on error) %d times, want none", ops[webNode])
+	}
+	if ops[cacheNode] != 2 {
+		t.Errorf("db's refresh operated on cache (restart_on refresh) %d times, want 2 (stop, start)", ops[cacheNode])
+	}
+	for _, cl := range []*model.Cluster{web, cache} {
+		if st, _ := h.runState(cl.ID); st != model.RunRunning {
+			t.Errorf("%s is %s after db's refresh, want running", cl.Name, st)
+		}
+	}
+
+	h.ok(h.act(db, `{"stop": {}}`))
+	if st, _ := h.runState(web.ID); st != model.RunRunning {
+		t.Errorf("web (restart_on error) is %s after the operator stopped db, want running (bypassed)", st)
+	}
+	if st, _ := h.runState(cache.ID); st != model.RunOffline {
+		t.Errorf("cache (restart_on refresh) is %s after the operator stopped db, want offline", st)
+	}
+}
+
+// TestDependencyExcludeStops: an excluded cluster coming up stops its
+// running dependent; once it stops again the dependent starts.
+func TestDependencyExcludeStops(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	legacy := h.cluster("legacy", 1, 60)
+	h.ok(h.act(legacy, `{"stop": {}}`))
+	web := h.cluster("web", 1, 60)
+	h.depend(web, "no-legacy", "exclude_all", "restart", legacy.ID)
+
+	h.ok(h.act(legacy, `{"start": {}}`))
+	h.until("web stops when legacy comes up", false, h.inState(web, model.RunOffline))
+	h.ok(h.act(legacy, `{"stop": {}}`))
+	h.until("web starts when legacy stops", false, h.inState(web, model.RunRunning))
+}
+
+// TestDependencyPathWaits: a cluster depending on a path waits, offline,
+// until the path exists; the health round then starts it.
+func TestDependencyPathWaits(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	web := h.cluster("web", 1, 60)
+	flag := t.TempDir() + "/ready"
+	h.depend(web, "flag", "require_all", "none", "path:"+flag)
+	h.ok(h.act(web, `{"stop": {}}`))
+	h.ok(h.act(web, `{"start": {}}`))
+	if st, reason := h.runState(web.ID); st != model.RunOffline || !strings.Contains(reason, flag) {
+		t.Fatalf("web is %s (%q) without its file, want offline naming %s", st, reason, flag)
+	}
+	if err := h.eng.CheckHealth(h.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := h.runState(web.ID); st != model.RunOffline {
+		t.Fatalf("web is %s without its file after a health round, want offline", st)
+	}
+	if err := writeFile(flag); err != nil {
+		t.Fatal(err)
+	}
+	h.until("web starts once its file exists", true, h.inState(web, model.RunRunning))
+}
+
+// TestDependencyCycleMaintenance: a cycle stored anyway (two declarations
+// applied separately) puts its clusters in maintenance.
+func TestDependencyCycleMaintenance(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	a := h.cluster("a", 1, 60)
+	b := h.cluster("b", 1, 60)
+	h.depend(a, "needs-b", "require_all", "error", b.ID)
+	h.depend(b, "needs-a", "require_all", "error", a.ID)
+	h.until("a and b go to maintenance", true, func() bool {
+		sa, ra := h.runState(a.ID)
+		sb, _ := h.runState(b.ID)
+		return sa == model.RunMaintenance && sb == model.RunMaintenance && strings.Contains(ra, "dependency cycle")
+	})
+}
+
+// TestDependencyMilestone: `none` stops a three-cluster stack leaves first;
+// entering the milestone brings it up, dependencies first.
+func TestDependencyMilestone(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	db := h.cluster("db", 1, 60)
+	app := h.cluster("app", 1, 60)
+	web := h.cluster("web", 1, 60)
+	h.depend(app, "database", "require_all", "error", db.ID)
+	h.depend(web, "application", "require_all", "error", app.ID)
+	if err := h.store.CreateMilestone(h.ctx(), &model.Milestone{ID: "m-1", Name: "stack", Clusters: []string{web.ID}, User: caller.User,
+		Project: caller.Project, CreatedAt: h.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+
+	_, d, err := h.eng.EnterMilestone(h.ctx(), caller, "none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, st := range d.Steps {
+		order = append(order, string(st.Op)+" "+st.Cluster)
+	}
+	if got := strings.Join(order, ", "); got != "stop web, stop app, stop db" {
+		t.Errorf("milestone none: %s, want web, app, db stopped leaves first", got)
+	}
+	for _, cl := range []*model.Cluster{db, app, web} {
+		h.until(cl.Name+" stops", false, h.inState(cl, model.RunOffline))
+	}
+
+	_, d, err = h.eng.EnterMilestone(h.ctx(), caller, "stack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	order = nil
+	for _, st := range d.Steps {
+		order = append(order, string(st.Op)+" "+st.Cluster)
+	}
+	if got := strings.Join(order, ", "); got != "start db, start app, start web" {
+		t.Errorf("milestone stack: %s, want db, app, web started dependencies first", got)
+	}
+	for _, cl := range []*model.Cluster{db, app, web} {
+		h.until(cl.Name+" runs", false, h.inState(cl, model.RunRunning))
+	}
+	evs, err := h.store.ListEvents(h.ctx(), store.ListOpts{Project: caller.Project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := 0
+	for _, ev := range evs {
+		if ev.Action == "MILESTONE_ENTER" && ev.OType == "MILESTONE" {
+			entered++
+		}
+	}
+	if entered != 2 {
+		t.Errorf("%d MILESTONE_ENTER events, want one per milestone entered (2)", entered)
+	}
+}
+
+// TestDependencyFault: db's process killed is a fault: web (require_all,
+// restart_on error) stops, and starts again once the restart supervisor
+// has db's node running again.
+func TestDependencyFault(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profileOf("proc", "local.process", map[string]any{"command": []any{"sleep", "60"}, "stop_timeout": 0})
+	h.profile("p")
+	one := 1
+	db := h.create(engine.ClusterCreate{Name: "db", Profile: "proc", DesiredCapacity: &one})
+	var started []int
+	t.Cleanup(func() { killAll(started) })
+	pids := h.pids(db.ID)
+	for _, pid := range pids {
+		started = append(started, pid)
+	}
+	web := h.cluster("web", 1, 60)
+	h.depend(web, "database", "require_all", "error", db.ID)
+
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		h.gone(pid)
+	}
+	h.until("web stops after db's fault", true, h.inState(web, model.RunOffline))
+	if _, reason := h.runState(web.ID); !strings.Contains(reason, "db") {
+		t.Errorf("web's reason %q does not name db", reason)
+	}
+	h.clock.advance(10 * time.Second) // past the restart delay
+	h.until("web runs again after db is recovered", true, func() bool {
+		for _, pid := range h.pids(db.ID) {
+			if !slicesContains(started, pid) {
+				started = append(started, pid)
+			}
+		}
+		st, _ := h.runState(web.ID)
+		return st == model.RunRunning
+	})
+	if st, _ := h.runState(db.ID); st != model.RunRunning {
+		t.Errorf("db is %s, want running", st)
+	}
+}
+
+func slicesContains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func writeFile(path string) error { return os.WriteFile(path, []byte("ready\n"), 0o600) }
+
+// TestDependencyUpdateRestartsDependents: a rolling update of db, and an
+// operator's restart of it, are non-error stops: web (restart_on restart)
+// stops first and starts again once db runs; api (restart_on error) is
+// left alone.
+func TestDependencyUpdateRestartsDependents(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	h.profile("p2")
+	one, timeout := 1, 60
+	db := h.create(engine.ClusterCreate{Name: "db", Profile: "p", DesiredCapacity: &one, Timeout: &timeout,
+		Config: map[string]any{"grove.update": map[string]any{"monitor": "0s"}}})
+	web := h.cluster("web", 1, 60)
+	api := h.cluster("api", 1, 60)
+	h.depend(web, "database", "require_all", "restart", db.ID)
+	h.depend(api, "database", "require_all", "error", db.ID)
+	webNode, apiNode := h.nodes(web.ID)[0].ID, h.nodes(api.ID)[0].ID
+
+	p2 := "p2"
+	_, a, err := h.eng.UpdateCluster(h.ctx(), caller, db.ID, engine.ClusterUpdate{Profile: &p2})
+	h.ok(a, err)
+	h.until("web stopped and started again", false, func() bool {
+		st, _ := h.runState(web.ID)
+		return st == model.RunRunning && h.gate.calls("operate")[webNode] == 2
+	})
+	if n := h.gate.calls("operate")[apiNode]; n != 0 {
+		t.Errorf("db's update operated on api (restart_on error) %d times, want none", n)
+	}
+
+	// An operator's restart of db is a non-error stop too.
+	h.ok(h.act(db, `{"restart": {}}`))
+	h.until("web stopped and started again after db's restart", false, func() bool {
+		st, _ := h.runState(web.ID)
+		return st == model.RunRunning && h.gate.calls("operate")[webNode] == 4
+	})
+	if n := h.gate.calls("operate")[apiNode]; n != 0 {
+		t.Errorf("db's restart operated on api (restart_on error) %d times, want none", n)
+	}
+}
