@@ -15,8 +15,9 @@ type DependencyGroup struct {
 	Grouping string
 	// RestartOn is none, error, restart or refresh.
 	RestartOn string
-	// Members are cluster ids (or names of clusters that do not exist
-	// yet), "milestone:NAME" or "path:/absolute/path".
+	// Members are cluster names (the API resolves ids to names; a name
+	// survives the cluster's replacement, as an SMF FMRI does),
+	// "milestone:NAME" or "path:/absolute/path".
 	Members []string
 	// DeclaredBy is the cluster that declared the group: ClusterID for its
 	// own dependency, another cluster for a dependent it declared on
@@ -34,8 +35,7 @@ func (g DependencyGroup) Dependent() bool { return g.DeclaredBy != g.ClusterID }
 type Milestone struct {
 	ID   string
 	Name string
-	// Clusters are cluster ids (or names of clusters that do not exist
-	// yet).
+	// Clusters are cluster names, as in DependencyGroup.Members.
 	Clusters  []string
 	User      string
 	Project   string

@@ -194,9 +194,12 @@ func groupsField(body map[string]any, k string) ([]deps.Group, error) {
 	return out, nil
 }
 
-// resolveMember turns a cluster member into its id; a cluster or a
-// milestone that does not exist is refused, so that a typo is not a
-// dependency that can never be met.
+// resolveMember turns a cluster member (a name, an id or a short id) into
+// the cluster's name; a cluster or a milestone that does not exist is
+// refused, so that a typo is not a dependency that can never be met.
+// Members are kept by name, as SMF names services by FMRI: a cluster that
+// is replaced (deleted and created again under its name) is still the
+// member, and one deleted for good is absent, hence unsatisfiable.
 func (v *depView) resolveMember(ctx context.Context, st store.Store, project, at, m string) (string, error) {
 	if strings.HasPrefix(m, deps.PathPrefix) {
 		return m, nil
@@ -214,7 +217,7 @@ func (v *depView) resolveMember(ctx context.Context, st store.Store, project, at
 	if err != nil {
 		return "", err
 	}
-	return cl.ID, nil
+	return cl.Name, nil
 }
 
 func (s *Server) putDependencies(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
@@ -267,11 +270,15 @@ func (s *Server) putDependencies(w http.ResponseWriter, r *http.Request, c engin
 				if strings.HasPrefix(m, deps.PathPrefix) || strings.HasPrefix(m, deps.MilestonePrefix) {
 					return engine.BadRequest("%s: a dependent names the clusters that wait on this one, not %q.", at, m)
 				}
-				id, err := v.resolveMember(ctx, tx, cl.Project, at, m)
+				target, err := tx.FindCluster(ctx, cl.Project, m)
+				if errors.Is(err, store.ErrNotFound) {
+					return engine.BadRequest("%s: the cluster %q could not be found.", at, m)
+				}
 				if err != nil {
 					return err
 				}
-				gg := deps.Group{Name: g.Name, Grouping: g.Grouping, RestartOn: g.RestartOn, Members: []string{cl.ID}}
+				id := target.ID
+				gg := deps.Group{Name: g.Name, Grouping: g.Grouping, RestartOn: g.RestartOn, Members: []string{cl.Name}}
 				held[id] = append(held[id], gg)
 				rows = append(rows, model.DependencyGroup{ClusterID: id, DeclaredBy: cl.ID, Name: g.Name, Grouping: string(g.Grouping),
 					RestartOn: string(g.RestartOn), Members: gg.Members, CreatedAt: now})
@@ -383,7 +390,7 @@ func (s *Server) milestoneFields(ctx context.Context, project string, body map[s
 	if !ok {
 		return nil, nil, false, engine.BadRequest("milestone.clusters must be a list of cluster names or ids.")
 	}
-	ids := []string{}
+	names := []string{}
 	for i, x := range list {
 		ref, ok := x.(string)
 		if !ok {
@@ -396,12 +403,12 @@ func (s *Server) milestoneFields(ctx context.Context, project string, body map[s
 		if err != nil {
 			return nil, nil, false, err
 		}
-		if contains(ids, cl.ID) {
+		if contains(names, cl.Name) {
 			return nil, nil, false, engine.BadRequest("milestone.clusters[%d]: the cluster %q is listed twice.", i, ref)
 		}
-		ids = append(ids, cl.ID)
+		names = append(names, cl.Name)
 	}
-	return name, ids, true, nil
+	return name, names, true, nil
 }
 
 // checkMilestoneName keeps SMF's reserved names free: `all` and `none` are

@@ -90,6 +90,17 @@ func TestDependenciesDeclaredAndShownOnBothSides(t *testing.T) {
 		t.Errorf("web once the path exists: %s %q", web.Result, web.Reason)
 	}
 
+	// db replaced (deleted, then created again under its name) is still
+	// web's member: members are kept by name.
+	a.waitAction(member, a.call(member, http.MethodDelete, "/v1/clusters/db", nil))
+	if web := depsOf(t, a, member, "web"); web.Reason != "waiting on db: no such cluster" || web.Result != "unsatisfiable" {
+		t.Errorf("web without db: %s %q", web.Result, web.Reason)
+	}
+	a.newCluster(member, "db", 1)
+	if web := depsOf(t, a, member, "web"); web.Result != "satisfied" {
+		t.Errorf("web once db is back: %s %q", web.Result, web.Reason)
+	}
+
 	// web's redeclaration replaces its own groups, not mon's dependent.
 	if ans := putDeps(a, member, "web", []map[string]any{}, nil); ans.status != http.StatusOK {
 		t.Fatalf("clear: %d %s", ans.status, ans.body)

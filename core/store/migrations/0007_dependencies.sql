@@ -3,7 +3,7 @@
 -- the cluster that waits (cluster_id); declared_by is the cluster whose
 -- declaration wrote it, itself for a dependency, another cluster for a
 -- dependent (SMF imports a `dependent` as a dependency of its target).
--- members is a JSON array of cluster ids or names, "milestone:NAME" and
+-- members is a JSON array of cluster names, "milestone:NAME" and
 -- "path:/...". group_kind is the grouping (require_all, ...).
 CREATE TABLE cluster_dependencies (
   cluster_id TEXT NOT NULL,
@@ -17,7 +17,7 @@ CREATE TABLE cluster_dependencies (
 );
 CREATE INDEX cluster_dependencies_declared_by ON cluster_dependencies (declared_by);
 
--- Milestones: named sets of clusters; clusters is a JSON array of ids or
+-- Milestones: named sets of clusters; clusters is a JSON array of cluster
 -- names.
 CREATE TABLE milestones (
   id TEXT PRIMARY KEY,
