@@ -51,6 +51,10 @@ type Config struct {
 	// CheckInterval is how often every cluster's nodes are checked; a
 	// negative value turns health checks off (default 5s).
 	CheckInterval time.Duration
+	// CheckBatchNodes and CheckBatchBytes bound one health-check call to a
+	// driver; a cluster's nodes are checked in as many calls as that takes
+	// (zero or less: sdk.DefaultBatchNodes and sdk.DefaultBatchBytes).
+	CheckBatchNodes, CheckBatchBytes int
 	// Retention is how many finished actions and events are kept per
 	// cluster and per node; negative keeps everything (default 50).
 	Retention int

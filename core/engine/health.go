@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -141,13 +142,10 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported b
 		if err != nil {
 			return err
 		}
-		res, err := e.callDriver(ctx, spec.Type, "check", func(c *sdk.Client) ([]sdk.Result, error) {
-			return c.Batch(ctx, sdk.CallCheck, spec, e.sdkNodes(ctx, group))
-		})
+		byID, err := e.checkInBatches(ctx, cl, spec, group, now)
 		if err != nil {
 			return err
 		}
-		byID := resultsByID(res)
 		if governed {
 			// The health policy's modes and conditional decide.
 			ok := map[string]sdk.Result{}
@@ -236,6 +234,41 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported b
 		recovery = &reg
 	}
 	return e.superviseRestarts(ctx, cl, dead, now, recovery)
+}
+
+// checkInBatches checks a group of a cluster's nodes in calls of bounded
+// size, so a large cluster never makes a message gRPC refuses. A call that
+// fails costs only its nodes: they are left as they are this round, and
+// the failure is logged and recorded as the cluster's event.
+func (e *Engine) checkInBatches(ctx context.Context, cl *model.Cluster, spec sdk.Spec, group []*model.Node, now time.Time) (map[string]sdk.Result, error) {
+	out := make(map[string]sdk.Result, len(group))
+	batches := sdk.SplitNodes(e.sdkNodes(ctx, group), e.cfg.CheckBatchNodes, e.cfg.CheckBatchBytes)
+	for i, b := range batches {
+		res, err := e.callDriver(ctx, spec.Type, "check", func(c *sdk.Client) ([]sdk.Result, error) {
+			return c.BatchOf(ctx, sdk.CallCheck, spec, b)
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			what := fmt.Sprintf("%d nodes", len(b.Nodes))
+			if len(b.Nodes) == 1 {
+				what = "1 node"
+			}
+			reason := fmt.Sprintf("Check of %s (batch %d of %d) failed: %v", what, i+1, len(batches), err)
+			e.logger(ctx).Warn("health check batch failed", "cluster", cl.Name, "nodes", len(b.Nodes), "batch", i+1, "batches", len(batches), "error", err)
+			ev := &model.Event{ID: e.newID(), Timestamp: now, OID: cl.ID, OName: cl.Name, OType: "CLUSTER", ClusterID: cl.ID,
+				User: cl.User, Project: cl.Project, Action: "HEALTH_CHECK", Status: cl.Status, StatusReason: reason, Level: model.LevelWarning}
+			if err := e.store.CreateEvents(ctx, []*model.Event{ev}); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, r := range res {
+			out[r.ID] = r
+		}
+	}
+	return out, nil
 }
 
 // superviseRestarts applies the cluster's restart settings to its dead nodes.

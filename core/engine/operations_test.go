@@ -8,6 +8,7 @@ import (
 
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
 )
 
 // TestOperations runs test.gate's operations on one node and on a
@@ -189,5 +190,55 @@ func TestCheckRefreshesNodeData(t *testing.T) {
 	}
 	if other, _ := h.store.GetNode(h.ctx(), nodes[1].ID); other.Data["address"] != nil {
 		t.Errorf("the other node got data: %v", other.Data)
+	}
+}
+
+// TestHealthCheckInBatches: the health loop checks a cluster's nodes in
+// calls of bounded size, and a call that fails costs only its nodes. Here
+// the first node's data is over the 4 MiB a plugin's gRPC server accepts
+// in one message. It is over a call's byte bound too, so it travels alone
+// (then two nodes a call, the node bound here) and fails only its own call:
+// the nodes of the other calls still have their data refreshed, the big
+// node is left as it was, and the cluster's events name the failed call.
+// Checked as one call, as before, no node would have been refreshed.
+func TestHealthCheckInBatches(t *testing.T) {
+	h := newHarness(t, nil)
+	h.eng.Stop()
+	h.restart("batches", func(c *engine.Config) { c.CheckBatchNodes = 2 })
+	h.profile("p")
+	cl := h.cluster("c", 6, 60)
+	nodes := h.nodes(cl.ID)
+	if len(nodes) != 6 {
+		t.Fatalf("%d nodes, want 6", len(nodes))
+	}
+	big := nodes[0]
+	big.Data["blob"] = strings.Repeat("x", 5<<20)
+	if err := h.store.UpdateNodes(h.ctx(), []*model.Node{big}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes {
+		h.gate.setCheckData(n.ID, map[string]any{"seen": "yes"})
+	}
+	if err := h.eng.CheckHealth(h.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range h.nodes(cl.ID) {
+		seen := n.Data["seen"] == "yes"
+		if want := i >= 1; seen != want || n.Status != model.NodeActive {
+			t.Errorf("node %d after the check: %s, data refreshed %v (want %v)", i, n.Status, seen, want)
+		}
+	}
+	events, err := h.store.ListEvents(h.ctx(), store.ListOpts{Filters: map[string][]string{"cluster_id": {cl.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, ev := range events {
+		if ev.Action == "HEALTH_CHECK" && ev.OType == "CLUSTER" {
+			reasons = append(reasons, ev.StatusReason)
+		}
+	}
+	if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "Check of 1 node (batch 1 of 4) failed: ") {
+		t.Errorf("the cluster's check events: %q", reasons)
 	}
 }

@@ -105,20 +105,7 @@ const (
 // Batch runs create, delete or check on a batch of nodes. A failure of the
 // whole call is returned as an error; per-node failures are in the results.
 func (c *Client) Batch(ctx context.Context, call ProfileCall, p Spec, nodes []Node) ([]Result, error) {
-	req := &pb.BatchRequest{Profile: c.wire(p), Nodes: nodesToProto(nodes)}
-	var resp *pb.BatchResponse
-	var err error
-	switch call {
-	case CallCreate:
-		resp, err = c.Profile.Create(ctx, req)
-	case CallDelete:
-		resp, err = c.Profile.Delete(ctx, req)
-	case CallCheck:
-		resp, err = c.Profile.Check(ctx, req)
-	default:
-		return nil, fmt.Errorf("unknown profile call %q", call)
-	}
-	return batchResult(resp, err)
+	return c.BatchOf(ctx, call, p, NodeBatch{Nodes: nodes, wire: nodesToProto(nodes)})
 }
 
 // Update changes nodes from the old profile to the new one.
