@@ -2,11 +2,7 @@ package bench
 
 import (
 	"context"
-	"io"
 	"net/http"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,55 +53,17 @@ func BenchmarkHAProxyScaleIn(b *testing.B) {
 	}
 	action("policy_attach", map[string]any{"policy_id": "front"})
 
-	var sent, failed atomic.Int64
-	var mu sync.Mutex
-	firstSeen := map[string]time.Time{}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			hc := http.Client{Timeout: 5 * time.Second}
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				sent.Add(1)
-				resp, err := hc.Get("http://" + h.Frontend + "/")
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != 200 {
-					failed.Add(1)
-					continue
-				}
-				if name, ok := strings.CutPrefix(string(body), "hello from "); ok {
-					name = strings.Fields(name)[0]
-					mu.Lock()
-					if _, seen := firstSeen[name]; !seen {
-						firstSeen[name] = time.Now()
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	defer func() { close(stop); wg.Wait() }()
+	load := h.StartLoad(4)
+	defer load.Stop()
 
 	var lost, requests int64
 	var toTraffic []time.Duration
 	for i := 0; i < b.N; i++ {
-		before := sent.Load()
-		lostBefore := failed.Load()
+		before := load.Sent()
+		lostBefore := load.Failed()
 		action("scale_in", map[string]any{"count": 3})
-		lost += failed.Load() - lostBefore
-		requests += sent.Load() - before
+		lost += load.Failed() - lostBefore
+		requests += load.Sent() - before
 		action("scale_out", map[string]any{"count": 3})
 		nodes, err := c.ListNodes(ctx, map[string][]string{"cluster_id": {"lb"}})
 		if err != nil || len(nodes) != 5 {
@@ -118,9 +76,7 @@ func BenchmarkHAProxyScaleIn(b *testing.B) {
 				b.Fatalf("created_at %q: %v", *n.CreatedAt, err)
 			}
 			for {
-				mu.Lock()
-				seen, ok := firstSeen[n.Name]
-				mu.Unlock()
+				seen, ok := load.FirstSeen(n.Name)
 				if ok {
 					if seen.After(created) {
 						toTraffic = append(toTraffic, seen.Sub(created))

@@ -2,12 +2,9 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,45 +136,16 @@ func haproxyScenario(t *testing.T, h *haproxytest.HAProxy, a *agentProc, profile
 
 	// Scale in to 2 while a client loops requests over a kept-alive
 	// connection: none fails.
-	var sent, failed atomic.Int64
-	var firstErr atomic.Value
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c := http.Client{Timeout: 5 * time.Second}
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			sent.Add(1)
-			resp, err := c.Get("http://" + h.Frontend + "/")
-			if err == nil {
-				_, err = io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err == nil && resp.StatusCode != 200 {
-					err = fmt.Errorf("status %d", resp.StatusCode)
-				}
-			}
-			if err != nil {
-				failed.Add(1)
-				firstErr.CompareAndSwap(nil, err.Error())
-			}
-		}
-	}()
+	load := h.StartLoad(1)
 	a.waitAction(a.clusterAction("lbweb", "scale_in", map[string]any{"count": 3}))
 	// Keep the loop going a little after the victims stopped.
-	n := sent.Load()
-	eventually(t, 10*time.Second, "more requests after the scale-in", func() (bool, string) { return sent.Load() > n+50, "" })
-	close(stop)
-	wg.Wait()
-	if failed.Load() != 0 {
-		t.Fatalf("%d of %d requests failed during the scale-in; first: %v\nagent log: %s", failed.Load(), sent.Load(), firstErr.Load(), tail(a.logText(), 20))
+	n := load.Sent()
+	eventually(t, 10*time.Second, "more requests after the scale-in", func() (bool, string) { return load.Sent() > n+50, "" })
+	load.Stop()
+	if load.Failed() != 0 {
+		t.Fatalf("%d of %d requests failed during the scale-in; first: %v\nagent log: %s", load.Failed(), load.Sent(), load.FirstError(), tail(a.logText(), 20))
 	}
-	t.Logf("scale-in from 5 to 2: %d requests, none failed", sent.Load())
+	t.Logf("scale-in from 5 to 2: %d requests, none failed", load.Sent())
 	if got := groveServers(t, h); len(got) != 2 {
 		t.Fatalf("after scale-in the backend has %d Grove servers, want 2: %+v", len(got), got)
 	}
