@@ -63,6 +63,10 @@ func commands() []*entry {
 		{name: "policy validate", args: "-spec-file FILE [options]", synopsis: "Check a policy spec against its type's schema without creating it.", run: verbCmd(specValidate(policyRes))},
 		{name: "policy types", args: "[options] [TYPE]", synopsis: "List the policy types the plugins offer, or show one's schema.", run: verbCmd(typesVerb("policy"))},
 
+		{name: "placement", synopsis: "Ask where nodes would go: simulate a placement decision on a snapshot."},
+		{name: "placement simulate", args: "-f SNAPSHOT.json [options]", synopsis: "Rank a snapshot's hosts for a placement policy and print the decision, touching no cluster.",
+			help: placementHelp, run: runPlacementSimulate},
+
 		{name: "cluster", synopsis: "Manage clusters and run cluster actions.",
 			help: "Every subcommand that takes a CLUSTER accepts its name, id or short id."},
 		{name: "cluster create", args: "-profile PROFILE [options] NAME", synopsis: "Create a cluster of nodes from a profile.",
