@@ -464,7 +464,7 @@ func discards(peers []*entry) string {
 	}
 	parts := make([]string, 0, len(peers))
 	for _, e := range peers {
-		parts = append(parts, e.name+" is "+strings.Join(e.reasons, ", "))
+		parts = append(parts, e.name+": "+strings.Join(e.reasons, ", "))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -351,7 +351,7 @@ func TestPlace(t *testing.T) {
 		{"a cluster in its own hard anti-affinity takes one node per host", Snapshot{Hosts: up("a", "b", "c"), Add: 3, Policy: Policy{HardAntiAffinity: []string{"web"}},
 			Instances: []Instance{run("web", "a")}}, []string{"b", "c"}, "one node per host: 2 of 3"},
 		{"no candidate refuses with every host's reason", Snapshot{Hosts: []Host{{Name: "a", State: StateDown}, {Name: "b", Availability: Pause}}, Add: 1}, nil,
-			"no host can take a new node: a is down; b is paused: it takes no new nodes"},
+			"no host can take a new node: a: down; b: paused: it takes no new nodes"},
 		{"discarded hosts get none", Snapshot{Hosts: with(up("a", "b", "c"), "a", func(h *Host) { h.Availability = Drain }), Add: 2}, []string{"b", "c"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
