@@ -75,9 +75,9 @@ func TestPlacementPolicyPlacesOnHosts(t *testing.T) {
 func TestPlacementPolicyValidation(t *testing.T) {
 	h := newHarness(t, nil)
 	for props, want := range map[string]string{
-		`{"placement": "random"}`:          "placement",
+		`{"placement": "random"}`:           "placement",
 		`{"constraints": "labels.zone =="}`: "properties.constraints: the expression does not compile",
-		`{"hosts": ["a", "a"]}`:            `properties.hosts[1]: the host "a" is listed twice`,
+		`{"hosts": ["a", "a"]}`:             `properties.hosts[1]: the host "a" is listed twice`,
 	} {
 		spec := map[string]any{"type": "grove.policy.placement", "version": "1.0", "properties": decodeJSON(t, props)}
 		_, err := h.eng.CreatePolicy(h.ctx(), caller, "bad", spec)
