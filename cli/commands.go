@@ -88,6 +88,8 @@ func commands() []*entry {
 		{name: "cluster op", args: "[options] CLUSTER OPERATION", synopsis: "Run a node operation on every node of a cluster, or on those -filter matches.", run: verbCmd(clusterOp)},
 		{name: "cluster recover", args: "[options] CLUSTER", synopsis: "Recover a cluster's unhealthy nodes.", run: verbCmd(clusterRecover)},
 		{name: "cluster complete-lifecycle", args: "[options] CLUSTER TOKEN", synopsis: "Let a node removal a deletion policy's lifecycle hook holds go on.", run: verbCmd(clusterCompleteLifecycle)},
+		{name: "cluster placement", args: "[options] CLUSTER", synopsis: "Show how the cluster's placement policy ranks the hosts for its next node.",
+			help: placementHelp, run: verbCmd(clusterPlacement)},
 		{name: "cluster policies", args: "[options] CLUSTER", synopsis: "List the policies attached to a cluster.", run: verbCmd(clusterPolicies)},
 		{name: "cluster policy-attach", args: "[options] CLUSTER POLICY", synopsis: "Attach a policy to a cluster.", run: verbCmd(clusterPolicy("policy_attach"))},
 		{name: "cluster policy-detach", args: "[options] CLUSTER POLICY", synopsis: "Detach a policy from a cluster.", run: verbCmd(clusterPolicy("policy_detach"))},

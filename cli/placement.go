@@ -3,12 +3,15 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/orchestrator/placement"
 )
 
@@ -120,4 +123,35 @@ func printPlacement(out io.Writer, cluster string, d placement.Decision) {
 	if d.Refuse != "" {
 		fmt.Fprintf(out, "Refused: %s.\n", strings.TrimSuffix(d.Refuse, "."))
 	}
+}
+
+// clusterPlacement shows where a cluster's next node would go, as its
+// bound grove.policy.placement policy ranks the driver's hosts now.
+func clusterPlacement(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("cluster placement", g)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("usage: grove cluster placement CLUSTER")
+	}
+	out, err := get(ctx, g.client(), "/v1/clusters/"+url.PathEscape(pos[0])+"/placement", nil)
+	if err != nil {
+		return err
+	}
+	if g.json {
+		return printJSON(env.Stdout, out["placement"])
+	}
+	var d placement.Decision
+	raw, err := json.Marshal(out["placement"])
+	if err == nil {
+		err = json.Unmarshal(raw, &d)
+	}
+	if err != nil {
+		return fmt.Errorf("the agent's placement answer cannot be read: %w", err)
+	}
+	name, _ := out["cluster"].(string)
+	printPlacement(env.Stdout, name, d)
+	return nil
 }

@@ -2,10 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grovehq/grove/core/orchestrator/placement"
 )
 
 // TestPlacementSimulate: the decision prints as a table or as JSON, and
@@ -54,5 +58,34 @@ func TestPlacementSimulate(t *testing.T) {
 	}
 	if _, errOut, code := grove(t, "placement", "simulate", "-f", filepath.Join(dir, "missing.json")); code != 1 || !strings.Contains(errOut, "reading the snapshot") {
 		t.Errorf("missing file: exit %d, %q", code, errOut)
+	}
+}
+
+// TestClusterPlacement: grove cluster placement asks the agent's
+// /v1/clusters/{id}/placement and prints the decision as simulate does.
+func TestClusterPlacement(t *testing.T) {
+	d, err := placement.Decide(placement.Snapshot{Cluster: "web", Add: 1, Policy: placement.Policy{Constraints: `labels.zone == "a"`},
+		Hosts: []placement.Host{{Name: "h1", Labels: map[string]string{"zone": "b"}}, {Name: "h2", Labels: map[string]string{"zone": "a"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked = r.Method + " " + r.URL.Path
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"cluster": "web", "placement": d})
+	}))
+	t.Cleanup(srv.Close)
+	t.Setenv("GROVE_ADDR", srv.URL)
+	t.Setenv("GROVE_TOKEN", "grove_test")
+	out, errOut, code := grove(t, "cluster", "placement", "web")
+	if code != 0 || asked != "GET /v1/clusters/web/placement" {
+		t.Fatalf("exit %d, asked %q: %s", code, asked, errOut)
+	}
+	for _, want := range []string{`Cluster web, placement "nodes order": 1 of 2 hosts ranked.`, "1     h2    -      0\n",
+		"-     h1    CL     0      the constraints are false on it\n", "Leader: h2 (natural leader: h1)\n", "New nodes: h2\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/orchestrator/placement"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -90,4 +92,61 @@ func instanceState(status string) string {
 		return "failed"
 	}
 	return "stopped"
+}
+
+// PlacementPolicyType is the policy type whose ranking ClusterPlacement
+// shows.
+const PlacementPolicyType = "grove.policy.placement"
+
+// ClusterPlacement ranks the hosts for a cluster now, as its bound
+// grove.policy.placement policy would for a new node: every host with its
+// rank, flags and reason, the leaders, and the node that would leave
+// first. It changes nothing.
+func (e *Engine) ClusterPlacement(ctx context.Context, cl *model.Cluster) (placement.Decision, error) {
+	bindings, err := e.store.ListBindings(ctx, cl.ID)
+	if err != nil {
+		return placement.Decision{}, err
+	}
+	var pol *model.Policy
+	for _, b := range bindings {
+		p, err := e.store.GetPolicy(ctx, b.PolicyID)
+		if err != nil {
+			return placement.Decision{}, err
+		}
+		if p.Type == PlacementPolicyType {
+			pol = p
+			break
+		}
+	}
+	if pol == nil {
+		return placement.Decision{}, BadRequest("The cluster '%s' has no %s policy attached; attach one to see where its nodes go.", cl.Name, PlacementPolicyType)
+	}
+	var props placement.Policy
+	raw, err := json.Marshal(pol.Properties)
+	if err == nil {
+		err = json.Unmarshal(raw, &props)
+	}
+	if err != nil {
+		return placement.Decision{}, fmt.Errorf("the properties of policy '%s' cannot be read: %w", pol.Name, err)
+	}
+	hosts, err := e.placementSnapshot(ctx, cl)
+	if err != nil {
+		return placement.Decision{}, err
+	}
+	if hosts.Err != "" {
+		return placement.Decision{}, Conflict("FeatureNotSupported", "The hosts of cluster '%s' cannot be read: %s.", cl.Name, hosts.Err)
+	}
+	s := placement.Snapshot{Cluster: cl.Name, Policy: props, Add: 1}
+	for _, h := range hosts.Hosts {
+		s.Hosts = append(s.Hosts, placement.Host{Name: h.Name, Labels: h.Labels, Load: h.Load, MemAvail: h.MemAvail, SwapAvail: h.SwapAvail,
+			State: h.State, Availability: h.Availability, Frozen: h.Frozen, Overloaded: h.Overloaded})
+	}
+	for _, in := range hosts.Instances {
+		s.Instances = append(s.Instances, placement.Instance{Cluster: in.Cluster, Node: in.Node, Host: in.Host, State: in.State})
+	}
+	d, err := placement.Decide(s)
+	if err != nil {
+		return placement.Decision{}, fmt.Errorf("the placement of cluster '%s': %w", cl.Name, err)
+	}
+	return d, nil
 }

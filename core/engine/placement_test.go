@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,11 +55,32 @@ func TestPlacementPolicyPlacesOnHosts(t *testing.T) {
 		t.Fatalf("web's nodes are on %v, want two on h1 and one on h4", got)
 	}
 
+	d, err := h.eng.ClusterPlacement(h.ctx(), web)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, r := range d.Hosts {
+		rows = append(rows, fmt.Sprintf("%d %s %s %d %s", r.Rank, r.Host, r.Flags, r.Nodes, r.Reason))
+	}
+	want := []string{"1 h1 L 2 ", "2 h4  1 ", "0 h2 A 0 hard anti-affinity: cache runs here", "0 h3 C 0 the constraints are false on it"}
+	if !slices.Equal(rows, want) || d.Leader != "h1" || !slices.Equal(d.Place, []string{"h4"}) {
+		t.Errorf("placement view:\n%s\nwant\n%s\nleader %s place %v", strings.Join(rows, "\n"), strings.Join(want, "\n"), d.Leader, d.Place)
+	}
+	if _, err := h.eng.ClusterPlacement(h.ctx(), cache); err != nil {
+		t.Errorf("cache's placement: %v", err)
+	}
+
 	h.ok(h.act(web, `{"scale_in": {"count": 2}}`))
 	// The host with the most nodes gives first (h1), then the worst ranked
 	// of the equals (h4).
 	if got := count(h.hostsOf(web.ID)); got["h1"] != 1 || len(got) != 1 {
 		t.Fatalf("after scale-in web's nodes are on %v, want one on h1", got)
+	}
+
+	bare := h.create(engine.ClusterCreate{Name: "bare", Profile: "p", DesiredCapacity: &zero, Timeout: &timeout})
+	if _, err := h.eng.ClusterPlacement(h.ctx(), bare); err == nil || !strings.Contains(err.Error(), "has no grove.policy.placement policy attached") {
+		t.Errorf("placement of a cluster without the policy: %v", err)
 	}
 
 	// No host left: the action is refused with each host's reason.
