@@ -160,7 +160,7 @@ func TestDescribe(t *testing.T) {
 	}
 	want := []string{"profile local.process", "profile grove.noop", "profile container.docker", "profile vsphere.vm", "profile os.nova.server",
 		"policy senlin.policy.deletion", "policy senlin.policy.scaling", "policy senlin.policy.affinity", "policy senlin.policy.batch",
-		"policy senlin.policy.zone_placement", "policy senlin.policy.region_placement", "policy senlin.policy.health", "policy grove.policy.haproxy", "policy senlin.policy.loadbalance"}
+		"policy senlin.policy.zone_placement", "policy senlin.policy.region_placement", "policy senlin.policy.health", "policy grove.policy.haproxy", "policy senlin.policy.loadbalance", "policy grove.policy.placement"}
 	if !slices.Equal(got, want) {
 		t.Errorf("describe lists %q, want %q", got, want)
 	}
