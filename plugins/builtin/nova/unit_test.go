@@ -12,6 +12,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/volumeattach"
 
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -229,5 +230,41 @@ func TestNetworkDiff(t *testing.T) {
 	}
 	if gone, added := networkDiff(nil, nil); gone != nil || added != nil {
 		t.Errorf("no networks: %v %v", gone, added)
+	}
+}
+
+// TestAdoptedPropertiesVolumeBooted: a server booted from a volume (Nova
+// reports no image) is described by its root volume as
+// block_device_mapping_v2, its networks by the names of its fixed
+// addresses (a floating address's network is not one of them), its
+// security groups once each, and binary user data is left out.
+func TestAdoptedPropertiesVolumeBooted(t *testing.T) {
+	root := "/dev/vda"
+	ud := "H4sIAAAAAAAA/w==" // gzip: no text form
+	s := servers.Server{ID: "s1", Name: "db", Flavor: map[string]any{"original_name": "m1.large"}, RootDeviceName: &root, Userdata: &ud,
+		AttachedVolumes: []servers.AttachedVolume{{ID: "data-vol"}, {ID: "root-vol"}},
+		Addresses: map[string]any{
+			"public":  []any{map[string]any{"addr": "203.0.113.5", "OS-EXT-IPS:type": "floating"}},
+			"private": []any{map[string]any{"addr": "10.0.0.5", "OS-EXT-IPS:type": "fixed"}},
+			"backend": []any{map[string]any{"addr": "10.1.0.5", "OS-EXT-IPS:type": "fixed"}},
+		},
+		SecurityGroups: []map[string]any{{"name": "web"}, {"name": "web"}, {"name": "ssh"}},
+		Metadata:       map[string]string{"cluster_node_id": "old", "cluster_node_index": "3"}}
+	attached := []volumeattach.VolumeAttachment{{VolumeID: "data-vol", Device: "/dev/vdb"}, {VolumeID: "root-vol", Device: "/dev/vda"}}
+	got, err := adoptedProperties(s, attached, []string{"ignored-when-addresses-say"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"name": "db", "flavor": "m1.large", "auto_disk_config": false, "config_drive": false,
+		"block_device_mapping_v2": []any{map[string]any{"uuid": "root-vol", "source_type": "volume", "destination_type": "volume", "boot_index": 0, "volume_size": 0}},
+		"networks":                []any{map[string]any{"network": "backend"}, map[string]any{"network": "private"}},
+		"security_groups":         []any{"web", "ssh"}}
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(want)
+	if string(gb) != string(wb) {
+		t.Errorf("properties:\n got %s\nwant %s", gb, wb)
+	}
+	if _, err := adoptedProperties(servers.Server{ID: "s2", Name: "x", Flavor: map[string]any{"id": "1"}}, nil, nil); err == nil || !strings.Contains(err.Error(), "neither an image nor a volume") {
+		t.Errorf("a server with no image and no volume: %v", err)
 	}
 }
