@@ -25,7 +25,7 @@ type inventory struct {
 	pool      *object.ResourcePool
 	host      *object.HostSystem // nil unless pinned
 	folder    *object.Folder
-	datastore *object.Datastore // nil: the template's
+	datastore *object.Datastore      // nil: the template's
 	template  *object.VirtualMachine // nil in an adopted VM's profile
 	snapshot  *types.ManagedObjectReference
 	networks  []types.BaseVirtualDeviceBackingInfo

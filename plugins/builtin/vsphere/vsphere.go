@@ -108,7 +108,7 @@ func Schema() schema.Schema {
 		"template":      {Type: schema.String, Updatable: true, Description: "The VM or template cloned for each node; a change replaces the VMs. Required, unless the profile was made by adopting a VM (adopted_from)."},
 		"adopted_from": {Type: schema.String, Updatable: true, Description: "The inventory path of the VM this profile was made from by node adoption (POST /v1/nodes/adopt), which writes it. " +
 			"Without a template such a profile describes that VM only: creating nodes from it, recreating its VM and changes that replace VMs are refused until a template is given."},
-		"snapshot":      {Type: schema.String, Updatable: true, Description: "A snapshot of the template: the clones are linked clones on it. A change replaces the VMs."},
+		"snapshot": {Type: schema.String, Updatable: true, Description: "A snapshot of the template: the clones are linked clones on it. A change replaces the VMs."},
 		"num_cpus": {Type: schema.Integer, Updatable: true, Description: "Virtual CPUs (default: the template's); changed by reconfigure, with a power cycle only when CPU hot-add is off.",
 			Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(768))}},
 		"memory_mb": {Type: schema.Integer, Updatable: true, Description: "Memory in MiB (default: the template's); changed by reconfigure, with a power cycle only when memory hot-add is off.",

@@ -1017,7 +1017,6 @@ func TestCreateBoundsConcurrentClones(t *testing.T) {
 	apply(t, "delete", ns, d.Delete(ctx, p, ns))
 }
 
-
 // legacyVM clones a VM the way an operator would, outside Grove: from the
 // template into the cluster's root pool, powered on.
 func (e *env) legacyVM(t *testing.T, name string) *object.VirtualMachine {
@@ -1139,9 +1138,9 @@ func TestAdopt(t *testing.T) {
 	}
 
 	for identity, msg := range map[string]string{
-		"no-such-vm":         `no VM "no-such-vm" was found`,
-		"vm-999999":          "vCenter has no VM vm-999999",
-		vcsimtest.Template:   "is a template, not a VM",
+		"no-such-vm":          `no VM "no-such-vm" was found`,
+		"vm-999999":           "vCenter has no VM vm-999999",
+		vcsimtest.Template:    "is a template, not a VM",
 		"/DC0/vm/x/y/nothing": `no VM "/DC0/vm/x/y/nothing" was found`,
 	} {
 		if _, err := d.Adopt(ctx, sdk.AdoptRequest{Type: vsphere.TypeName, Version: "1.0", Identity: identity, Preview: true}); err == nil || !strings.Contains(err.Error(), msg) {
