@@ -11,9 +11,14 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/vmware/govmomi/property"
+	"github.com/vmware/govmomi/view"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/internal/novatest"
+	"github.com/grovehq/grove/internal/vcsimtest"
 )
 
 // TestNovaAdopt: a Nova server booted outside Grove is previewed through
@@ -102,5 +107,87 @@ func TestNovaAdopt(t *testing.T) {
 	_, errOut, code = a.grove("node", "adopt", "-type", "os.nova.server", "no-such-server")
 	if code == 0 || !strings.Contains(errOut, `has no server with id or name "no-such-server"`) {
 		t.Errorf("grove node adopt of a missing server: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestVSphereAdopt: a VM made outside Grove on the simulator is previewed
+// through POST /v1/nodes/adopt-preview by name and adopted with `grove node
+// adopt` by its managed object id; the node is checked like any other, a
+// node made from the adopted profile fails for want of a template (naming
+// the VM it was adopted from), and deleting the adopted node destroys the
+// VM.
+func TestVSphereAdopt(t *testing.T) {
+	vc, f := vcsim(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tmpl, err := f.VirtualMachine(ctx, vcsimtest.Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := f.ClusterComputeResource(ctx, vcsimtest.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := cl.ResourcePool(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := f.DefaultFolder(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poolRef := pool.Reference()
+	task, err := tmpl.Clone(ctx, folder, "legacy", types.VirtualMachineCloneSpec{Location: types.VirtualMachineRelocateSpec{Pool: &poolRef}, PowerOn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := task.WaitForResult(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moid := info.Result.(types.ManagedObjectReference).Value
+	a := startAgent(t, t.TempDir())
+
+	var prev struct {
+		Profile struct {
+			Type       string         `json:"type"`
+			Properties map[string]any `json:"properties"`
+		} `json:"node_profile"`
+	}
+	a.mustDo(http.MethodPost, "/v1/nodes/adopt-preview", map[string]any{"identity": "legacy", "type": "vsphere.vm"}, &prev)
+	if p := prev.Profile.Properties; prev.Profile.Type != "vsphere.vm" || p["adopted_from"] != "/DC0/vm/legacy" || p["template"] != nil || p["datacenter"] != "DC0" {
+		t.Fatalf("adopt-preview: %+v", prev.Profile)
+	}
+	out, errOut, code := a.grove("node", "adopt", "-json", "-type", "vsphere.vm-1.0", "-name", "legacy-node", moid)
+	var n api.Node
+	if code != 0 || json.Unmarshal([]byte(out), &n) != nil {
+		t.Fatalf("grove node adopt: %d\n%s%s", code, out, errOut)
+	}
+	if n.Status != "ACTIVE" || n.Data["moid"] != moid {
+		t.Fatalf("the adopted node: %+v", n)
+	}
+	if act := a.waitAction(a.mustDo(http.MethodPost, "/v1/nodes/legacy-node/actions", map[string]any{"check": map[string]any{}}, nil).ActionID()); act.Status != "SUCCEEDED" {
+		t.Errorf("check of the adopted node: %s %s", act.Status, act.StatusReason)
+	}
+	r := a.mustDo(http.MethodPost, "/v1/nodes", map[string]any{"node": map[string]any{"name": "clone", "profile_id": n.ProfileID}}, nil)
+	if act := a.waitFailed(r.ActionID()); !strings.Contains(act.StatusReason, "needs a template") || !strings.Contains(act.StatusReason, "/DC0/vm/legacy") {
+		t.Errorf("a node made from the adopted profile: %s %s", act.Status, act.StatusReason)
+	}
+	a.waitAction(a.mustDo(http.MethodDelete, "/v1/nodes/clone", nil, nil).ActionID())
+	if act := a.waitAction(a.mustDo(http.MethodDelete, "/v1/nodes/legacy-node", nil, nil).ActionID()); act.Status != "SUCCEEDED" {
+		t.Fatalf("delete of the adopted node: %s %s", act.Status, act.StatusReason)
+	}
+	var left []mo.VirtualMachine
+	v, err := view.NewManager(vc.Client).CreateContainerView(ctx, vc.ServiceContent.RootFolder, []string{"VirtualMachine"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Destroy(ctx)
+	if err := v.RetrieveWithFilter(ctx, []string{"VirtualMachine"}, []string{"name"}, &left, property.Match{"name": "legacy"}); err == nil && len(left) > 0 {
+		t.Errorf("the adopted VM is still there after its node was deleted: %v", left)
+	}
+	_, errOut, code = a.grove("node", "adopt", "-type", "vsphere.vm", "vm-999999")
+	if code == 0 || !strings.Contains(errOut, "vCenter has no VM vm-999999") {
+		t.Errorf("grove node adopt of a missing VM: exit %d\n%s", code, errOut)
 	}
 }
