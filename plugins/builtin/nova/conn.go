@@ -177,10 +177,10 @@ func (e cloudEntry) inRegion(cloud, path, region string) (cloudEntry, error) {
 	i := slices.IndexFunc(e.Regions, func(r regionEntry) bool { return r.Name == region })
 	if i < 0 {
 		if len(e.Regions) == 0 {
-			return e, fmt.Errorf("cloud %q in %s has no region %q: it is an endpoint and a token, with no catalog to find regions in, and its entry lists no regions "+
-				"(add the region under regions:, with its auth.endpoint under values:)", cloud, path, region)
+			return e, noRegionError{fmt.Errorf("cloud %q in %s has no region %q: it is an endpoint and a token, with no catalog to find regions in, and its entry lists no regions "+
+				"(add the region under regions:, with its auth.endpoint under values:)", cloud, path, region)}
 		}
-		return e, fmt.Errorf("cloud %q in %s has no region %q; its regions are %s", cloud, path, region, strings.Join(regionNames(e.Regions), ", "))
+		return e, noRegionError{fmt.Errorf("cloud %q in %s has no region %q; its regions are %s", cloud, path, region, strings.Join(regionNames(e.Regions), ", "))}
 	}
 	v := e.Regions[i].Values
 	out := e
@@ -369,8 +369,8 @@ func (d *Driver) dial(ctx context.Context, cx Context) (*clients, error) {
 	}
 	if tokenAuth(os.Getenv("OS_AUTH_TYPE")) || (os.Getenv("OS_AUTH_URL") == "" && os.Getenv("OS_ENDPOINT") != "") {
 		if r := cx.RegionName; r != "" && r != os.Getenv("OS_REGION_NAME") {
-			return nil, fmt.Errorf("the compute endpoint OS_ENDPOINT names has no region %q: an endpoint and a token have no catalog to find regions in; "+
-				"use a clouds.yaml cloud that lists its regions (regions:, each with its auth.endpoint under values:)", r)
+			return nil, noRegionError{fmt.Errorf("the compute endpoint OS_ENDPOINT names has no region %q: an endpoint and a token have no catalog to find regions in; "+
+				"use a clouds.yaml cloud that lists its regions (regions:, each with its auth.endpoint under values:)", r)}
 		}
 		return endpointClients(os.Getenv("OS_ENDPOINT"), os.Getenv("OS_TOKEN"))
 	}

@@ -2,6 +2,7 @@ package nova
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 
@@ -92,9 +93,29 @@ func (d *Driver) Check(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.
 }
 
 // Delete deletes each node's server in the node's region (see deleteIn).
+// Nodes placed in a region the cloud does not have, with no server
+// recorded, are deleted with nothing to do: their creation failed before
+// any boot, for want of the region.
 func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
-	return byRegion(nodes, func(r string, ns []sdk.Node) []sdk.Result { return d.deleteIn(ctx, specIn(p, r), ns) })
+	return byRegion(nodes, func(r string, ns []sdk.Node) []sdk.Result {
+		pr, err := propsOf(specIn(p, r))
+		if err == nil && !slices.ContainsFunc(ns, func(n sdk.Node) bool { return stateOf(n).ServerID != "" }) {
+			if _, err := d.connect(ctx, pr.Context); errors.As(err, new(noRegionError)) {
+				out := make([]sdk.Result, len(ns))
+				for i, n := range ns {
+					out[i] = sdk.Result{ID: n.ID, Reason: err.Error()}
+				}
+				return out
+			}
+		}
+		return d.deleteIn(ctx, specIn(p, r), ns)
+	})
 }
+
+// noRegionError is a region the cloud does not have.
+type noRegionError struct{ error }
+
+func (e noRegionError) Unwrap() error { return e.error }
 
 // Update changes each node's server in the node's region (see updateIn).
 func (d *Driver) Update(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {

@@ -372,6 +372,11 @@ func TestRegionPicksTheComputeClient(t *testing.T) {
 	if r.Err == nil || !strings.Contains(r.Err.Error(), `has no region "mars"`) || !strings.Contains(r.Err.Error(), "RegionOne, east, west") {
 		t.Errorf("a region the cloud does not list: %v", r.Err)
 	}
+	lost := node("lost", "mars")
+	lost.PhysicalID = ""
+	if r := d.Delete(ctx, p, []sdk.Node{lost})[0]; r.Err != nil {
+		t.Errorf("deleting a node that got no server for want of its region: %v", r.Err)
+	}
 	single := sdk.Spec{ID: "s", Name: "s", Type: TypeName, Version: "1.0", Properties: map[string]any{"flavor": "m1.tiny", "image": "img",
 		"context": map[string]any{"cloud": "single"}}}
 	if r := d.Delete(ctx, single, []sdk.Node{node("far", "east")})[0]; r.Err == nil || !strings.Contains(r.Err.Error(), `cloud "single"`) || !strings.Contains(r.Err.Error(), `no region "east"`) {
