@@ -17,7 +17,7 @@ func nodeAdopt(ctx context.Context, env *Env, _ *api.Client, g *globals, args []
 	name := fs.String("name", "", "the new node's name (default: node- and a random suffix)")
 	role := fs.String("role", "", "the new node's role")
 	preview := fs.Bool("preview", false, "only print the profile spec the resource would get; adopt nothing")
-	snapshot := fs.Bool("snapshot", false, "Senlin's snapshot flag, accepted as Senlin accepts it (no driver snapshots yet)")
+	snapshot := fs.Bool("snapshot", false, "snapshot the resource first and make the profile from the snapshot (os.nova.server: the server's image becomes a snapshot of it); drivers that cannot refuse it")
 	var overrides, metadata multiFlag
 	fs.Var(&overrides, "override", "a profile property replacing the one read from the resource, as KEY=VALUE (repeatable); JSON values such as true, 3 or [\"a\"] keep their type")
 	fs.Var(&metadata, "metadata", "node metadata as KEY=VALUE (repeatable)")

@@ -23,7 +23,8 @@ import (
 
 // TestNovaAdopt: a Nova server booted outside Grove is previewed through
 // POST /v1/nodes/adopt-preview and `grove node adopt -preview`, adopted
-// with `grove node adopt` (an override and the node's name and role), then
+// with `grove node adopt` (an override, the node's name and role, and
+// -snapshot, which makes a snapshot of the server the profile's image), then
 // checked, rebooted and deleted as any node of the agent: its server goes
 // with it. A server Nova does not have is a 400 and a CLI error naming it.
 func TestNovaAdopt(t *testing.T) {
@@ -66,7 +67,7 @@ func TestNovaAdopt(t *testing.T) {
 	}
 
 	out, errOut, code = a.grove("node", "adopt", "-json", "-type", "os.nova.server-1.0", "-name", "legacy", "-role", "db",
-		"-override", `metadata={"owner":"grove"}`, "-metadata", "team=ops", s.ID)
+		"-override", `metadata={"owner":"grove"}`, "-metadata", "team=ops", "-snapshot", s.ID)
 	var n api.Node
 	if code != 0 || json.Unmarshal([]byte(out), &n) != nil {
 		t.Fatalf("grove node adopt: %d\n%s%s", code, out, errOut)
@@ -78,7 +79,17 @@ func TestNovaAdopt(t *testing.T) {
 		Profile api.Profile `json:"profile"`
 	}
 	a.mustDo(http.MethodGet, "/v1/profiles/"+n.ProfileID, nil, &prof)
-	if props, _ := prof.Profile.Spec["properties"].(map[string]any); fmt.Sprint(props["metadata"]) != "map[owner:grove]" || props["flavor"] != "m1.tiny" {
+	// -snapshot: the profile boots new servers from a snapshot of this one.
+	snap, _ := n.Data["snapshot_image"].(string)
+	legacy := nv.Compute("")
+	t.Cleanup(func() { _, _ = legacy.Delete(context.Background(), legacy.ServiceURL("images", snap), nil) })
+	var img struct {
+		Image struct{ ID, Name string } `json:"image"`
+	}
+	if _, err := legacy.Get(ctx, legacy.ServiceURL("images", snap), &img, nil); err != nil || snap == "" || img.Image.Name != name+"-adopted-"+n.ID {
+		t.Errorf("the snapshot %q the adopted node records: %+v %v", snap, img.Image, err)
+	}
+	if props, _ := prof.Profile.Spec["properties"].(map[string]any); fmt.Sprint(props["metadata"]) != "map[owner:grove]" || props["flavor"] != "m1.tiny" || props["image"] != snap {
 		t.Errorf("the adopted node's profile: %v", prof.Profile.Spec)
 	}
 

@@ -29,7 +29,9 @@ var serverUUID = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{
 // drive, disk config and user data become the profile's properties. The
 // server is left as it is; from then on it is checked, operated on,
 // updated and deleted as the node's. Its admin password, personality files
-// and scheduler hints cannot be read back from Nova and are left out.
+// and scheduler hints cannot be read back from Nova and are left out. With
+// req.Snapshot the server is snapshotted (Nova's createImage) and the
+// snapshot is the profile's image.
 func (d *Driver) Adopt(ctx context.Context, req sdk.AdoptRequest) (sdk.Adoption, error) {
 	c, err := d.connect(ctx, Context{})
 	if err != nil {
@@ -79,7 +81,24 @@ func (d *Driver) Adopt(ctx context.Context, req sdk.AdoptRequest) (sdk.Adoption,
 	if req.Preview {
 		return sdk.Adoption{Properties: props}, nil
 	}
-	return sdk.Adoption{Properties: props, Result: result(req.Node, *s)}, nil
+	res := result(req.Node, *s)
+	if req.Snapshot {
+		// Senlin's intent for its snapshot flag: the snapshot's image
+		// is what new nodes of the profile boot from. Nova answers with
+		// the image's id at once and uploads it after; a boot from it
+		// before Glance has it active is refused by Nova, saying so.
+		name := fmt.Sprintf("%s-adopted-%s", s.Name, req.Node.ID)
+		id, err := servers.CreateImage(ctx, c.compute, s.ID, servers.CreateImageOpts{Name: name, Metadata: map[string]string{keyNode: req.Node.ID}}).ExtractImageID()
+		if err != nil {
+			return sdk.Adoption{}, apiError(ctx, "snapshot server "+s.Name, err)
+		}
+		props["image"] = id
+		// A volume-backed server's snapshot image maps its volumes'
+		// snapshots itself.
+		delete(props, "block_device_mapping_v2")
+		res.Data["snapshot_image"] = id
+	}
+	return sdk.Adoption{Properties: props, Result: res}, nil
 }
 
 // findServer reads a server by id, or finds the one server with this exact

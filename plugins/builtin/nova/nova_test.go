@@ -790,3 +790,57 @@ func TestAdopt(t *testing.T) {
 		t.Errorf("adopt by an ambiguous name: %v", err)
 	}
 }
+
+// TestAdoptSnapshot: adopting with Senlin's snapshot flag snapshots the
+// server (Nova's createImage) and makes the snapshot the profile's image,
+// recorded in the node's data; a preview snapshots nothing.
+func TestAdoptSnapshot(t *testing.T) {
+	e := setup(t)
+	d := nova.New()
+	ctx := ctxT(t)
+	name := fmt.Sprintf("snapped-%d", time.Now().UnixNano())
+	s, err := servers.Create(ctx, e.c, servers.CreateOpts{Name: name, ImageRef: e.n.ImageID, FlavorRef: "1", Networks: "none"}, nil).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = servers.Delete(context.Background(), e.c, s.ID).ExtractErr() })
+	if _, err := novatest.WaitServer(ctx, e.c, s.ID, "ACTIVE"); err != nil {
+		t.Fatal(err)
+	}
+	legacy := e.n.Compute("")
+	imageNamed := func(want string) string {
+		t.Helper()
+		var list struct {
+			Images []struct{ ID, Name string } `json:"images"`
+		}
+		if _, err := legacy.Get(ctx, legacy.ServiceURL("images")+"?name="+want, &list, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, img := range list.Images {
+			if img.Name == want {
+				return img.ID
+			}
+		}
+		return ""
+	}
+	p, err := d.Adopt(ctx, sdk.AdoptRequest{Type: nova.TypeName, Version: "1.0", Identity: s.ID, Preview: true, Snapshot: true})
+	if err != nil || p.Properties["image"] != e.n.ImageID {
+		t.Fatalf("a preview with snapshot: %v %v", p.Properties, err)
+	}
+	node := sdk.Node{ID: "snap-id", Name: "snap", Index: -1}
+	if id := imageNamed(name + "-adopted-" + node.ID); id != "" {
+		t.Fatalf("a preview made snapshot %s", id)
+	}
+	a, err := d.Adopt(ctx, sdk.AdoptRequest{Type: nova.TypeName, Version: "1.0", Identity: s.ID, Node: node, Snapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := imageNamed(name + "-adopted-" + node.ID)
+	if snap == "" || a.Properties["image"] != snap || a.Result.Data["snapshot_image"] != snap {
+		t.Fatalf("adopt with snapshot: image %v, node data %v; Nova's snapshot %q", a.Properties["image"], a.Result.Data, snap)
+	}
+	t.Cleanup(func() { _, _ = legacy.Delete(context.Background(), legacy.ServiceURL("images", snap), nil) })
+	if ds := d.Validate(ctx, sdk.Spec{ID: "snap-p", Type: nova.TypeName, Version: "1.0", Properties: a.Properties}); len(ds) > 0 {
+		t.Errorf("the snapshot's spec does not validate: %v", ds)
+	}
+}

@@ -33,8 +33,15 @@ var adoptProps = []string{"name", "parent", "resourcePool", "datastore", "config
 // cannot be read back, so the spec has no template (unless an override
 // gives one): such a profile describes this VM only, and the driver refuses
 // what needs a template, cloning new nodes from it and changes that replace
-// the VM. The VM itself is left as it is.
+// the VM. The VM itself is left as it is. Senlin's snapshot flag is
+// refused, saying why.
 func (d *Driver) Adopt(ctx context.Context, req sdk.AdoptRequest) (sdk.Adoption, error) {
+	if req.Snapshot {
+		// A template is a full clone of the VM: minutes of vCenter work,
+		// more than an API call may take.
+		return sdk.Adoption{}, errors.New("snapshot: vsphere.vm does not make a template of the VM on adoption (a full clone, longer than an API call); " +
+			"clone one (govc vm.clone -vm VM -template NAME) and give it as the template override")
+	}
 	s, err := d.session(ctx, Connection{})
 	if err != nil {
 		return sdk.Adoption{}, err

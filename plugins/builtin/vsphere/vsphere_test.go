@@ -1137,6 +1137,9 @@ func TestAdopt(t *testing.T) {
 		t.Fatalf("a refused change touched the adopted VM")
 	}
 
+	if _, err := d.Adopt(ctx, sdk.AdoptRequest{Type: vsphere.TypeName, Version: "1.0", Identity: "legacy", Node: node, Snapshot: true}); err == nil || !strings.Contains(err.Error(), "give it as the template override") {
+		t.Errorf("adopt with snapshot: %v", err)
+	}
 	for identity, msg := range map[string]string{
 		"no-such-vm":          `no VM "no-such-vm" was found`,
 		"vm-999999":           "vCenter has no VM vm-999999",
