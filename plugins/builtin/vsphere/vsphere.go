@@ -6,7 +6,8 @@
 // Files: vsphere.go (the type, its schema and properties), conn.go
 // (sessions), inventory.go (inventory paths resolved at submit time),
 // create.go (clones), check.go (batched checks), lifecycle.go (delete,
-// update, recover, operations), hosts.go (the Hosts hook), drs.go (rules).
+// update, recover, operations), hosts.go (the Hosts hook), drs.go (rules),
+// adopt.go (existing VMs adopted).
 package vsphere
 
 import (
