@@ -105,6 +105,7 @@ func commands() []*entry {
 
 		{name: "node", synopsis: "Manage nodes: create, list, show, update, delete, check, recover."},
 		{name: "node create", args: "-profile PROFILE [options] NAME", synopsis: "Create a node, alone or in a cluster.", run: verbCmd(nodeCreate)},
+		{name: "node adopt", args: "-type TYPE [options] IDENTITY", synopsis: "Adopt an existing resource (a container, a process, a Nova server, a vSphere VM) as an orphan node.", run: verbCmd(nodeAdopt)},
 		{name: "node list", args: "[options]", synopsis: "List nodes; with -cluster, in index order.", run: verbCmd(listVerb(nodeRes, clusterFilter, filter{flag: "name", param: "name", help: "only those with this name"}, filter{flag: "status", param: "status", help: "only those in this status, e.g. ACTIVE"}))},
 		{name: "node show", args: "[options] NODE", synopsis: "Show a node by id, name or short id.", run: verbCmd(showVerb(nodeRes))},
 		{name: "node update", args: "[options] NODE", synopsis: "Change a node's name, profile, role or taint.", run: verbCmd(nodeUpdate)},

@@ -32,9 +32,10 @@ type NodeAdopt struct {
 	Metadata   map[string]any
 	// Overrides replace properties the driver reported, key by key.
 	Overrides map[string]any
-	// Snapshot is Senlin's request to snapshot the resource first; no
-	// built-in driver has anything to snapshot, so it is accepted and has
-	// no effect.
+	// Snapshot is Senlin's request to snapshot the resource first and make
+	// the profile from the snapshot (sdk.AdoptRequest.Snapshot): a Nova
+	// server's image becomes a snapshot of it, a vSphere VM gets a
+	// template cloned from it. A preview creates nothing and ignores it.
 	Snapshot bool
 }
 
@@ -85,7 +86,7 @@ func (e *Engine) describe(ctx context.Context, c Caller, req NodeAdopt, node *sd
 		return nil, nil, none, Conflict("FeatureNotSupported", "The plugin %s serving %s speaks profile API %s, which has no node adoption (API %s); update the plugin.",
 			comp.Plugin, typ, comp.APIVersion, sdk.ProfileAPIAdopt)
 	}
-	areq := sdk.AdoptRequest{Type: typ, Version: version, Identity: req.Identity, Preview: node == nil}
+	areq := sdk.AdoptRequest{Type: typ, Version: version, Identity: req.Identity, Preview: node == nil, Snapshot: req.Snapshot && node != nil}
 	if node != nil {
 		areq.Node = *node
 	}

@@ -131,7 +131,7 @@ func (c *Client) Operate(ctx context.Context, p Spec, nodes []Node, op string, p
 // plugin must have agreed on profile API 3 (ProfileAPIAdopt); an older one,
 // or a driver without the Adopter hook, answers Unimplemented.
 func (c *Client) Adopt(ctx context.Context, req AdoptRequest) (Adoption, error) {
-	preq := &pb.AdoptRequest{Type: req.Type, Version: req.Version, Identity: req.Identity, Preview: req.Preview}
+	preq := &pb.AdoptRequest{Type: req.Type, Version: req.Version, Identity: req.Identity, Preview: req.Preview, Snapshot: req.Snapshot}
 	if !req.Preview {
 		preq.Node = NodeToProto(req.Node)
 	}

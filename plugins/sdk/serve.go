@@ -487,7 +487,7 @@ func (s *profileServer) Adopt(ctx context.Context, req *pb.AdoptRequest) (*pb.Ad
 	if req.Node != nil {
 		n = NodeFromProto(req.Node)
 	}
-	a, err := adopter.Adopt(ctx, AdoptRequest{Type: req.Type, Version: req.Version, Identity: req.Identity, Node: n, Preview: req.Preview})
+	a, err := adopter.Adopt(ctx, AdoptRequest{Type: req.Type, Version: req.Version, Identity: req.Identity, Node: n, Preview: req.Preview, Snapshot: req.Snapshot})
 	if err != nil {
 		return &pb.AdoptResponse{Error: ErrorToProto(err)}, nil
 	}

@@ -136,6 +136,11 @@ type AdoptRequest struct {
 	Node Node
 	// Preview asks only for the properties: nothing is recorded.
 	Preview bool
+	// Snapshot is Senlin's snapshot flag: a driver that can snapshots the
+	// resource first and describes the snapshot as what new nodes are made
+	// from (a Nova server's image); one that cannot says so. A preview
+	// creates nothing, and ignores it.
+	Snapshot bool
 }
 
 // Adoption is what a driver knows of a resource it adopts.

@@ -2,6 +2,7 @@ package container
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -24,6 +25,9 @@ var containerRef = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]{0,127}$`)
 // is the caller's to give as overrides); the container itself is left as it
 // is, and from then on is checked, operated on and deleted as the node's.
 func (d *Driver) Adopt(ctx context.Context, req sdk.AdoptRequest) (sdk.Adoption, error) {
+	if req.Snapshot {
+		return sdk.Adoption{}, errors.New("snapshot: container.docker does not commit a container to an image on adoption; commit it yourself (docker commit) and give the image as an override")
+	}
 	host, ref, scoped := strings.Cut(req.Identity, "/")
 	if !scoped {
 		host, ref = "", req.Identity

@@ -270,6 +270,9 @@ func TestAdopt(t *testing.T) {
 		t.Errorf("the adopted container after its node's deletion: %+v", c)
 	}
 
+	if _, err := ad.Adopt(ctx, sdk.AdoptRequest{Type: container.TypeName, Version: "1.0", Identity: name, Node: adopted, Snapshot: true}); err == nil || !strings.Contains(err.Error(), "docker commit") {
+		t.Errorf("adopt with snapshot: %v; want it refused", err)
+	}
 	for ident, want := range map[string]string{
 		"../etc":      "no engine endpoint named",
 		"-rm":         "must be a container id or name",

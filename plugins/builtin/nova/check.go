@@ -78,11 +78,11 @@ func (d *Driver) observe(ctx context.Context, p sdk.Spec, nodes []sdk.Node) (c *
 var transitional = map[string]bool{"BUILD": true, "REBOOT": true, "HARD_REBOOT": true, "REBUILD": true, "RESIZE": true,
 	"VERIFY_RESIZE": true, "REVERT_RESIZE": true, "MIGRATING": true, "PASSWORD": true}
 
-// Check reports ACTIVE servers healthy and ERROR, SHUTOFF, PAUSED,
+// checkIn reports ACTIVE servers healthy and ERROR, SHUTOFF, PAUSED,
 // SUSPENDED, SHELVED and missing ones dead with the reason, for the whole
 // batch with one listing. A server Nova is working on (rebooting,
 // resizing) counts as healthy, with its status as the reason.
-func (d *Driver) Check(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+func (d *Driver) checkIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	_, pr, got, fail := d.observe(ctx, p, nodes)
 	if fail != nil {
 		return fail

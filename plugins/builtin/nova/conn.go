@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gophercloud/gophercloud/v2"
@@ -129,9 +130,75 @@ type cloudEntry struct {
 	// Endpoint overrides, openstacksdk's keys: a cloud without a catalog
 	// may say where its image and network APIs are.
 	ImageEndpoint   string `json:"image_endpoint_override"`
+	ComputeEndpoint string `json:"compute_endpoint_override"`
 	NetworkEndpoint string `json:"network_endpoint_override"`
 	// LoadBalancerEndpoint is Octavia's, for senlin.policy.loadbalance.
 	LoadBalancerEndpoint string `json:"load_balancer_endpoint_override"`
+	// Regions are openstacksdk's per-region settings: a region's values
+	// override the cloud's (an endpoint and token cloud, having no
+	// catalog, says each region's endpoint there). A cloud that lists
+	// regions has no others.
+	Regions []regionEntry `json:"regions"`
+}
+
+// regionEntry is one item of a clouds.yaml cloud's regions: a name, or a
+// name and the values that differ in that region.
+type regionEntry struct {
+	Name   string     `json:"name"`
+	Values cloudEntry `json:"values"`
+}
+
+// UnmarshalJSON reads a region given as its bare name too, as openstacksdk
+// does.
+func (r *regionEntry) UnmarshalJSON(b []byte) error {
+	var name string
+	if json.Unmarshal(b, &name) == nil {
+		*r = regionEntry{Name: name}
+		return nil
+	}
+	type plain regionEntry
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*r = regionEntry(p)
+	return nil
+}
+
+// inRegion is the entry as it applies in region: the cloud's settings with
+// the region's values over them. A region the entry does not list is an
+// error naming it; so is any region other than the cloud's own on an
+// endpoint and token cloud that lists none (it has no catalog to find one
+// in).
+func (e cloudEntry) inRegion(cloud, path, region string) (cloudEntry, error) {
+	if region == "" || (len(e.Regions) == 0 && (region == e.RegionName || !tokenAuth(e.AuthType))) {
+		return e, nil
+	}
+	i := slices.IndexFunc(e.Regions, func(r regionEntry) bool { return r.Name == region })
+	if i < 0 {
+		if len(e.Regions) == 0 {
+			return e, noRegionError{fmt.Errorf("cloud %q in %s has no region %q: it is an endpoint and a token, with no catalog to find regions in, and its entry lists no regions "+
+				"(add the region under regions:, with its auth.endpoint under values:)", cloud, path, region)}
+		}
+		return e, noRegionError{fmt.Errorf("cloud %q in %s has no region %q; its regions are %s", cloud, path, region, strings.Join(regionNames(e.Regions), ", "))}
+	}
+	v := e.Regions[i].Values
+	out := e
+	out.RegionName = region
+	if v.ComputeEndpoint != "" && v.Auth.Endpoint == "" && tokenAuth(e.AuthType) {
+		// Without a catalog the compute endpoint is the auth endpoint.
+		v.Auth.Endpoint = v.ComputeEndpoint
+	}
+	for _, f := range []struct {
+		dst *string
+		src string
+	}{{&out.Auth.Endpoint, v.Auth.Endpoint}, {&out.Auth.Token, v.Auth.Token},
+		{&out.ImageEndpoint, v.ImageEndpoint}, {&out.NetworkEndpoint, v.NetworkEndpoint}, {&out.LoadBalancerEndpoint, v.LoadBalancerEndpoint}} {
+		if f.src != "" {
+			*f.dst = f.src
+		}
+	}
+	return out, nil
 }
 
 // readCloud reads one cloud's entry from the clouds.yaml found in path.
@@ -270,6 +337,9 @@ func (d *Driver) dial(ctx context.Context, cx Context) (*clients, error) {
 		if err != nil {
 			return nil, err
 		}
+		if e, err = e.inRegion(cloud, path, cx.RegionName); err != nil {
+			return nil, err
+		}
 		if tokenAuth(e.AuthType) {
 			c, err := endpointClients(e.Auth.Endpoint, e.Auth.Token)
 			if err != nil {
@@ -298,6 +368,10 @@ func (d *Driver) dial(ctx context.Context, cx Context) (*clients, error) {
 		return catalogClients(ctx, ao, eo, tlsConfig, "cloud "+cloud)
 	}
 	if tokenAuth(os.Getenv("OS_AUTH_TYPE")) || (os.Getenv("OS_AUTH_URL") == "" && os.Getenv("OS_ENDPOINT") != "") {
+		if r := cx.RegionName; r != "" && r != os.Getenv("OS_REGION_NAME") {
+			return nil, noRegionError{fmt.Errorf("the compute endpoint OS_ENDPOINT names has no region %q: an endpoint and a token have no catalog to find regions in; "+
+				"use a clouds.yaml cloud that lists its regions (regions:, each with its auth.endpoint under values:)", r)}
+		}
 		return endpointClients(os.Getenv("OS_ENDPOINT"), os.Getenv("OS_TOKEN"))
 	}
 	if os.Getenv("OS_AUTH_URL") == "" {

@@ -128,11 +128,11 @@ func owned(ctx context.Context, c *clients, pr Properties, nodes []sdk.Node) (ma
 	return out, nil
 }
 
-// Create boots one server per node, at most bootConcurrency at once, and
+// createIn boots one server per node, at most bootConcurrency at once, and
 // waits for each to be ACTIVE within ctx's deadline (the action's
 // timeout). A server that goes ERROR fails its node with Nova's fault and
 // is deleted.
-func (d *Driver) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+func (d *Driver) createIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	r, err := d.resolve(ctx, p)
 	if err != nil {
 		return failAll(ctx, nodes, err)

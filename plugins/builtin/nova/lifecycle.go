@@ -20,11 +20,11 @@ import (
 // ctx has no deadline of its own.
 const deleteLimit = 10 * time.Minute
 
-// Delete deletes each node's server and waits until Nova no longer has it,
+// deleteIn deletes each node's server and waits until Nova no longer has it,
 // within ctx's deadline (the action's timeout). A server already gone is
 // success. Servers carrying the node's id that were never recorded (a
 // create cut short) go too.
-func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
+func (d *Driver) deleteIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	pr, err := propsOf(p)
 	if err != nil {
 		return failAll(ctx, nodes, err)
@@ -112,12 +112,12 @@ func NotUpdatable(old, new sdk.Spec) []string {
 	return Schema().NotUpdatable(old.Properties, new.Properties)
 }
 
-// Update changes each node's server in place, as Senlin does: name,
+// updateIn changes each node's server in place, as Senlin does: name,
 // metadata and admin password directly, the image by rebuild, the flavor
 // by resize then confirm (reverted when the resize fails), networks by
 // detaching and attaching interfaces. A change to a
 // property that is not updatable is refused, naming it.
-func (d *Driver) Update(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
+func (d *Driver) updateIn(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	if bad := NotUpdatable(old, new); len(bad) > 0 {
 		return failAll(ctx, nodes, fmt.Errorf("properties %s cannot be updated on existing servers; make a new profile and replace the nodes", strings.Join(bad, ", ")))
 	}
@@ -291,12 +291,12 @@ type RecoverParams struct {
 	Type string `json:"type"`
 }
 
-// Recover brings nodes back with Senlin's recovery operations: RECREATE
+// recoverIn brings nodes back with Senlin's recovery operations: RECREATE
 // (the default) deletes the server and boots a new one; REBUILD rebuilds
 // it from the profile's image; REBOOT reboots it, HARD unless params say
 // type SOFT. A server that is missing is booted again whatever the
 // operation. The names of Operate's operations are accepted too.
-func (d *Driver) Recover(ctx context.Context, p sdk.Spec, nodes []sdk.Node, operation string, params map[string]any) []sdk.Result {
+func (d *Driver) recoverIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node, operation string, params map[string]any) []sdk.Result {
 	op := strings.ToUpper(operation)
 	if op == "" || op == "RECREATE" {
 		return d.recreate(ctx, p, nodes)

@@ -10,7 +10,8 @@
 // time), create.go (batched boots), check.go (batched checks),
 // lifecycle.go (delete, update, recover), networks.go (interfaces plugged
 // and unplugged by an update), operations.go (node operations), hosts.go
-// (the Hosts hook).
+// (the Hosts hook), adopt.go (existing servers adopted), region.go (each
+// node's calls in its placement's region).
 package nova
 
 import (

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/attachinterfaces"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servergroups"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 
@@ -692,5 +693,154 @@ func TestUpdateNetworks(t *testing.T) {
 	}
 	if r.Err != nil && (!strings.Contains(r.Err.Error(), "attach network "+privateNet) || !strings.Contains(r.Err.Error(), "renet-a")) {
 		t.Errorf("a failed attach names neither the network nor the server: %v", r.Err)
+	}
+}
+
+// TestAdopt: a server booted outside Grove (on network private, with a key
+// pair, metadata, user data and a stale Grove key) is described by id and
+// by name as Senlin's do_adopt describes it, the spec validates, and the
+// adopted node's result is what Create would have returned, so Check finds
+// it healthy and Delete deletes it. A missing server and an ambiguous name
+// are errors saying so.
+func TestAdopt(t *testing.T) {
+	e := setup(t)
+	d := nova.New()
+	ctx := ctxT(t)
+	name := fmt.Sprintf("adoptee-%d", time.Now().UnixNano())
+	kp, err := keypairs.Create(ctx, e.c, keypairs.CreateOpts{Name: name}).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = keypairs.Delete(context.Background(), e.c, name, nil).ExtractErr() })
+	boot := func(name string) string {
+		t.Helper()
+		s, err := servers.Create(ctx, e.c, keypairs.CreateOptsExt{CreateOptsBuilder: servers.CreateOpts{Name: name, ImageRef: e.n.ImageID, FlavorRef: "2",
+			Networks: []servers.Network{{UUID: privateNet}}, Metadata: map[string]string{"owner": "ops", "cluster_id": "stale"},
+			UserData: []byte("#cloud-config\n")}, KeyName: kp.Name}, nil).Extract()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = servers.Delete(context.Background(), e.c, s.ID).ExtractErr() })
+		if _, err := novatest.WaitServer(ctx, e.c, s.ID, "ACTIVE"); err != nil {
+			t.Fatal(err)
+		}
+		return s.ID
+	}
+	id := boot(name)
+	s, err := servers.Get(ctx, e.c, id).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	want := map[string]any{"name": name, "flavor": "m1.small", "image": e.n.ImageID, "key_name": name, "availability_zone": s.AvailabilityZone,
+		"metadata": map[string]any{"owner": "ops"}, "networks": []any{map[string]any{"network": privateNet}}, "security_groups": []any{"default"}, "user_data": "#cloud-config\n",
+		"auto_disk_config": false, "config_drive": false}
+	for _, identity := range []string{id, name} {
+		a, err := d.Adopt(ctx, sdk.AdoptRequest{Type: nova.TypeName, Version: "1.0", Identity: identity, Preview: true})
+		if err != nil {
+			t.Fatalf("preview %s: %v", identity, err)
+		}
+		got := a.Properties
+		for k, v := range want {
+			if fmt.Sprint(got[k]) != fmt.Sprint(v) {
+				t.Errorf("preview %s: %s is %v, want %v (all: %v)", identity, k, got[k], v, got)
+			}
+		}
+		if a.Result.PhysicalID != "" {
+			t.Errorf("a preview returned a node result: %+v", a.Result)
+		}
+	}
+	node := sdk.Node{ID: "adopted-id", Name: "adopted", Index: -1}
+	a, err := d.Adopt(ctx, sdk.AdoptRequest{Type: nova.TypeName, Version: "1.0", Identity: id, Node: node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := sdk.Spec{ID: "adopted-p", Name: "adopted-p", Type: nova.TypeName, Version: "1.0", Properties: a.Properties}
+	if ds := d.Validate(ctx, p); len(ds) > 0 {
+		t.Fatalf("the adopted spec does not validate: %v", ds)
+	}
+	if a.Result.PhysicalID != id || a.Result.Data["server_name"] != name || a.Result.Data["host"] != s.Host {
+		t.Fatalf("adopted node result: %+v", a.Result)
+	}
+	node.PhysicalID, node.State, node.Data = a.Result.PhysicalID, a.Result.State, a.Result.Data
+	if r := d.Check(ctx, p, []sdk.Node{node})[0]; !r.Healthy {
+		t.Errorf("check of the adopted node: %+v", r)
+	}
+	if r := d.Delete(ctx, p, []sdk.Node{node})[0]; r.Err != nil {
+		t.Fatalf("delete of the adopted node: %v", r.Err)
+	}
+	if _, err := servers.Get(ctx, e.c, id).Extract(); !gophercloud.ResponseCodeIs(err, 404) {
+		if s, _ := servers.Get(ctx, e.c, id).Extract(); s != nil && s.Status != "DELETED" {
+			t.Errorf("the adopted server is still there after its node was deleted: %v %v", s.Status, err)
+		}
+	}
+
+	for identity, msg := range map[string]string{
+		"00000000-0000-4000-8000-000000000000": "has no server with id 00000000-0000-4000-8000-000000000000",
+		"no-such-server-" + name:               `has no server with id or name "no-such-server-` + name + `"`,
+	} {
+		if _, err := d.Adopt(ctx, sdk.AdoptRequest{Type: nova.TypeName, Version: "1.0", Identity: identity, Preview: true}); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("adopt %s: %v, want %q", identity, err, msg)
+		}
+	}
+	twin := name + "-twin"
+	boot(twin)
+	boot(twin)
+	if _, err := d.Adopt(ctx, sdk.AdoptRequest{Type: nova.TypeName, Version: "1.0", Identity: twin, Preview: true}); err == nil || !strings.Contains(err.Error(), "2 servers") || !strings.Contains(err.Error(), "give the id") {
+		t.Errorf("adopt by an ambiguous name: %v", err)
+	}
+}
+
+// TestAdoptSnapshot: adopting with Senlin's snapshot flag snapshots the
+// server (Nova's createImage) and makes the snapshot the profile's image,
+// recorded in the node's data; a preview snapshots nothing.
+func TestAdoptSnapshot(t *testing.T) {
+	e := setup(t)
+	d := nova.New()
+	ctx := ctxT(t)
+	name := fmt.Sprintf("snapped-%d", time.Now().UnixNano())
+	s, err := servers.Create(ctx, e.c, servers.CreateOpts{Name: name, ImageRef: e.n.ImageID, FlavorRef: "1", Networks: "none"}, nil).Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = servers.Delete(context.Background(), e.c, s.ID).ExtractErr() })
+	if _, err := novatest.WaitServer(ctx, e.c, s.ID, "ACTIVE"); err != nil {
+		t.Fatal(err)
+	}
+	legacy := e.n.Compute("")
+	imageNamed := func(want string) string {
+		t.Helper()
+		var list struct {
+			Images []struct{ ID, Name string } `json:"images"`
+		}
+		if _, err := legacy.Get(ctx, legacy.ServiceURL("images")+"?name="+want, &list, nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, img := range list.Images {
+			if img.Name == want {
+				return img.ID
+			}
+		}
+		return ""
+	}
+	p, err := d.Adopt(ctx, sdk.AdoptRequest{Type: nova.TypeName, Version: "1.0", Identity: s.ID, Preview: true, Snapshot: true})
+	if err != nil || p.Properties["image"] != e.n.ImageID {
+		t.Fatalf("a preview with snapshot: %v %v", p.Properties, err)
+	}
+	node := sdk.Node{ID: "snap-id", Name: "snap", Index: -1}
+	if id := imageNamed(name + "-adopted-" + node.ID); id != "" {
+		t.Fatalf("a preview made snapshot %s", id)
+	}
+	a, err := d.Adopt(ctx, sdk.AdoptRequest{Type: nova.TypeName, Version: "1.0", Identity: s.ID, Node: node, Snapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := imageNamed(name + "-adopted-" + node.ID)
+	if snap == "" || a.Properties["image"] != snap || a.Result.Data["snapshot_image"] != snap {
+		t.Fatalf("adopt with snapshot: image %v, node data %v; Nova's snapshot %q", a.Properties["image"], a.Result.Data, snap)
+	}
+	t.Cleanup(func() { _, _ = legacy.Delete(context.Background(), legacy.ServiceURL("images", snap), nil) })
+	if ds := d.Validate(ctx, sdk.Spec{ID: "snap-p", Type: nova.TypeName, Version: "1.0", Properties: a.Properties}); len(ds) > 0 {
+		t.Errorf("the snapshot's spec does not validate: %v", ds)
 	}
 }

@@ -59,13 +59,13 @@ var after = map[string][]string{
 	"rescue": {"RESCUE"}, "unrescue": {"ACTIVE"},
 }
 
-// Operate runs a node operation on each node's server and waits until
+// operateIn runs a node operation on each node's server and waits until
 // Nova has carried it out: reboot (params type SOFT or HARD), rebuild,
 // start, stop, pause, unpause, suspend, resume, lock, unlock,
 // change_password (admin_pass), rescue (image_ref), unrescue. It is the
 // driver's sdk.Operator hook (POST /v1/nodes/{id}/ops); a node is healthy
 // afterwards when its server is ACTIVE.
-func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op string, params map[string]any) []sdk.Result {
+func (d *Driver) operateIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op string, params map[string]any) []sdk.Result {
 	if !isOperation(op) {
 		return failAll(ctx, nodes, fmt.Errorf("%s has no operation %q; it has %s", TypeName, op, sdk.NodeOperationNames(NodeOperations())))
 	}

@@ -4,14 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/volumeattach"
 
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -229,5 +234,179 @@ func TestNetworkDiff(t *testing.T) {
 	}
 	if gone, added := networkDiff(nil, nil); gone != nil || added != nil {
 		t.Errorf("no networks: %v %v", gone, added)
+	}
+}
+
+// TestAdoptedPropertiesVolumeBooted: a server booted from a volume (Nova
+// reports no image) is described by its root volume as
+// block_device_mapping_v2, its networks by the names of its fixed
+// addresses (a floating address's network is not one of them), its
+// security groups once each, and binary user data is left out.
+func TestAdoptedPropertiesVolumeBooted(t *testing.T) {
+	root := "/dev/vda"
+	ud := "H4sIAAAAAAAA/w==" // gzip: no text form
+	s := servers.Server{ID: "s1", Name: "db", Flavor: map[string]any{"original_name": "m1.large"}, RootDeviceName: &root, Userdata: &ud,
+		AttachedVolumes: []servers.AttachedVolume{{ID: "data-vol"}, {ID: "root-vol"}},
+		Addresses: map[string]any{
+			"public":  []any{map[string]any{"addr": "203.0.113.5", "OS-EXT-IPS:type": "floating"}},
+			"private": []any{map[string]any{"addr": "10.0.0.5", "OS-EXT-IPS:type": "fixed"}},
+			"backend": []any{map[string]any{"addr": "10.1.0.5", "OS-EXT-IPS:type": "fixed"}},
+		},
+		SecurityGroups: []map[string]any{{"name": "web"}, {"name": "web"}, {"name": "ssh"}},
+		Metadata:       map[string]string{"cluster_node_id": "old", "cluster_node_index": "3"}}
+	attached := []volumeattach.VolumeAttachment{{VolumeID: "data-vol", Device: "/dev/vdb"}, {VolumeID: "root-vol", Device: "/dev/vda"}}
+	got, err := adoptedProperties(s, attached, []string{"ignored-when-addresses-say"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"name": "db", "flavor": "m1.large", "auto_disk_config": false, "config_drive": false,
+		"block_device_mapping_v2": []any{map[string]any{"uuid": "root-vol", "source_type": "volume", "destination_type": "volume", "boot_index": 0, "volume_size": 0}},
+		"networks":                []any{map[string]any{"network": "backend"}, map[string]any{"network": "private"}},
+		"security_groups":         []any{"web", "ssh"}}
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(want)
+	if string(gb) != string(wb) {
+		t.Errorf("properties:\n got %s\nwant %s", gb, wb)
+	}
+	if _, err := adoptedProperties(servers.Server{ID: "s2", Name: "x", Flavor: map[string]any{"id": "1"}}, nil, nil); err == nil || !strings.Contains(err.Error(), "neither an image nor a volume") {
+		t.Errorf("a server with no image and no volume: %v", err)
+	}
+}
+
+// regionCloud serves one region's compute endpoint for
+// TestRegionPicksTheComputeClient: it answers a server listing with none
+// and a server read with 404, and records the paths it was asked.
+type regionCloud struct {
+	mu    sync.Mutex
+	paths []string
+	srv   *httptest.Server
+}
+
+func newRegionCloud(t *testing.T) *regionCloud {
+	rc := &regionCloud{}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc.mu.Lock()
+		rc.paths = append(rc.paths, r.URL.Path+"?"+r.URL.RawQuery)
+		rc.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/servers/detail") {
+			_, _ = w.Write([]byte(`{"servers": []}`))
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"itemNotFound": {"code": 404, "message": "Instance could not be found."}}`))
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *regionCloud) asked() string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return strings.Join(rc.paths, " ")
+}
+
+// TestRegionPicksTheComputeClient: a node whose data.placement has a
+// region_name (the region placement policy's) is served by the compute
+// endpoint of that region of the profile's cloud, a node without one by
+// the cloud's own, in one batch; a region the cloud does not list, and a
+// region on a cloud that is an endpoint and token listing none, are
+// errors naming the region.
+func TestRegionPicksTheComputeClient(t *testing.T) {
+	base, east, west := newRegionCloud(t), newRegionCloud(t), newRegionCloud(t)
+	for _, k := range EnvNames() {
+		t.Setenv(k, "")
+	}
+	dir := t.TempDir()
+	yaml := `clouds:
+  multi:
+    auth_type: admin_token
+    auth: {endpoint: "` + base.srv.URL + `/v2.1/", token: "admin:admin"}
+    region_name: RegionOne
+    regions:
+      - RegionOne
+      - name: east
+        values: {auth: {endpoint: "` + east.srv.URL + `/v2.1/"}}
+      - name: west
+        values: {compute_endpoint_override: "` + west.srv.URL + `/v2.1/"}
+  single:
+    auth_type: admin_token
+    auth: {endpoint: "` + base.srv.URL + `/v2.1/", token: "admin:admin"}
+`
+	if err := os.WriteFile(filepath.Join(dir, "clouds.yaml"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OS_CLIENT_CONFIG_FILE", filepath.Join(dir, "clouds.yaml"))
+	ctx := context.Background()
+	d := New()
+	p := sdk.Spec{ID: "p", Name: "p", Type: TypeName, Version: "1.0", Properties: map[string]any{"flavor": "m1.tiny", "image": "img",
+		"context": map[string]any{"cloud": "multi"}}}
+	node := func(name, region string) sdk.Node {
+		n := sdk.Node{ID: name + "-id", Name: name, PhysicalID: name + "-server", Data: map[string]any{}}
+		if region != "" {
+			n.Data["placement"] = map[string]any{"region_name": region}
+		}
+		return n
+	}
+	res := d.Check(ctx, p, []sdk.Node{node("in-east", "east"), node("at-home", ""), node("in-west", "west"), node("in-one", "RegionOne")})
+	for i, r := range res {
+		if r.Healthy || !strings.Contains(r.Reason, "missing") {
+			t.Errorf("result %d: %+v, want the server missing", i, r)
+		}
+	}
+	for who, want := range map[*regionCloud][]string{east: {"in-east"}, west: {"in-west"}, base: {"at-home", "in-one"}} {
+		got := who.asked()
+		for _, name := range want {
+			if !strings.Contains(got, name) {
+				t.Errorf("the endpoint of %s was not asked for %s: %s", strings.Join(want, ", "), name, got)
+			}
+		}
+		for _, other := range []string{"in-east", "at-home", "in-west", "in-one"} {
+			if !slices.Contains(want, other) && strings.Contains(got, other) {
+				t.Errorf("the endpoint of %s was asked for %s: %s", strings.Join(want, ", "), other, got)
+			}
+		}
+	}
+
+	r := d.Create(ctx, p, []sdk.Node{node("lost", "mars")})[0]
+	if r.Err == nil || !strings.Contains(r.Err.Error(), `has no region "mars"`) || !strings.Contains(r.Err.Error(), "RegionOne, east, west") {
+		t.Errorf("a region the cloud does not list: %v", r.Err)
+	}
+	lost := node("lost", "mars")
+	lost.PhysicalID = ""
+	if r := d.Delete(ctx, p, []sdk.Node{lost})[0]; r.Err != nil {
+		t.Errorf("deleting a node that got no server for want of its region: %v", r.Err)
+	}
+	single := sdk.Spec{ID: "s", Name: "s", Type: TypeName, Version: "1.0", Properties: map[string]any{"flavor": "m1.tiny", "image": "img",
+		"context": map[string]any{"cloud": "single"}}}
+	if r := d.Delete(ctx, single, []sdk.Node{node("far", "east")})[0]; r.Err == nil || !strings.Contains(r.Err.Error(), `cloud "single"`) || !strings.Contains(r.Err.Error(), `no region "east"`) {
+		t.Errorf("a region on an endpoint and token cloud that lists none: %v", r.Err)
+	}
+	t.Setenv("OS_AUTH_TYPE", "admin_token")
+	t.Setenv("OS_ENDPOINT", base.srv.URL+"/v2.1/")
+	t.Setenv("OS_TOKEN", "admin:admin")
+	bare := sdk.Spec{ID: "b", Name: "b", Type: TypeName, Version: "1.0", Properties: map[string]any{"flavor": "m1.tiny", "image": "img"}}
+	if r := d.Check(ctx, bare, []sdk.Node{node("far", "east")})[0]; r.Healthy || !strings.Contains(r.Reason+fmt.Sprint(r.Err), `no region "east"`) {
+		t.Errorf("a region on OS_ENDPOINT: %+v", r)
+	}
+}
+
+// TestSpecInRegion: the spec moved to a region carries it in its context
+// and an ID of its own (names resolve per region); moving it to its own
+// region changes nothing.
+func TestSpecInRegion(t *testing.T) {
+	p := sdk.Spec{ID: "p", Properties: map[string]any{"flavor": "f", "context": map[string]any{"cloud": "c"}}}
+	q := specIn(p, "east")
+	if cx := q.Properties["context"].(map[string]any); cx["region_name"] != "east" || cx["cloud"] != "c" || q.ID != "p@east" {
+		t.Errorf("in east: %+v", q)
+	}
+	if p.Properties["context"].(map[string]any)["region_name"] != nil {
+		t.Error("specIn changed the profile's own properties")
+	}
+	if r := specIn(q, "east"); r.ID != "p@east" {
+		t.Errorf("moved twice: %+v", r)
+	}
+	if r := specIn(p, ""); r.ID != "p" {
+		t.Errorf("no region: %+v", r)
 	}
 }

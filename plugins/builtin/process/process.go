@@ -392,6 +392,9 @@ func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op s
 // start time, and deleting it stops the process. The plugin itself and
 // its parent (the agent) cannot be adopted.
 func (d *Driver) Adopt(_ context.Context, req sdk.AdoptRequest) (sdk.Adoption, error) {
+	if req.Snapshot {
+		return sdk.Adoption{}, errors.New("snapshot: local.process has nothing to snapshot (a process is its command line); adopt without it")
+	}
 	pid, err := strconv.Atoi(req.Identity)
 	if err != nil || pid <= 0 {
 		return sdk.Adoption{}, fmt.Errorf("identity must be a process id (a positive integer), got %q", req.Identity)

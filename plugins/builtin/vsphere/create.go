@@ -80,6 +80,9 @@ func (d *Driver) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 	if err != nil {
 		return failAll(ctx, nodes, err)
 	}
+	if inv.template == nil {
+		return failAll(ctx, nodes, noTemplate(pr, "Creating a vsphere.vm node"))
+	}
 	out := each(nodes, func(n sdk.Node) sdk.Result { return d.create(ctx, inv, pr, n) })
 	if inv.cluster != nil {
 		joinRules(ctx, inv.cluster, nodes, out)

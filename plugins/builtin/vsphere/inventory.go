@@ -25,8 +25,8 @@ type inventory struct {
 	pool      *object.ResourcePool
 	host      *object.HostSystem // nil unless pinned
 	folder    *object.Folder
-	datastore *object.Datastore // nil: the template's
-	template  *object.VirtualMachine
+	datastore *object.Datastore      // nil: the template's
+	template  *object.VirtualMachine // nil in an adopted VM's profile
 	snapshot  *types.ManagedObjectReference
 	networks  []types.BaseVirtualDeviceBackingInfo
 	// nics are the template's network cards, to move onto networks.
@@ -122,7 +122,10 @@ func resolve(ctx context.Context, s *session, pr Properties, df defaults) (*inve
 			ds = append(ds, notFound("datastore", "datastore", dsName, err))
 		}
 	}
-	if inv.template, err = inv.finder.VirtualMachine(ctx, pr.Template); err != nil {
+	if pr.Template == "" {
+		// An adopted VM's profile: nothing to clone from (Create and
+		// recreate refuse).
+	} else if inv.template, err = inv.finder.VirtualMachine(ctx, pr.Template); err != nil {
 		ds = append(ds, notFound("template", "VM or template", pr.Template, err))
 	} else {
 		var vm mo.VirtualMachine

@@ -159,11 +159,15 @@ func (d *Driver) remove(ctx context.Context, s *session, inv *inventory, invErr 
 // inPlace are the properties a VM changes without being replaced: those
 // reconfigured, and those that say how Grove reaches vCenter (rotated
 // credentials) or waits, which change nothing of the VM.
-var inPlace = []string{"num_cpus", "memory_mb", "annotation", "connection", "wait_for_ip", "wait_timeout"}
+var inPlace = []string{"num_cpus", "memory_mb", "annotation", "connection", "wait_for_ip", "wait_timeout", "adopted_from"}
 
 // replaces says whether moving from old to new replaces the VMs: any
 // change beyond those in inPlace does.
-func replaces(old, new sdk.Spec) bool {
+func replaces(old, new sdk.Spec) bool { return len(replacing(old, new)) > 0 }
+
+// replacing are the properties, sorted, whose change from old to new
+// replaces the VMs.
+func replacing(old, new sdk.Spec) []string {
 	keys := map[string]bool{}
 	for k := range old.Properties {
 		keys[k] = true
@@ -171,6 +175,7 @@ func replaces(old, new sdk.Spec) bool {
 	for k := range new.Properties {
 		keys[k] = true
 	}
+	var out []string
 	for k := range keys {
 		if slices.Contains(inPlace, k) {
 			continue
@@ -178,10 +183,11 @@ func replaces(old, new sdk.Spec) bool {
 		a, _ := json.Marshal(old.Properties[k])
 		b, _ := json.Marshal(new.Properties[k])
 		if string(a) != string(b) {
-			return true
+			out = append(out, k)
 		}
 	}
-	return false
+	slices.Sort(out)
+	return out
 }
 
 // Update reconfigures CPU, memory and annotation in place, power-cycling a
@@ -189,6 +195,9 @@ func replaces(old, new sdk.Spec) bool {
 // other change replaces the VM, keeping the node's identity.
 func (d *Driver) Update(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	if replaces(old, new) {
+		if pr, err := propsOf(new); err == nil && pr.Template == "" {
+			return failAll(ctx, nodes, noTemplate(pr, fmt.Sprintf("Changing %s replaces the VM, which", strings.Join(replacing(old, new), ", "))))
+		}
 		return d.recreate(ctx, old, new, nodes)
 	}
 	pr, err := propsOf(new)
@@ -268,6 +277,11 @@ func isTrue(b *bool) bool { return b != nil && *b }
 
 // recreate destroys each node's VM and clones a new one from new.
 func (d *Driver) recreate(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	// Refused before anything is destroyed: without a template the VMs
+	// could not be cloned again.
+	if pr, err := propsOf(new); err == nil && pr.Template == "" {
+		return failAll(ctx, nodes, noTemplate(pr, "Cloning the VM again"))
+	}
 	gone := d.Delete(ctx, old, nodes)
 	inv, pr, err := d.inventory(ctx, new)
 	if err != nil {

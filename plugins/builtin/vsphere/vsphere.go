@@ -6,7 +6,8 @@
 // Files: vsphere.go (the type, its schema and properties), conn.go
 // (sessions), inventory.go (inventory paths resolved at submit time),
 // create.go (clones), check.go (batched checks), lifecycle.go (delete,
-// update, recover, operations), hosts.go (the Hosts hook), drs.go (rules).
+// update, recover, operations), hosts.go (the Hosts hook), drs.go (rules),
+// adopt.go (existing VMs adopted).
 package vsphere
 
 import (
@@ -44,6 +45,7 @@ type Properties struct {
 	Folder        string            `json:"folder"`
 	Datastore     string            `json:"datastore"`
 	Template      string            `json:"template"`
+	AdoptedFrom   string            `json:"adopted_from"`
 	Snapshot      string            `json:"snapshot"`
 	NumCPUs       int32             `json:"num_cpus"`
 	MemoryMB      int64             `json:"memory_mb"`
@@ -104,8 +106,10 @@ func Schema() schema.Schema {
 		"host":          {Type: schema.String, Description: "Pin every VM to this ESXi host (default: the placement policy's choice, else the template's host)."},
 		"folder":        {Type: schema.String, Description: "The VM folder the clones go in (default: the datacenter's VM folder)."},
 		"datastore":     {Type: schema.String, Description: "The datastore of the clones (default: the template's)."},
-		"template":      {Type: schema.String, Required: true, Updatable: true, Description: "The VM or template cloned for each node; a change replaces the VMs."},
-		"snapshot":      {Type: schema.String, Updatable: true, Description: "A snapshot of the template: the clones are linked clones on it. A change replaces the VMs."},
+		"template":      {Type: schema.String, Updatable: true, Description: "The VM or template cloned for each node; a change replaces the VMs. Required, unless the profile was made by adopting a VM (adopted_from)."},
+		"adopted_from": {Type: schema.String, Updatable: true, Description: "The inventory path of the VM this profile was made from by node adoption (POST /v1/nodes/adopt), which writes it. " +
+			"Without a template such a profile describes that VM only: creating nodes from it, recreating its VM and changes that replace VMs are refused until a template is given."},
+		"snapshot": {Type: schema.String, Updatable: true, Description: "A snapshot of the template: the clones are linked clones on it. A change replaces the VMs."},
 		"num_cpus": {Type: schema.Integer, Updatable: true, Description: "Virtual CPUs (default: the template's); changed by reconfigure, with a power cycle only when CPU hot-add is off.",
 			Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(768))}},
 		"memory_mb": {Type: schema.Integer, Updatable: true, Description: "Memory in MiB (default: the template's); changed by reconfigure, with a power cycle only when memory hot-add is off.",
@@ -209,6 +213,9 @@ func (d *Driver) Validate(ctx context.Context, p sdk.Spec) schema.Diagnostics {
 // check tests what needs no vCenter.
 func (pr Properties) check() schema.Diagnostics {
 	var ds schema.Diagnostics
+	if pr.Template == "" && pr.AdoptedFrom == "" {
+		ds = append(ds, schema.Diagnostic{Field: "properties.template", Message: "is required: the VM or template cloned for each node."})
+	}
 	if c := pr.Customization; c != nil {
 		if c.DHCP != nil && !*c.DHCP && len(c.IPAddresses) == 0 {
 			ds = append(ds, schema.Diagnostic{Field: "properties.customization.ip_addresses", Message: "is required when dhcp is false."})

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -1014,4 +1015,151 @@ func TestCreateBoundsConcurrentClones(t *testing.T) {
 		t.Errorf("%d clones were under way at once, want 8", most)
 	}
 	apply(t, "delete", ns, d.Delete(ctx, p, ns))
+}
+
+// legacyVM clones a VM the way an operator would, outside Grove: from the
+// template into the cluster's root pool, powered on.
+func (e *env) legacyVM(t *testing.T, name string) *object.VirtualMachine {
+	t.Helper()
+	ctx := ctxT(t)
+	tmpl, err := e.f.VirtualMachine(ctx, vcsimtest.Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := e.f.ClusterComputeResource(ctx, vcsimtest.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := cl.ResourcePool(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := e.f.DefaultFolder(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := pool.Reference()
+	task, err := tmpl.Clone(ctx, folder, name, types.VirtualMachineCloneSpec{Location: types.VirtualMachineRelocateSpec{Pool: &ref}, PowerOn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := task.WaitForResult(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := object.NewVirtualMachine(e.c.Client, info.Result.(types.ManagedObjectReference))
+	if t, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{Annotation: "billing"}); err == nil {
+		_, _ = t.WaitForResult(ctx)
+	}
+	return vm
+}
+
+// TestAdopt: a VM made outside Grove is described by name, inventory path
+// and managed object id (its datacenter, cluster, folder, datastore, CPUs,
+// memory, port groups, annotation and power state, and no template); the
+// adopted node is checked healthy, reconfigured in place, and destroyed
+// with its node. What needs a template (cloning nodes from the adopted
+// spec, a change that replaces the VM, RECREATE) is refused naming what is
+// missing, with the VM left alone. Templates, Grove's own VMs and unknown
+// VMs are refused.
+func TestAdopt(t *testing.T) {
+	e := setup(t)
+	ctx := ctxT(t)
+	t.Setenv("GOVC_URL", e.url)
+	t.Setenv("GOVC_INSECURE", "1")
+	t.Setenv("GOVC_DATACENTER", "")
+	d := vsphere.New()
+	vm := e.legacyVM(t, "legacy")
+	moid := vm.Reference().Value
+	want := map[string]any{"adopted_from": "/DC0/vm/legacy", "datacenter": "DC0", "cluster": "/DC0/host/" + vcsimtest.Cluster, "folder": "/DC0/vm",
+		"datastore": vcsimtest.Datastore, "annotation": "billing", "power_on": true}
+	var props map[string]any
+	for _, identity := range []string{"legacy", "/DC0/vm/legacy", moid, "VirtualMachine:" + moid} {
+		a, err := d.Adopt(ctx, sdk.AdoptRequest{Type: vsphere.TypeName, Version: "1.0", Identity: identity, Preview: true})
+		if err != nil {
+			t.Fatalf("preview %s: %v", identity, err)
+		}
+		for k, v := range want {
+			if a.Properties[k] != v {
+				t.Errorf("preview %s: %s is %v, want %v (all %v)", identity, k, a.Properties[k], v, a.Properties)
+			}
+		}
+		if _, ok := a.Properties["template"]; ok {
+			t.Errorf("preview %s names a template: %v", identity, a.Properties)
+		}
+		if nets, _ := a.Properties["networks"].([]any); len(nets) == 0 {
+			t.Errorf("preview %s has no networks: %v", identity, a.Properties)
+		}
+		props = a.Properties
+	}
+	p := sdk.Spec{ID: "adopted", Name: "adopted", Type: vsphere.TypeName, Version: "1.0", Properties: props}
+	if ds := d.Validate(ctx, p); len(ds) > 0 {
+		t.Fatalf("the adopted spec does not validate: %v", ds)
+	}
+
+	node := sdk.Node{ID: "adopted-id", Name: "adopted-node", Index: -1, Data: map[string]any{}}
+	a, err := d.Adopt(ctx, sdk.AdoptRequest{Type: vsphere.TypeName, Version: "1.0", Identity: "legacy", Node: node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Result.Data["moid"] != moid || a.Result.Data["vm"] != "legacy" || a.Result.PhysicalID == "" {
+		t.Fatalf("the adopted node's result: %+v", a.Result)
+	}
+	ns := []sdk.Node{node}
+	apply(t, "adopt", ns, []sdk.Result{a.Result})
+	if r := d.Check(ctx, p, ns)[0]; !r.Healthy {
+		t.Errorf("check of the adopted node: %+v", r)
+	}
+
+	more := maps.Clone(props)
+	more["num_cpus"] = int64(3)
+	p2 := sdk.Spec{ID: "adopted-2", Name: "adopted-2", Type: vsphere.TypeName, Version: "1.0", Properties: more}
+	apply(t, "update in place", ns, d.Update(ctx, p, p2, ns))
+	if _, m := e.vm(t, "legacy"); m == nil || m.Config.Hardware.NumCPU != 3 {
+		t.Errorf("the adopted VM was not reconfigured to 3 CPUs: %+v", m)
+	}
+
+	replaced := maps.Clone(more)
+	replaced["networks"] = []any{"VM Network", vcsimtest.Network}
+	for what, res := range map[string]sdk.Result{
+		"create":  d.Create(ctx, p2, nodes("more", 1))[0],
+		"update":  d.Update(ctx, p2, sdk.Spec{ID: "adopted-3", Type: vsphere.TypeName, Version: "1.0", Properties: replaced}, ns)[0],
+		"recover": d.Recover(ctx, p2, ns, "RECREATE", nil)[0],
+	} {
+		if res.Err == nil || !strings.Contains(res.Err.Error(), "needs a template") || !strings.Contains(res.Err.Error(), "/DC0/vm/legacy") {
+			t.Errorf("%s from the adopted spec: %v; want it refused for want of a template", what, res.Err)
+		}
+	}
+	if r := d.Update(ctx, p2, sdk.Spec{ID: "adopted-3", Type: vsphere.TypeName, Version: "1.0", Properties: replaced}, ns)[0]; r.Err == nil || !strings.Contains(r.Err.Error(), "Changing networks replaces the VM") {
+		t.Errorf("a replacing update names what replaces: %v", r.Err)
+	}
+	if v, _ := e.vm(t, "legacy"); v == nil || v.Reference().Value != moid {
+		t.Fatalf("a refused change touched the adopted VM")
+	}
+
+	if _, err := d.Adopt(ctx, sdk.AdoptRequest{Type: vsphere.TypeName, Version: "1.0", Identity: "legacy", Node: node, Snapshot: true}); err == nil || !strings.Contains(err.Error(), "give it as the template override") {
+		t.Errorf("adopt with snapshot: %v", err)
+	}
+	for identity, msg := range map[string]string{
+		"no-such-vm":          `no VM "no-such-vm" was found`,
+		"vm-999999":           "vCenter has no VM vm-999999",
+		vcsimtest.Template:    "is a template, not a VM",
+		"/DC0/vm/x/y/nothing": `no VM "/DC0/vm/x/y/nothing" was found`,
+	} {
+		if _, err := d.Adopt(ctx, sdk.AdoptRequest{Type: vsphere.TypeName, Version: "1.0", Identity: identity, Preview: true}); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("adopt %s: %v, want %q", identity, err, msg)
+		}
+	}
+	gp := e.spec("grove", nil)
+	gn := nodes("own", 1)
+	apply(t, "create", gn, d.Create(ctx, gp, gn))
+	if _, err := d.Adopt(ctx, sdk.AdoptRequest{Type: vsphere.TypeName, Version: "1.0", Identity: gn[0].Name, Preview: true}); err == nil || !strings.Contains(err.Error(), "already the VM of Grove node "+gn[0].ID) {
+		t.Errorf("adopting a VM Grove made: %v", err)
+	}
+	apply(t, "delete", gn, d.Delete(ctx, gp, gn))
+
+	apply(t, "delete", ns, d.Delete(ctx, p2, ns))
+	if v, _ := e.vm(t, "legacy"); v != nil {
+		t.Error("the adopted VM is still there after its node was deleted")
+	}
 }

@@ -1080,8 +1080,11 @@ type AdoptRequest struct {
 	// What names the resource to the driver: a container id or name, a pid.
 	Identity string `protobuf:"bytes,3,opt,name=identity,proto3" json:"identity,omitempty"`
 	// The node the resource becomes (its id and name); unset for a preview.
-	Node          *Node `protobuf:"bytes,4,opt,name=node,proto3" json:"node,omitempty"`
-	Preview       bool  `protobuf:"varint,5,opt,name=preview,proto3" json:"preview,omitempty"`
+	Node    *Node `protobuf:"bytes,4,opt,name=node,proto3" json:"node,omitempty"`
+	Preview bool  `protobuf:"varint,5,opt,name=preview,proto3" json:"preview,omitempty"`
+	// Senlin's snapshot flag: snapshot the resource first and describe the
+	// snapshot as what new nodes are made from (ignored by a preview).
+	Snapshot      bool `protobuf:"varint,6,opt,name=snapshot,proto3" json:"snapshot,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1147,6 +1150,13 @@ func (x *AdoptRequest) GetNode() *Node {
 func (x *AdoptRequest) GetPreview() bool {
 	if x != nil {
 		return x.Preview
+	}
+	return false
+}
+
+func (x *AdoptRequest) GetSnapshot() bool {
+	if x != nil {
+		return x.Snapshot
 	}
 	return false
 }
@@ -2902,13 +2912,14 @@ const file_grove_proto_rawDesc = "" +
 	"\ahealthy\x18\x05 \x01(\bR\ahealthy\x12#\n" +
 	"\rstatus_reason\x18\x06 \x01(\tR\fstatusReason\x12,\n" +
 	"\x05error\x18\a \x01(\v2\x16.grove.plugin.v1.ErrorR\x05error\x12\x1c\n" +
-	"\tcompleted\x18\b \x01(\bR\tcompleted\"\x9d\x01\n" +
+	"\tcompleted\x18\b \x01(\bR\tcompleted\"\xb9\x01\n" +
 	"\fAdoptRequest\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
 	"\bidentity\x18\x03 \x01(\tR\bidentity\x12)\n" +
 	"\x04node\x18\x04 \x01(\v2\x15.grove.plugin.v1.NodeR\x04node\x12\x18\n" +
-	"\apreview\x18\x05 \x01(\bR\apreview\"\x9b\x01\n" +
+	"\apreview\x18\x05 \x01(\bR\apreview\x12\x1a\n" +
+	"\bsnapshot\x18\x06 \x01(\bR\bsnapshot\"\x9b\x01\n" +
 	"\rAdoptResponse\x12'\n" +
 	"\x0fproperties_json\x18\x01 \x01(\fR\x0epropertiesJson\x123\n" +
 	"\x06result\x18\x02 \x01(\v2\x1b.grove.plugin.v1.NodeResultR\x06result\x12,\n" +
