@@ -126,7 +126,7 @@ func (s *SQL) ClaimActions(ctx context.Context, owner string, until time.Time, n
 		var ids []string
 		if nodeLevel {
 			var parent, name string
-			err := t.q.QueryRowContext(ctx, t.rebind("SELECT parent_id, action FROM actions WHERE status = ? AND parent_id <> '' ORDER BY created_at, id LIMIT 1"+lock), model.ActionReady).Scan(&parent, &name)
+			err := t.queryRow(ctx, "SELECT parent_id, action FROM actions WHERE status = ? AND parent_id <> '' ORDER BY created_at, id LIMIT 1"+lock, model.ActionReady).Scan(&parent, &name)
 			if err == sql.ErrNoRows {
 				return nil
 			}
@@ -148,7 +148,7 @@ func (s *SQL) ClaimActions(ctx context.Context, owner string, until time.Time, n
 			rows.Close()
 		} else {
 			var id string
-			err := t.q.QueryRowContext(ctx, t.rebind("SELECT id FROM actions WHERE status = ? AND parent_id = '' ORDER BY created_at, id LIMIT 1"+lock), model.ActionReady).Scan(&id)
+			err := t.queryRow(ctx, "SELECT id FROM actions WHERE status = ? AND parent_id = '' ORDER BY created_at, id LIMIT 1"+lock, model.ActionReady).Scan(&id)
 			if err == sql.ErrNoRows {
 				return nil
 			}

@@ -197,6 +197,16 @@ func (s *SQL) tables(ctx context.Context, tx *sql.Tx) ([]string, error) {
 	return out, rows.Err()
 }
 
+// LatestSchemaVersion is the newest schema version this build migrates to:
+// the number of its migrations, which are numbered from 1 without gaps.
+func LatestSchemaVersion() int64 {
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		panic("grove store: the embedded migrations cannot be listed: " + err.Error())
+	}
+	return int64(len(files))
+}
+
 // SchemaVersion is the schema version the store was migrated to when opened.
 func (s *SQL) SchemaVersion() int64 { return s.version }
 

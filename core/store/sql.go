@@ -23,6 +23,8 @@ type SQL struct {
 	empty    bool
 	version  int64
 	inTx     bool
+	// trace, when set, sees every query the list and claim paths run.
+	trace func(query string, args []any)
 }
 
 type querier interface {
@@ -118,8 +120,24 @@ func (s *SQL) exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 }
 
 func (s *SQL) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if s.trace != nil {
+		s.trace(s.rebind(q), args)
+	}
 	return s.q.QueryContext(ctx, s.rebind(q), args...)
 }
+
+// queryRow is query for one row.
+func (s *SQL) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if s.trace != nil {
+		s.trace(s.rebind(q), args)
+	}
+	return s.q.QueryRowContext(ctx, s.rebind(q), args...)
+}
+
+// TraceQueries has fn see the queries the store's reads and claims run from
+// now on (nil stops it), so a test can check their plans; it is not safe to
+// call while the store is in use.
+func (s *SQL) TraceQueries(fn func(query string, args []any)) { s.trace = fn }
 
 // insertMany inserts rows in chunks of multi-row INSERTs: one statement per
 // few hundred rows is what makes a 10,000-node cluster cheap to write.
@@ -296,9 +314,11 @@ func column(k string) string {
 	return k
 }
 
-// list builds WHERE/ORDER/LIMIT from ListOpts. Markers are resolved by
-// skipping past the marker id in the ordered result, which keeps pagination
-// correct for any sort key.
+// list builds WHERE/ORDER/LIMIT from ListOpts. A marker is resolved to its
+// row's sort values and the page starts after them in the index order
+// (keyset paging), so a page costs what it returns however deep it is;
+// only a marker whose sort values include a NULL, whose position SQL's
+// comparisons cannot express, is found by skipping rows up to it.
 func (s *SQL) list(ctx context.Context, table, cols string, o ListOpts, defaultSort []string, scan func(scanner) (string, error)) error {
 	var where []string
 	var args []any
@@ -325,26 +345,42 @@ func (s *SQL) list(ctx context.Context, table, cols string, o ListOpts, defaultS
 		where = append(where, "ts >= ?")
 		args = append(args, us(o.Since))
 	}
+	var order []sortColumn
+	for _, k := range o.Sort {
+		order = append(order, sortColumn{column(k.Key), k.Desc})
+	}
+	if len(order) == 0 {
+		for _, k := range defaultSort {
+			order = append(order, sortColumn{name: k})
+		}
+	}
+	order = append(order, sortColumn{name: "id"})
+	skipTo := ""
+	if o.Marker != "" {
+		after, afterArgs, found, err := s.afterMarker(ctx, table, o.Marker, where, args, order)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return nil // a marker outside the listed rows starts no page
+		}
+		if after == "" {
+			skipTo = o.Marker
+		} else {
+			where = append(where, after)
+			args = append(args, afterArgs...)
+		}
+	}
 	q := "SELECT " + cols + " FROM " + table
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	var order []string
-	for _, k := range o.Sort {
-		dir := " ASC"
-		if k.Desc {
-			dir = " DESC"
-		}
-		order = append(order, column(k.Key)+dir)
+	terms := make([]string, len(order))
+	for i, c := range order {
+		terms[i] = c.name + c.dir()
 	}
-	if len(order) == 0 {
-		for _, k := range defaultSort {
-			order = append(order, k+" ASC")
-		}
-	}
-	order = append(order, "id ASC")
-	q += " ORDER BY " + strings.Join(order, ", ")
-	if o.Limit > 0 && o.Marker == "" {
+	q += " ORDER BY " + strings.Join(terms, ", ")
+	if o.Limit > 0 && skipTo == "" {
 		q += " LIMIT " + strconv.Itoa(o.Limit)
 	}
 	rows, err := s.query(ctx, q, args...)
@@ -352,7 +388,7 @@ func (s *SQL) list(ctx context.Context, table, cols string, o ListOpts, defaultS
 		return fmt.Errorf("list %s: %w", table, err)
 	}
 	defer rows.Close()
-	seenMarker := o.Marker == ""
+	seenMarker := skipTo == ""
 	n := 0
 	for rows.Next() {
 		if o.Limit > 0 && n >= o.Limit {
@@ -363,7 +399,7 @@ func (s *SQL) list(ctx context.Context, table, cols string, o ListOpts, defaultS
 			if err != nil {
 				return err
 			}
-			if id == o.Marker {
+			if id == skipTo {
 				seenMarker = true
 			}
 			continue
@@ -374,6 +410,76 @@ func (s *SQL) list(ctx context.Context, table, cols string, o ListOpts, defaultS
 		n++
 	}
 	return rows.Err()
+}
+
+// sortColumn is one term of a list's ORDER BY.
+type sortColumn struct {
+	name string
+	desc bool
+}
+
+func (c sortColumn) dir() string {
+	if c.desc {
+		return " DESC"
+	}
+	return " ASC"
+}
+
+// afterMarker reads the marker row's sort values (within the list's own
+// filters: a marker the list would not show is not found) and returns the
+// condition that keeps the rows after it in order: a row-value comparison
+// when every term sorts the same way, which both databases answer with an
+// index seek, else the expanded form. It returns no condition when a sort
+// value is NULL.
+func (s *SQL) afterMarker(ctx context.Context, table, marker string, where []string, args []any, order []sortColumn) (string, []any, bool, error) {
+	names := make([]string, len(order))
+	for i, c := range order {
+		names[i] = c.name
+	}
+	q := "SELECT " + strings.Join(names, ", ") + " FROM " + table + " WHERE " + strings.Join(append([]string{"id = ?"}, where...), " AND ")
+	vals := make([]any, len(order))
+	ptrs := make([]any, len(order))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	err := s.queryRow(ctx, q, append([]any{marker}, args...)...).Scan(ptrs...)
+	if err == sql.ErrNoRows {
+		return "", nil, false, nil
+	}
+	if err != nil {
+		return "", nil, false, fmt.Errorf("find marker %s in %s: %w", marker, table, err)
+	}
+	sameWay := true
+	for i, v := range vals {
+		if v == nil {
+			return "", nil, true, nil
+		}
+		if order[i].desc != order[0].desc {
+			sameWay = false
+		}
+	}
+	cmp := func(c sortColumn) string {
+		if c.desc {
+			return " < "
+		}
+		return " > "
+	}
+	if sameWay {
+		return "(" + strings.Join(names, ", ") + ")" + cmp(order[0]) + "(" + placeholders(len(names)) + ")", vals, true, nil
+	}
+	var ors []string
+	var out []any
+	for i, c := range order {
+		var ands []string
+		for j := range i {
+			ands = append(ands, order[j].name+" = ?")
+			out = append(out, vals[j])
+		}
+		ands = append(ands, c.name+cmp(c)+"?")
+		out = append(out, vals[i])
+		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
+	}
+	return "(" + strings.Join(ors, " OR ") + ")", out, true, nil
 }
 
 // scanID scans a row only to learn its id (the first column).

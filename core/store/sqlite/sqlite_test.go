@@ -71,8 +71,8 @@ func TestNewStoreIsPrivate(t *testing.T) {
 			t.Errorf("the temporary file %s was left behind", e.Name())
 		}
 	}
-	if v := s.SchemaVersion(); v != 7 {
-		t.Errorf("schema version %d, want 7", v)
+	if v, want := s.SchemaVersion(), store.LatestSchemaVersion(); v != want {
+		t.Errorf("schema version %d, want %d", v, want)
 	}
 }
 

@@ -149,6 +149,30 @@ func testList(t *testing.T, s store.Store) {
 	if len(other) != 0 {
 		t.Errorf("project scoping leaked %d clusters", len(other))
 	}
+	// Walking the pages by marker gives the whole list, in order, for any
+	// sort: one key or several, each way, with ties (status) broken by id.
+	for _, sorts := range [][]store.SortKey{nil, {{Key: "status"}}, {{Key: "status", Desc: true}, {Key: "name"}},
+		{{Key: "status"}, {Key: "name", Desc: true}}, {{Key: "init_at", Desc: true}}} {
+		whole, err := s.ListClusters(ctx, store.ListOpts{Sort: sorts})
+		must(t, err)
+		var walked []string
+		marker := ""
+		for range 10 {
+			page, err := s.ListClusters(ctx, store.ListOpts{Sort: sorts, Limit: 2, Marker: marker})
+			must(t, err)
+			if len(page) == 0 {
+				break
+			}
+			walked = append(walked, names(page)...)
+			marker = page[len(page)-1].ID
+		}
+		if got, want := strings.Join(walked, ","), strings.Join(names(whole), ","); got != want || len(whole) != 5 {
+			t.Errorf("sort %v: pages walked %s, the whole list %s", sorts, got, want)
+		}
+	}
+	if page, err := s.ListClusters(ctx, store.ListOpts{Limit: 2, Marker: ids[0], Project: "p2"}); err != nil || len(page) != 0 {
+		t.Errorf("a marker outside the listed project gave %d clusters (%v)", len(page), err)
+	}
 }
 
 func names(cs []*model.Cluster) []string {

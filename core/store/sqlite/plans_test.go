@@ -1,0 +1,102 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/core/store/sqlite"
+)
+
+// TestHotQueryPlans: the queries behind the reads users page through and
+// the engine's claims walk an index in the order they return, so none
+// sorts its whole match in a temporary B-tree on SQLite. A later change to
+// a query or an index that brings the sort back fails here, naming the
+// query and its plan.
+func TestHotQueryPlans(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	cl := &model.Cluster{ID: "c1", Name: "c1", ProfileID: "p", Project: "p1", InitAt: now, MaxSize: -1, Status: "ACTIVE"}
+	if err := s.CreateCluster(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	n := &model.Node{ID: "n1", Name: "n1", ClusterID: "c1", ProfileID: "p", Project: "p1", InitAt: now, Status: "ACTIVE", Data: map[string]any{}}
+	a := &model.Action{ID: "a1", Name: "a1", Action: "NODE_CREATE", Target: "n1", Status: model.ActionSucceeded, Cause: model.CauseDerived, CreatedAt: now, Inputs: map[string]any{}}
+	ev := &model.Event{ID: "e1", Timestamp: now, OID: "n1", OType: "NODE", ClusterID: "c1", Project: "p1", Action: "NODE_CREATE", Level: model.LevelInfo}
+	if err := s.CreateNodes(ctx, []*model.Node{n}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateActions(ctx, []*model.Action{a}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateEvents(ctx, []*model.Event{ev}); err != nil {
+		t.Fatal(err)
+	}
+
+	type traced struct {
+		q    string
+		args []any
+	}
+	var seen []traced
+	s.TraceQueries(func(q string, args []any) { seen = append(seen, traced{q, args}) })
+	defer s.TraceQueries(nil)
+	page := func(o store.ListOpts) store.ListOpts { o.Limit = 100; return o }
+	byCluster := map[string][]string{"cluster_id": {"c1"}}
+	for name, call := range map[string]func() error{
+		"nodes":                func() error { _, err := s.ListNodes(ctx, page(store.ListOpts{})); return err },
+		"nodes of a project":   func() error { _, err := s.ListNodes(ctx, page(store.ListOpts{Project: "p1"})); return err },
+		"nodes of a cluster":   func() error { _, err := s.ListNodes(ctx, page(store.ListOpts{Filters: byCluster})); return err },
+		"nodes after a marker": func() error { _, err := s.ListNodes(ctx, page(store.ListOpts{Marker: "n1"})); return err },
+		"cluster nodes after marker": func() error {
+			_, err := s.ListNodes(ctx, page(store.ListOpts{Filters: byCluster, Marker: "n1"}))
+			return err
+		},
+		"actions":                func() error { _, err := s.ListActions(ctx, page(store.ListOpts{})); return err },
+		"actions after a marker": func() error { _, err := s.ListActions(ctx, page(store.ListOpts{Marker: "a1"})); return err },
+		"events":                 func() error { _, err := s.ListEvents(ctx, page(store.ListOpts{})); return err },
+		"events of a cluster":    func() error { _, err := s.ListEvents(ctx, page(store.ListOpts{Filters: byCluster})); return err },
+		"clusters":               func() error { _, err := s.ListClusters(ctx, page(store.ListOpts{})); return err },
+		"a cluster's nodes":      func() error { _, err := s.ClusterNodes(ctx, "c1"); return err },
+		"top-level claim":        func() error { _, err := s.ClaimActions(ctx, "e", now.Add(time.Minute), false, 10); return err },
+		"node-level claim":       func() error { _, err := s.ClaimActions(ctx, "e", now.Add(time.Minute), true, 10); return err },
+	} {
+		seen = seen[:0]
+		if err := call(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(seen) == 0 {
+			t.Fatalf("%s ran no traced query", name)
+		}
+		for _, q := range seen {
+			if !strings.Contains(q.q, "ORDER BY") {
+				continue
+			}
+			rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.q, q.args...)
+			if err != nil {
+				t.Fatalf("%s: explain %s: %v", name, q.q, err)
+			}
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			rows.Close()
+			if p := strings.Join(plan, "; "); strings.Contains(p, "TEMP B-TREE") {
+				t.Errorf("%s sorts in a temporary B-tree:\n  %s\n  plan: %s", name, q.q, p)
+			}
+		}
+	}
+}
