@@ -133,8 +133,13 @@ type Cluster struct {
 	Stopping bool `json:"stopping,omitempty"`
 	// Starting is set on a stopped cluster an operator is starting (SMF's
 	// "being enabled"): optional_all counts it as still to come.
-	Starting bool    `json:"starting,omitempty"`
-	Groups   []Group `json:"groups,omitempty"`
+	Starting bool `json:"starting,omitempty"`
+	// Down is, for a cluster that is not running, the level its leaving
+	// propagates at (a fault, a non-error stop), LevelNone when it is not
+	// down for a reason that propagates (an action under way, never
+	// started). Reconcile reads it; Propagate takes the level from its event.
+	Down   Level   `json:"down,omitempty"`
+	Groups []Group `json:"groups,omitempty"`
 }
 
 // Snapshot is the dependency graph at one moment.
