@@ -116,4 +116,21 @@ func TestHCLDependsOnApply(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "db → web → milestone:backend → db") {
 		t.Fatalf("a cycle: %d %s", code, errOut)
 	}
+
+	// destroy removes the milestone the definition declares too: milestones
+	// belong to no set, so the set's objects do not list it.
+	out, _, code = a.grove("plan", "-destroy", "-set", "stack", dir)
+	if code != 0 || !strings.Contains(out, "milestone.backend will be destroyed") || !strings.Contains(out, "5 to destroy") {
+		t.Fatalf("plan -destroy: %d\n%s", code, out)
+	}
+	out, errOut, code = a.grove("destroy", "-auto-approve", "-set", "stack", dir)
+	if code != 0 || !strings.Contains(out+errOut, "milestone.backend: destroying") {
+		t.Fatalf("destroy: %d\n%s\n%s", code, out, errOut)
+	}
+	if out, _, code := a.grove("milestone", "show", "backend"); code == 0 {
+		t.Fatalf("milestone backend outlived the destroy of its definition:\n%s", out)
+	}
+	if out, _, code := a.grove("plan", "-destroy", "-detailed-exitcode", "-set", "stack", dir); code != 0 {
+		t.Fatalf("plan -destroy after the destroy: %d\n%s", code, out)
+	}
 }

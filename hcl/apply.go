@@ -107,6 +107,13 @@ func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 				}
 			}
 		}
+		for _, step := range plan.Changes {
+			if step.Action == Delete && step.Ref.Kind == "milestone" {
+				if err := r.load(ctx, a.Client, "milestone", step.Name); err != nil {
+					return err
+				}
+			}
+		}
 		if r.fingerprint() != plan.Fingerprint {
 			return fmt.Errorf("%w: the objects of definition set %q changed on the agent since the plan was made; run plan again", ErrStalePlan, plan.Set)
 		}
@@ -424,6 +431,13 @@ func fieldPaths(fs []FieldChange) []string {
 }
 
 func (a *Applier) delete(ctx context.Context, set string, step Change) error {
+	if step.Ref.Kind == "milestone" {
+		a.say("%s: destroying", step.Ref)
+		if err := a.Client.DeleteMilestone(ctx, step.ID); err != nil && !api.IsNotFound(err) {
+			return fmt.Errorf("destroy %s: %w", step.Ref, err)
+		}
+		return nil
+	}
 	coll := map[string]string{"profile": "profiles", "policy": "policies", "cluster": "clusters"}[step.Ref.Kind]
 	a.say("%s: destroying %s", step.Ref, step.Name)
 	r, err := a.Client.Do(ctx, http.MethodDelete, "/v1/"+coll+"/"+url.PathEscape(step.ID), nil, nil, nil)

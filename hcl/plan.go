@@ -259,9 +259,31 @@ func MakePlan(ctx context.Context, c *api.Client, def *Definition, destroy bool)
 			return nil, fmt.Errorf("cluster %q already exists outside any definition set; rename the cluster here or delete the existing one", name)
 		}
 	}
+	var dropMilestones []Change
+	if destroy {
+		// Milestones belong to no set (they are matched by name), so the
+		// set's objects do not list them: destroy removes those the
+		// definition declares, before the clusters they name.
+		for _, name := range sortedKeys(keysOfMilestones(def.Milestones)) {
+			if err := r.load(ctx, c, "milestone", name); err != nil {
+				return nil, err
+			}
+			if m := r.milestones[name]; m != nil {
+				dropMilestones = append(dropMilestones, Change{Action: Delete, Ref: Ref{Kind: "milestone", Name: name}, ID: m.ID, Name: name})
+			}
+		}
+	}
 	plan.Fingerprint = r.fingerprint()
-	plan.Changes = diff(r, snap)
+	plan.Changes = append(diff(r, snap), dropMilestones...)
 	return plan, nil
+}
+
+func keysOfMilestones(m map[string]*Milestone) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 // ownsName reports whether the set owns the object with this agent name.
