@@ -480,7 +480,9 @@ func (e *Engine) carryMilestone(ctx context.Context, g *depGraph, d deps.Decisio
 // unfinishedMilestone is the project's last milestone entered, when it was
 // not reached, or nil.
 func (e *Engine) unfinishedMilestone(ctx context.Context, project string) (*model.Event, error) {
-	evs, err := e.store.ListEvents(ctx, store.ListOpts{Project: project,
+	// The newest few are enough: a milestone's reached event follows its
+	// entered one, so only milestones entered close together interleave.
+	evs, err := e.store.ListEvents(ctx, store.ListOpts{Project: project, Limit: 20, Sort: []store.SortKey{{Key: "timestamp", Desc: true}},
 		Filters: map[string][]string{"otype": {"MILESTONE"}, "action": {milestoneEnter}}})
 	if err != nil {
 		return nil, err
@@ -490,7 +492,7 @@ func (e *Engine) unfinishedMilestone(ctx context.Context, project string) (*mode
 	for _, ev := range evs {
 		switch ev.Status {
 		case milestoneEntered:
-			if last == nil || !ev.Timestamp.Before(last.Timestamp) {
+			if last == nil || ev.Timestamp.After(last.Timestamp) {
 				last = ev
 			}
 		case milestoneReached:

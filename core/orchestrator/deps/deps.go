@@ -95,6 +95,20 @@ func (r RestartOn) Level() Level {
 	return LevelNone
 }
 
+// MarshalText writes a level as its word: none, fault, stop, refresh.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a level's word.
+func (l *Level) UnmarshalText(b []byte) error {
+	for _, x := range []Level{LevelNone, LevelFault, LevelRestart, LevelRefresh} {
+		if x.String() == string(b) {
+			*l = x
+			return nil
+		}
+	}
+	return fmt.Errorf("a level is none, fault, stop or refresh, not %q", b)
+}
+
 func (l Level) String() string {
 	switch l {
 	case LevelFault:
