@@ -533,10 +533,10 @@ func (e *Engine) cascadeIdle(project string) bool {
 	return true
 }
 
-// ReconcileDependencies is the health round's reconciliation of every
-// project's dependency graph, which an agent also runs at start-up: see
-// reconcileProject.
-func (e *Engine) ReconcileDependencies(ctx context.Context) error {
+// reconcileDependencies is the look at every project's dependency graph
+// that each health round takes (reevaluate, reconcileProject), for an
+// agent without a health loop to take once at start-up.
+func (e *Engine) reconcileDependencies(ctx context.Context) error {
 	clusters, err := e.store.ListClusters(ctx, store.ListOpts{})
 	if err != nil {
 		return err

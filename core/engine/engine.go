@@ -232,7 +232,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.wg.Add(1)
 		go func() {
 			defer e.wg.Done()
-			if err := e.ReconcileDependencies(ctx); err != nil && ctx.Err() == nil {
+			if err := e.reconcileDependencies(ctx); err != nil && ctx.Err() == nil {
 				e.log.Warn("dependency reconciliation at start-up", "error", err)
 			}
 		}()
