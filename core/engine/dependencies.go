@@ -36,6 +36,7 @@ func depState(cl *model.Cluster) deps.State { return DepState(cl) }
 
 // depGraph is one project's dependency graph and its clusters by name.
 type depGraph struct {
+	project string
 	snap   deps.Snapshot
 	byName map[string]*model.Cluster
 	// groups is whether any cluster of the project holds a group: without
@@ -60,7 +61,7 @@ func (e *Engine) depSnapshot(ctx context.Context, project string) (*depGraph, er
 	if err != nil {
 		return nil, err
 	}
-	g := &depGraph{byName: map[string]*model.Cluster{}}
+	g := &depGraph{project: project, byName: map[string]*model.Cluster{}}
 	g.snap = deps.Build(clusters, groups, ms, DepState, func(p string) bool {
 		_, err := os.Stat(p)
 		return err == nil
@@ -104,13 +105,10 @@ func (e *Engine) decide(ctx context.Context, cl *model.Cluster, from deps.State,
 // waited for; skip names a cluster whose own step its caller carries out.
 // Held clusters get their reason shown.
 func (e *Engine) applySteps(ctx context.Context, g *depGraph, steps []deps.Step, skip string) error {
-	for _, cl := range g.byName {
-		// While it runs, the health round's reconciliation leaves the
-		// project to it.
-		e.cascadeBegin(cl.Project)
-		defer e.cascadeEnd(cl.Project)
-		break
-	}
+	// While it runs, the health round's reconciliation leaves the project
+	// to it.
+	e.cascadeBegin(g.project)
+	defer e.cascadeEnd(g.project)
 	var errs []error
 	for _, st := range steps {
 		if st.Cluster == skip {
