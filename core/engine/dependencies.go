@@ -37,8 +37,8 @@ func depState(cl *model.Cluster) deps.State { return DepState(cl) }
 // depGraph is one project's dependency graph and its clusters by name.
 type depGraph struct {
 	project string
-	snap   deps.Snapshot
-	byName map[string]*model.Cluster
+	snap    deps.Snapshot
+	byName  map[string]*model.Cluster
 	// groups is whether any cluster of the project holds a group: without
 	// any, nothing propagates.
 	groups bool
