@@ -354,6 +354,12 @@ type declarations struct {
 
 func newDeclarations(plan *Plan) *declarations {
 	d := &declarations{desired: plan.Desired.Clusters, creating: map[string]bool{}}
+	replaced := map[string]bool{}
+	for _, step := range plan.Changes {
+		if step.Ref.Kind == "cluster" && step.Action == Replace {
+			replaced[step.Ref.Name] = true
+		}
+	}
 	for _, step := range plan.Changes {
 		if step.Ref.Kind != "cluster" || step.Action == Delete {
 			continue
@@ -371,6 +377,19 @@ func newDeclarations(plan *Plan) *declarations {
 		}
 		if declare {
 			d.order = append(d.order, step.Ref.Name)
+		}
+	}
+	// A replaced cluster loses the groups other clusters' dependents put
+	// on it: those clusters declare them again.
+	for _, name := range sortedKeys(keysOfClusters(plan.Desired.Clusters)) {
+		if slices.Contains(d.order, name) {
+			continue
+		}
+		for _, g := range plan.Desired.Clusters[name].Dependents {
+			if slices.ContainsFunc(g.Members, func(m string) bool { return replaced[m] }) {
+				d.order = append(d.order, name)
+				break
+			}
 		}
 	}
 	return d

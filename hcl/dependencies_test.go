@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -263,5 +264,39 @@ func TestDependentErrors(t *testing.T) {
 			continue
 		}
 		diagAt(t, def, diags, c.want, c.line, c.col)
+	}
+}
+
+// TestDependentDeclarations: apply declares a cluster's dependents once
+// the clusters that wait on it exist, and again when one of them is
+// replaced (the agent drops the groups a deleted cluster held).
+func TestDependentDeclarations(t *testing.T) {
+	def, diags := load(t, dependentHCL, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	desired := &Snapshot{Clusters: def.Clusters}
+	created := &Plan{Desired: desired, Changes: []Change{
+		{Action: Create, Ref: Ref{Kind: "cluster", Name: "db"}},
+		{Action: Create, Ref: Ref{Kind: "cluster", Name: "app"}},
+		{Action: Create, Ref: Ref{Kind: "cluster", Name: "report"}},
+	}}
+	d := newDeclarations(created)
+	for _, name := range []string{"db", "app"} {
+		delete(d.creating, name)
+		if d.ready("db") {
+			t.Fatalf("db is ready to declare after %s, before report exists", name)
+		}
+	}
+	delete(d.creating, "report")
+	if !d.ready("db") {
+		t.Errorf("db is not ready once app and report exist")
+	}
+	replaced := newDeclarations(&Plan{Desired: desired, Changes: []Change{{Action: Replace, Ref: Ref{Kind: "cluster", Name: "report"}}}})
+	if !slices.Contains(replaced.order, "db") {
+		t.Errorf("report replaced: declarations %v, want db declared again", replaced.order)
+	}
+	if unchanged := newDeclarations(&Plan{Desired: desired}); len(unchanged.order) != 0 {
+		t.Errorf("nothing changed: declarations %v", unchanged.order)
 	}
 }
