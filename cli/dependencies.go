@@ -193,8 +193,11 @@ func depsSimulate(_ context.Context, env *Env, _ *api.Client, g *globals, args [
 		return nil
 	}
 	what := sim.Event.Cluster
-	if sim.Event.Kind == deps.Milestone {
+	switch sim.Event.Kind {
+	case deps.Milestone:
 		what = sim.Event.Milestone
+	case deps.ReconcileEvent:
+		what = "the graph as it stands"
 	}
 	fmt.Fprintf(env.Stdout, "\nEvent %s on %s:\n", sim.Event.Kind, what)
 	printSteps(env.Stdout, d.Steps)

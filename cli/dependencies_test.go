@@ -55,6 +55,30 @@ func TestDepsSimulate(t *testing.T) {
 	}
 }
 
+// TestDepsSimulateReconcile: the reconcile event prints the stops a graph
+// owes after a crash cut a cascade short: db faulted and web already
+// stopped, app (restart_on error) still running.
+func TestDepsSimulateReconcile(t *testing.T) {
+	src := `{
+  "clusters": [
+    {"name": "db", "state": "offline", "down": "fault"},
+    {"name": "app", "state": "running", "groups": [
+      {"name": "database", "grouping": "require_all", "restart_on": "error", "members": ["db"]}]},
+    {"name": "web", "state": "offline", "down": "stop", "groups": [
+      {"name": "backend", "grouping": "require_all", "restart_on": "restart", "members": ["app"]}]}
+  ],
+  "event": {"kind": "reconcile"}
+}`
+	out, errOut, code := runCLI(t, "deps", "simulate", "-f", writeFile(t, "graph.json", src))
+	if want := "Event reconcile on the graph as it stands:\n  1. stop app (dependency: db is down (fault), group database restart_on error)\n"; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, stderr %q, output lacks %q:\n%s", code, errOut, want, out)
+	}
+	_, errOut, code = runCLI(t, "deps", "simulate", "-f", writeFile(t, "graph.json", strings.Replace(src, `"down": "fault"`, `"down": "crash"`, 1)))
+	if code == 0 || !strings.Contains(errOut, `a level is none, fault, stop or refresh, not "crash"`) {
+		t.Errorf("a bad down: exit %d, stderr %q", code, errOut)
+	}
+}
+
 // TestDepsSimulateRefusesBadFiles: the field and the rule are named.
 func TestDepsSimulateRefusesBadFiles(t *testing.T) {
 	cases := map[string]string{

@@ -107,6 +107,13 @@ func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 				}
 			}
 		}
+		for _, step := range plan.Changes {
+			if step.Action == Delete && step.Ref.Kind == "milestone" {
+				if err := r.load(ctx, a.Client, "milestone", step.Name); err != nil {
+					return err
+				}
+			}
+		}
 		if r.fingerprint() != plan.Fingerprint {
 			return fmt.Errorf("%w: the objects of definition set %q changed on the agent since the plan was made; run plan again", ErrStalePlan, plan.Set)
 		}
@@ -130,6 +137,7 @@ func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 	// Clusters and milestones in the plan's order: a cluster after what its
 	// depends_on blocks name, so that each starts once they run, and a
 	// milestone after its clusters.
+	decls := newDeclarations(plan)
 	for _, step := range plan.Changes {
 		if step.Action == Delete {
 			continue
@@ -137,7 +145,9 @@ func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 		var err error
 		switch step.Ref.Kind {
 		case "cluster":
-			err = a.cluster(ctx, plan, step)
+			if err = a.cluster(ctx, plan, step); err == nil {
+				err = decls.done(ctx, a, step.Ref.Name)
+			}
 		case "milestone":
 			err = a.milestone(ctx, plan, step)
 		}
@@ -339,9 +349,6 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 				return err
 			}
 		}
-		if len(d.DependsOn) > 0 {
-			return a.dependsOn(ctx, step.Ref, d)
-		}
 		return nil
 	}
 	// Update in place: one PATCH for the cluster's fields, then bindings.
@@ -358,7 +365,7 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 			config[strings.TrimPrefix(f.Path, "config.")] = f.New
 		case strings.HasPrefix(f.Path, "binding."):
 			bindings = append(bindings, f)
-		case f.Path == "depends_on":
+		case f.Path == "depends_on" || f.Path == "dependents":
 		default:
 			patch[f.Path] = f.New
 		}
@@ -374,13 +381,6 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 		}
 		if err := a.wait(ctx, "update "+step.Ref.String(), r); err != nil {
 			return err
-		}
-	}
-	for _, f := range step.Fields {
-		if f.Path == "depends_on" {
-			if err := a.dependsOn(ctx, step.Ref, plan.Desired.Clusters[step.Ref.Name]); err != nil {
-				return err
-			}
 		}
 	}
 	// Detach first: a replaced policy's successor has the same type, and a
@@ -416,7 +416,7 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 func fieldPaths(fs []FieldChange) []string {
 	var out []string
 	for _, f := range fs {
-		if !strings.HasPrefix(f.Path, "binding.") && f.Path != "depends_on" {
+		if !strings.HasPrefix(f.Path, "binding.") && f.Path != "depends_on" && f.Path != "dependents" {
 			out = append(out, f.Path)
 		}
 	}
@@ -424,6 +424,13 @@ func fieldPaths(fs []FieldChange) []string {
 }
 
 func (a *Applier) delete(ctx context.Context, set string, step Change) error {
+	if step.Ref.Kind == "milestone" {
+		a.say("%s: destroying", step.Ref)
+		if err := a.Client.DeleteMilestone(ctx, step.ID); err != nil && !api.IsNotFound(err) {
+			return fmt.Errorf("destroy %s: %w", step.Ref, err)
+		}
+		return nil
+	}
 	coll := map[string]string{"profile": "profiles", "policy": "policies", "cluster": "clusters"}[step.Ref.Kind]
 	a.say("%s: destroying %s", step.Ref, step.Name)
 	r, err := a.Client.Do(ctx, http.MethodDelete, "/v1/"+coll+"/"+url.PathEscape(step.ID), nil, nil, nil)

@@ -3,6 +3,7 @@ package hcl
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -36,16 +37,23 @@ func memberOf(v cty.Value) (string, bool) {
 	return "", false
 }
 
+// decodeDependsOn decodes a depends_on block, or a dependent block (sb's
+// type says which): the same fields and rules, a dependent's members being
+// only clusters.
 func (e *evaluator) decodeDependsOn(c *Cluster, sb *hclv2.Block, attrs *hclv2.BodyContent) (*DependsOn, hclv2.Diagnostics) {
 	var diags hclv2.Diagnostics
 	g := &DependsOn{Name: sb.Labels[0], RestartOn: string(deps.None)}
 	bad := func(rng hclv2.Range, format string, args ...any) {
-		diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid depends_on block",
+		diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid " + sb.Type + " block",
 			Detail: fmt.Sprintf(format, args...), Subject: rng.Ptr()})
 	}
-	for _, other := range c.DependsOn {
+	declared := c.DependsOn
+	if sb.Type == "dependent" {
+		declared = c.Dependents
+	}
+	for _, other := range declared {
 		if other.Name == g.Name {
-			bad(sb.LabelRanges[0], "depends_on %q is declared twice in cluster %q; group names are unique within a cluster.", g.Name, c.Name)
+			bad(sb.LabelRanges[0], "%s %q is declared twice in cluster %q; its names are unique within a cluster.", sb.Type, g.Name, c.Name)
 			return nil, diags
 		}
 	}
@@ -104,6 +112,10 @@ func (e *evaluator) decodeDependsOn(c *Cluster, sb *hclv2.Block, attrs *hclv2.Bo
 		return nil, diags
 	}
 	for _, m := range g.Members {
+		if sb.Type == "dependent" && (strings.HasPrefix(m, deps.MilestonePrefix) || strings.HasPrefix(m, deps.PathPrefix)) {
+			bad(a.Expr.Range(), "dependent %q: member %q is not a cluster; a dependent's members are the clusters that wait on cluster %q.", g.Name, m, c.Name)
+			return nil, diags
+		}
 		if name, ok := strings.CutPrefix(m, deps.MilestonePrefix); ok && (name == "all" || name == "none") {
 			bad(a.Expr.Range(), "member %q names a reserved milestone; all and none are not sets a cluster can depend on.", m)
 			return nil, diags
@@ -141,12 +153,24 @@ func (e *evaluator) decodeMilestone(b *hclv2.Block) (*Milestone, hclv2.Diagnosti
 // depSnapshot is the definition's dependency graph, every cluster offline.
 func depSnapshot(clusters map[string]*Cluster, milestones map[string]*Milestone) deps.Snapshot {
 	s := deps.Snapshot{Milestones: map[string][]string{}}
-	for _, name := range sortedKeys(keysOfClusters(clusters)) {
+	names := sortedKeys(keysOfClusters(clusters))
+	// A dependent is stored as a group held by each of its members, naming
+	// the declaring cluster (SMF's import).
+	imported := map[string][]deps.Group{}
+	for _, name := range names {
+		for _, g := range clusters[name].Dependents {
+			for _, m := range g.Members {
+				imported[m] = append(imported[m], deps.Group{Name: g.Name, Grouping: deps.Grouping(g.Grouping), RestartOn: deps.RestartOn(g.RestartOn), Members: []string{name}})
+			}
+		}
+	}
+	for _, name := range names {
 		c := clusters[name]
 		dc := deps.Cluster{Name: name, State: deps.Offline}
 		for _, g := range c.DependsOn {
 			dc.Groups = append(dc.Groups, deps.Group{Name: g.Name, Grouping: deps.Grouping(g.Grouping), RestartOn: deps.RestartOn(g.RestartOn), Members: g.Members})
 		}
+		dc.Groups = append(dc.Groups, imported[name]...)
 		s.Clusters = append(s.Clusters, dc)
 	}
 	for n, m := range milestones {
@@ -164,8 +188,38 @@ func keysOfClusters(m map[string]*Cluster) map[string]bool {
 }
 
 // dependencyCycles refuses a cycle among the set's dependencies that the
-// references did not already show: members written as names.
+// references did not already show: members written as names. It also
+// refuses a dependent that would put on a cluster of the set a second
+// group of a name it holds, as the agent would.
 func (e *evaluator) dependencyCycles() hclv2.Diagnostics {
+	for _, name := range sortedKeys(keysOfClusters(e.def.Clusters)) {
+		c := e.def.Clusters[name]
+		for _, g := range c.Dependents {
+			for _, m := range g.Members {
+				target, ok := e.def.Clusters[m]
+				if !ok {
+					continue
+				}
+				held := map[string]bool{}
+				for _, own := range target.DependsOn {
+					held[own.Name] = true
+				}
+				for _, other := range sortedKeys(keysOfClusters(e.def.Clusters)) {
+					for _, og := range e.def.Clusters[other].Dependents {
+						if other != name && og.Name == g.Name && slices.Contains(og.Members, m) {
+							held[og.Name] = true
+						}
+					}
+				}
+				if held[g.Name] {
+					rng := c.decl.fields["dependent."+g.Name+".members"]
+					return hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: "Invalid dependent block",
+						Detail:  fmt.Sprintf("dependent %q: cluster %q already holds a dependency group named %q; a dependent is stored as a group of each member, so rename one.", g.Name, m, g.Name),
+						Subject: rng.Ptr()}}
+				}
+			}
+		}
+	}
 	cycle := deps.Cycle(depSnapshot(e.def.Clusters, e.def.Milestones))
 	if cycle == nil {
 		return nil
@@ -182,7 +236,7 @@ func (e *evaluator) dependencyCycles() hclv2.Diagnostics {
 func (s *Snapshot) StartOrder() [][]string {
 	declared := false
 	for _, c := range s.Clusters {
-		declared = declared || len(c.DependsOn) > 0
+		declared = declared || len(c.DependsOn) > 0 || len(c.Dependents) > 0
 	}
 	if !declared {
 		return nil
@@ -200,6 +254,26 @@ func dependsOnView(gs []DependsOn) []any {
 	var out []any
 	for _, g := range gs {
 		out = append(out, map[string]any{"name": g.Name, "grouping": g.Grouping, "restart_on": g.RestartOn, "members": g.Members})
+	}
+	return out
+}
+
+// dependentsView is dependsOnView for dependent blocks, groups sorted by
+// name and members by name: the agent stores a dependent on each member,
+// and shows them back in its own order.
+func dependentsView(gs []DependsOn) []any {
+	sorted := slices.Clone(gs)
+	for i := range sorted {
+		sorted[i].Members = slices.Sorted(slices.Values(sorted[i].Members))
+	}
+	slices.SortFunc(sorted, func(a, b DependsOn) int { return strings.Compare(a.Name, b.Name) })
+	return dependsOnView(sorted)
+}
+
+func apiGroups(gs []api.DependencyGroup) []DependsOn {
+	out := make([]DependsOn, 0, len(gs))
+	for _, g := range gs {
+		out = append(out, DependsOn{Name: g.Name, Grouping: g.Grouping, RestartOn: g.RestartOn, Members: g.Members})
 	}
 	return out
 }
@@ -225,14 +299,21 @@ func milestoneChange(r *remote, s *Snapshot, ref Ref) *Change {
 	return &Change{Action: Update, Ref: ref, ID: have.ID, Name: ref.Name, Fields: []FieldChange{{Path: "clusters", Old: have.Clusters, New: want.Clusters}}}
 }
 
-// dependsOn declares a cluster's depends_on blocks on the agent, replacing
-// what it declared before.
+// dependsOn declares a cluster's depends_on and dependent blocks on the
+// agent, replacing what it declared before.
 func (a *Applier) dependsOn(ctx context.Context, ref Ref, d *Cluster) error {
-	req := api.DependenciesPut{Groups: []api.DependencyGroup{}}
+	req := api.DependenciesPut{Groups: []api.DependencyGroup{}, Dependents: []api.DependencyGroup{}}
 	for _, g := range d.DependsOn {
 		req.Groups = append(req.Groups, api.DependencyGroup{Name: g.Name, Grouping: g.Grouping, RestartOn: g.RestartOn, Members: g.Members})
 	}
-	a.say("%s: declaring %d dependency groups", ref, len(req.Groups))
+	for _, g := range d.Dependents {
+		req.Dependents = append(req.Dependents, api.DependencyGroup{Name: g.Name, Grouping: g.Grouping, RestartOn: g.RestartOn, Members: g.Members})
+	}
+	if len(req.Dependents) > 0 {
+		a.say("%s: declaring %d dependency groups and %d dependents", ref, len(req.Groups), len(req.Dependents))
+	} else {
+		a.say("%s: declaring %d dependency groups", ref, len(req.Groups))
+	}
 	if _, err := a.Client.PutDependencies(ctx, d.Name, req); err != nil {
 		return fmt.Errorf("declare the dependencies of %s: %w", ref, err)
 	}
@@ -258,4 +339,90 @@ func (a *Applier) milestone(ctx context.Context, plan *Plan, step Change) error 
 		return fmt.Errorf("update %s: %w", step.Ref, err)
 	}
 	return nil
+}
+
+// declarations schedules the PUT of each cluster's dependencies in an
+// apply: a cluster's own groups name clusters created before it, but its
+// dependents name clusters created after it (they wait on it), and the
+// agent refuses a member that does not exist yet. So a cluster is declared
+// once its own step and the steps creating its dependents' members ran.
+type declarations struct {
+	desired  map[string]*Cluster
+	order    []string        // clusters to declare, in the plan's order
+	creating map[string]bool // clusters this apply creates, not yet created
+}
+
+func newDeclarations(plan *Plan) *declarations {
+	d := &declarations{desired: plan.Desired.Clusters, creating: map[string]bool{}}
+	replaced := map[string]bool{}
+	for _, step := range plan.Changes {
+		if step.Ref.Kind == "cluster" && step.Action == Replace {
+			replaced[step.Ref.Name] = true
+		}
+	}
+	for _, step := range plan.Changes {
+		if step.Ref.Kind != "cluster" || step.Action == Delete {
+			continue
+		}
+		c := plan.Desired.Clusters[step.Ref.Name]
+		declare := false
+		switch step.Action {
+		case Create, Replace:
+			d.creating[step.Ref.Name] = true
+			declare = len(c.DependsOn) > 0 || len(c.Dependents) > 0
+		case Update:
+			for _, f := range step.Fields {
+				declare = declare || f.Path == "depends_on" || f.Path == "dependents"
+			}
+		}
+		if declare {
+			d.order = append(d.order, step.Ref.Name)
+		}
+	}
+	// A replaced cluster loses the groups other clusters' dependents put
+	// on it: those clusters declare them again.
+	for _, name := range sortedKeys(keysOfClusters(plan.Desired.Clusters)) {
+		if slices.Contains(d.order, name) {
+			continue
+		}
+		for _, g := range plan.Desired.Clusters[name].Dependents {
+			if slices.ContainsFunc(g.Members, func(m string) bool { return replaced[m] }) {
+				d.order = append(d.order, name)
+				break
+			}
+		}
+	}
+	return d
+}
+
+// done records a cluster's step as run and declares every cluster whose
+// turn it now is.
+func (d *declarations) done(ctx context.Context, a *Applier, name string) error {
+	delete(d.creating, name)
+	var left []string
+	for _, n := range d.order {
+		if !d.ready(n) {
+			left = append(left, n)
+			continue
+		}
+		if err := a.dependsOn(ctx, Ref{Kind: "cluster", Name: n}, d.desired[n]); err != nil {
+			return err
+		}
+	}
+	d.order = left
+	return nil
+}
+
+func (d *declarations) ready(name string) bool {
+	if d.creating[name] {
+		return false
+	}
+	for _, g := range d.desired[name].Dependents {
+		for _, m := range g.Members {
+			if d.creating[m] {
+				return false
+			}
+		}
+	}
+	return true
 }

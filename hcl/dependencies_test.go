@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -176,5 +177,126 @@ func TestDependenciesDocExample(t *testing.T) {
 	order := strings.Join(parts, " → ")
 	if !strings.Contains(strings.Join(strings.Fields(string(b)), " "), "Start order (depends_on): "+order+".") {
 		t.Errorf("the page does not give the start order %q", order)
+	}
+}
+
+const dependentHCL = `profile "p" {
+  type    = "grove.noop"
+  version = "1.0"
+}
+
+cluster "db" {
+  profile = profile.p
+  dependent "database" {
+    grouping   = "require_all"
+    restart_on = "error"
+    members    = [cluster.app, "report"]
+  }
+}
+
+cluster "app" {
+  profile = profile.p
+}
+
+cluster "report" {
+  profile = profile.p
+}
+`
+
+// TestDependentBlocks: a dependent block decodes as a group declared by
+// its cluster; it reverses the order (db, which its members wait on,
+// comes first although app is referenced from db), the start order sees
+// it stored on each member, and the plan's create lines show it.
+func TestDependentBlocks(t *testing.T) {
+	def, diags := load(t, dependentHCL, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	want := []DependsOn{{Name: "database", Grouping: "require_all", RestartOn: "error", Members: []string{"app", "report"}}}
+	if got := def.Clusters["db"].Dependents; !reflect.DeepEqual(got, want) {
+		t.Errorf("db's dependents %+v", got)
+	}
+	pos := map[string]int{}
+	for i, r := range def.Order {
+		pos[r.String()] = i
+	}
+	if !(pos["cluster.db"] < pos["cluster.app"]) {
+		t.Errorf("order %v: db must come before app, which waits on it", def.Order)
+	}
+	snap := &Snapshot{Profiles: def.Profiles, Policies: def.Policies, Clusters: def.Clusters, Milestones: def.Milestones, Order: def.Order}
+	if got := fmt.Sprint(snap.StartOrder()); got != "[[db] [app report]]" {
+		t.Errorf("start order %s", got)
+	}
+	lines := strings.Join(createLines(snap, Ref{Kind: "cluster", Name: "db"}), "\n")
+	if !strings.Contains(lines, `dependent.database = {"grouping":"require_all","members":["app","report"],"restart_on":"error"}`) {
+		t.Errorf("create lines:\n%s", lines)
+	}
+}
+
+// TestDependentErrors: a dependent block is checked with depends_on's
+// rules, named at the attribute at fault; its members are clusters only;
+// a cycle through it is refused whole; a name its member already holds is
+// refused.
+func TestDependentErrors(t *testing.T) {
+	const head = "profile \"p\" {\n  type    = \"grove.noop\"\n  version = \"1.0\"\n}\n\ncluster \"web\" {\n  profile = profile.p\n  depends_on \"database\" {\n    grouping = \"require_all\"\n    members  = [\"other\"]\n  }\n}\n\ncluster \"db\" {\n  profile = profile.p\n"
+	cases := []struct {
+		body      string
+		want      string
+		line, col int
+	}{
+		{"  dependent \"d\" {\n    grouping = \"require_some\"\n    members  = [\"web\"]\n  }\n}\n",
+			`grouping must be one of require_all, require_any, optional_all or exclude_all, not "require_some"`, 17, 16},
+		{"  dependent \"d\" {\n    grouping   = \"require_all\"\n    restart_on = \"always\"\n    members    = [\"web\"]\n  }\n}\n",
+			`restart_on must be one of none, error, restart or refresh, not "always"`, 18, 18},
+		{"  dependent \"d\" {\n    grouping = \"require_all\"\n    members  = [\"path:/etc/x\"]\n  }\n}\n",
+			`member "path:/etc/x" is not a cluster`, 18, 16},
+		{"  dependent \"d\" {\n    grouping = \"require_all\"\n    members  = [\"web\"]\n  }\n  dependent \"d\" {\n    grouping = \"require_all\"\n    members  = [\"web\"]\n  }\n}\n",
+			`dependent "d" is declared twice`, 20, 13},
+		{"  dependent \"database\" {\n    grouping = \"require_all\"\n    members  = [\"web\"]\n  }\n}\n",
+			`cluster "web" already holds a dependency group named "database"`, 18, 16},
+		{"  depends_on \"w\" {\n    grouping = \"require_all\"\n    members  = [\"web\"]\n  }\n  dependent \"d\" {\n    grouping = \"require_all\"\n    members  = [\"web\"]\n  }\n}\n",
+			"wait on each other: db → web → db", 14, 1},
+	}
+	for _, c := range cases {
+		def, diags := load(t, head+c.body, Options{})
+		if !diags.HasErrors() {
+			t.Errorf("%q: no error", c.body)
+			continue
+		}
+		diagAt(t, def, diags, c.want, c.line, c.col)
+	}
+}
+
+// TestDependentDeclarations: apply declares a cluster's dependents once
+// the clusters that wait on it exist, and again when one of them is
+// replaced (the agent drops the groups a deleted cluster held).
+func TestDependentDeclarations(t *testing.T) {
+	def, diags := load(t, dependentHCL, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	desired := &Snapshot{Clusters: def.Clusters}
+	created := &Plan{Desired: desired, Changes: []Change{
+		{Action: Create, Ref: Ref{Kind: "cluster", Name: "db"}},
+		{Action: Create, Ref: Ref{Kind: "cluster", Name: "app"}},
+		{Action: Create, Ref: Ref{Kind: "cluster", Name: "report"}},
+	}}
+	d := newDeclarations(created)
+	for _, name := range []string{"db", "app"} {
+		delete(d.creating, name)
+		if d.ready("db") {
+			t.Fatalf("db is ready to declare after %s, before report exists", name)
+		}
+	}
+	delete(d.creating, "report")
+	if !d.ready("db") {
+		t.Errorf("db is not ready once app and report exist")
+	}
+	replaced := newDeclarations(&Plan{Desired: desired, Changes: []Change{{Action: Replace, Ref: Ref{Kind: "cluster", Name: "report"}}}})
+	if !slices.Contains(replaced.order, "db") {
+		t.Errorf("report replaced: declarations %v, want db declared again", replaced.order)
+	}
+	if unchanged := newDeclarations(&Plan{Desired: desired}); len(unchanged.order) != 0 {
+		t.Errorf("nothing changed: declarations %v", unchanged.order)
 	}
 }

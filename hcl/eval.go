@@ -55,7 +55,7 @@ var clusterSchema = &hclv2.BodySchema{
 	},
 	Blocks: []hclv2.BlockHeaderSchema{
 		{Type: "binding"}, {Type: "placement"}, {Type: "restart"}, {Type: "update"}, {Type: "dependency", LabelNames: []string{"name"}},
-		{Type: "depends_on", LabelNames: []string{"name"}},
+		{Type: "depends_on", LabelNames: []string{"name"}}, {Type: "dependent", LabelNames: []string{"name"}},
 	},
 }
 
@@ -66,6 +66,7 @@ var settingSchemas = map[string]*hclv2.BodySchema{
 	"update":     {Attributes: []hclv2.AttributeSchema{{Name: "parallelism"}, {Name: "delay"}, {Name: "failure_action"}, {Name: "monitor"}, {Name: "max_failure_ratio"}, {Name: "order"}}},
 	"dependency": {Attributes: []hclv2.AttributeSchema{{Name: "grouping", Required: true}, {Name: "restart_on"}, {Name: "clusters", Required: true}}},
 	"depends_on": {Attributes: []hclv2.AttributeSchema{{Name: "grouping", Required: true}, {Name: "restart_on"}, {Name: "members", Required: true}}},
+	"dependent":  {Attributes: []hclv2.AttributeSchema{{Name: "grouping", Required: true}, {Name: "restart_on"}, {Name: "members", Required: true}}},
 }
 
 type evaluator struct {
@@ -503,12 +504,12 @@ func attrName(t hclv2.Traverser) string {
 
 // --- the reference graph
 
-// refsOf returns the blocks a block refers to, with where.
-func (e *evaluator) refsOf(b *hclv2.Block) ([]Ref, []hclv2.Range, hclv2.Diagnostics) {
+// refsIn returns the blocks some expressions refer to, with where.
+func (e *evaluator) refsIn(exprs []hclv2.Expression) ([]Ref, []hclv2.Range, hclv2.Diagnostics) {
 	var diags hclv2.Diagnostics
 	var refs []Ref
 	var rngs []hclv2.Range
-	for _, expr := range expressions(b.Body) {
+	for _, expr := range exprs {
 		for _, t := range expr.Variables() {
 			kind := t.RootName()
 			if kind != "profile" && kind != "policy" && kind != "cluster" && kind != "milestone" || len(t) < 2 {
@@ -543,15 +544,47 @@ func expressions(body hclv2.Body) []hclv2.Expression {
 	return out
 }
 
+// splitDependents splits a block's expressions into those of its
+// dependent blocks and the others.
+func splitDependents(body hclv2.Body) (own, dependents []hclv2.Expression) {
+	sb, ok := body.(*hclsyntax.Body)
+	if !ok {
+		return nil, nil
+	}
+	for _, a := range sb.Attributes {
+		own = append(own, a.Expr)
+	}
+	for _, b := range sb.Blocks {
+		if b.Type == "dependent" {
+			dependents = append(dependents, expressions(b.Body)...)
+		} else {
+			own = append(own, expressions(b.Body)...)
+		}
+	}
+	return own, dependents
+}
+
 // graph orders blocks so each follows what it references; a cycle is an
 // error naming every block in it.
 func (e *evaluator) graph(order []Ref) ([]Ref, hclv2.Diagnostics) {
 	var diags hclv2.Diagnostics
 	edges := map[Ref][]Ref{}
 	for _, ref := range order {
-		refs, _, ds := e.refsOf(e.blocks[ref])
+		own, reverse := splitDependents(e.blocks[ref].Body)
+		refs, _, ds := e.refsIn(own)
 		diags = append(diags, ds...)
-		edges[ref] = refs
+		edges[ref] = append(edges[ref], refs...)
+		// A dependent block's members wait on this cluster: they come
+		// after it.
+		back, _, ds := e.refsIn(reverse)
+		diags = append(diags, ds...)
+		for _, m := range back {
+			if m.Kind == "cluster" {
+				edges[m] = append(edges[m], ref)
+			} else {
+				edges[ref] = append(edges[ref], m)
+			}
+		}
 	}
 	if diags.HasErrors() {
 		return nil, diags
@@ -828,10 +861,17 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 		if ds.HasErrors() {
 			continue
 		}
-		if sb.Type == "depends_on" {
+		if sb.Type == "depends_on" || sb.Type == "dependent" {
 			g, ds := e.decodeDependsOn(c, sb, attrs)
 			diags = append(diags, ds...)
-			if g != nil {
+			if g == nil {
+				continue
+			}
+			if sb.Type == "dependent" {
+				at("dependent."+g.Name, sb.DefRange)
+				at("dependent."+g.Name+".members", attrs.Attributes["members"].Expr.Range())
+				c.Dependents = append(c.Dependents, *g)
+			} else {
 				c.DependsOn = append(c.DependsOn, *g)
 			}
 			continue

@@ -89,11 +89,16 @@ type Cluster struct {
 	Bindings []Binding      `json:"bindings,omitempty"`
 	// DependsOn are the cluster's dependency groups, in the order written.
 	DependsOn []DependsOn `json:"depends_on,omitempty"`
-	decl      blockInfo
+	// Dependents are the cluster's dependent blocks (SMF's `dependent`):
+	// each is declared, as the agent stores it, as a group held by each
+	// member that waits on this cluster.
+	Dependents []DependsOn `json:"dependents,omitempty"`
+	decl       blockInfo
 }
 
 // DependsOn is a depends_on block: one named dependency group of a cluster
-// (docs/dependencies.md).
+// (docs/dependencies.md); a dependent block has the same fields, its
+// members being the clusters that wait on the declaring one.
 type DependsOn struct {
 	Name      string `json:"name"`
 	Grouping  string `json:"grouping"`

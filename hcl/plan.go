@@ -107,6 +107,8 @@ type remote struct {
 	bindings map[string][]api.ClusterPolicy
 	// deps are the groups each cluster (by id) declared on itself.
 	deps map[string][]api.DependencyGroup
+	// dependents are the dependents each cluster (by id) declared.
+	dependents map[string][]api.DependencyGroup
 	// milestones are the agent's milestones the definition names, by name.
 	milestones map[string]*api.Milestone
 	digest     []string
@@ -127,7 +129,7 @@ func get(ctx context.Context, c *api.Client, path, key string, out any) (bool, e
 func fetch(ctx context.Context, c *api.Client, set string) (*remote, error) {
 	r := &remote{owned: map[Ref][]api.SetObject{}, profiles: map[string]*api.Profile{}, policies: map[string]*api.Policy{},
 		clusters: map[string]*api.Cluster{}, bindings: map[string][]api.ClusterPolicy{},
-		deps: map[string][]api.DependencyGroup{}, milestones: map[string]*api.Milestone{}}
+		deps: map[string][]api.DependencyGroup{}, dependents: map[string][]api.DependencyGroup{}, milestones: map[string]*api.Milestone{}}
 	var st api.Set
 	if _, err := get(ctx, c, "/v1/sets/"+url.PathEscape(set), "set", &st); err != nil {
 		return nil, fmt.Errorf("read definition set %q from the agent: %w", set, err)
@@ -190,9 +192,9 @@ func (r *remote) load(ctx context.Context, c *api.Client, kind, ident string) er
 					own = append(own, g.DependencyGroup)
 				}
 			}
-			r.clusters[cl.ID], r.bindings[cl.ID], r.deps[cl.ID], id = &cl, bs, own, cl.ID
-			digest = fmt.Sprintf("%s|%d|%d|%d|%d|%s|%s|%s|%s", cl.ProfileName, cl.DesiredCapacity, cl.MinSize, cl.MaxSize, cl.Timeout,
-				mustJSON(cl.Metadata), mustJSON(cl.Config), mustJSON(bs), mustJSON(own))
+			r.clusters[cl.ID], r.bindings[cl.ID], r.deps[cl.ID], r.dependents[cl.ID], id = &cl, bs, own, d.Dependents, cl.ID
+			digest = fmt.Sprintf("%s|%d|%d|%d|%d|%s|%s|%s|%s|%s", cl.ProfileName, cl.DesiredCapacity, cl.MinSize, cl.MaxSize, cl.Timeout,
+				mustJSON(cl.Metadata), mustJSON(cl.Config), mustJSON(bs), mustJSON(own), mustJSON(d.Dependents))
 		}
 	}
 	if err != nil {
@@ -259,9 +261,31 @@ func MakePlan(ctx context.Context, c *api.Client, def *Definition, destroy bool)
 			return nil, fmt.Errorf("cluster %q already exists outside any definition set; rename the cluster here or delete the existing one", name)
 		}
 	}
+	var dropMilestones []Change
+	if destroy {
+		// Milestones belong to no set (they are matched by name), so the
+		// set's objects do not list them: destroy removes those the
+		// definition declares, before the clusters they name.
+		for _, name := range sortedKeys(keysOfMilestones(def.Milestones)) {
+			if err := r.load(ctx, c, "milestone", name); err != nil {
+				return nil, err
+			}
+			if m := r.milestones[name]; m != nil {
+				dropMilestones = append(dropMilestones, Change{Action: Delete, Ref: Ref{Kind: "milestone", Name: name}, ID: m.ID, Name: name})
+			}
+		}
+	}
 	plan.Fingerprint = r.fingerprint()
-	plan.Changes = diff(r, snap)
+	plan.Changes = append(diff(r, snap), dropMilestones...)
 	return plan, nil
+}
+
+func keysOfMilestones(m map[string]*Milestone) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 // ownsName reports whether the set owns the object with this agent name.
@@ -609,6 +633,9 @@ func clusterChange(r *remote, s *Snapshot, ref Ref, id string) *Change {
 	if want, have := dependsOnView(d.DependsOn), dependsOnAPIView(r.deps[id]); !reflect.DeepEqual(normal(want), normal(have)) {
 		fields = append(fields, FieldChange{Path: "depends_on", Old: have, New: want})
 	}
+	if want, have := dependentsView(d.Dependents), dependentsView(apiGroups(r.dependents[id])); !reflect.DeepEqual(normal(want), normal(have)) {
+		fields = append(fields, FieldChange{Path: "dependents", Old: have, New: want})
+	}
 	have := map[string]api.ClusterPolicy{}
 	for _, b := range r.bindings[id] {
 		have[b.PolicyName] = b
@@ -753,6 +780,9 @@ func createLines(s *Snapshot, ref Ref) []string {
 		}
 		for _, g := range c.DependsOn {
 			out = append(out, fmt.Sprintf("depends_on.%s = %s", g.Name, show(map[string]any{"grouping": g.Grouping, "restart_on": g.RestartOn, "members": g.Members})))
+		}
+		for _, g := range c.Dependents {
+			out = append(out, fmt.Sprintf("dependent.%s = %s", g.Name, show(map[string]any{"grouping": g.Grouping, "restart_on": g.RestartOn, "members": g.Members})))
 		}
 	case "milestone":
 		add("clusters", s.Milestones[ref.Name].Clusters)

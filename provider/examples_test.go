@@ -137,6 +137,9 @@ func TestExamples(t *testing.T) {
 			if out, code := cli.run(work, "apply", "-auto-approve", "-input=false"); code != 0 {
 				t.Fatalf("terraform apply: exit %d\n%s", code, out)
 			}
+			if strings.HasSuffix(dir, "/dependencies") {
+				checkDependenciesExample(t)
+			}
 			if out, code := cli.run(work, "plan", "-detailed-exitcode", "-input=false"); code != 0 {
 				t.Errorf("the plan after apply is not empty (exit %d):\n%s", code, out)
 			}
@@ -237,4 +240,28 @@ func novaAgent(t *testing.T) string {
 	}
 	t.Cleanup(a.Close)
 	return a.Addr
+}
+
+// checkDependenciesExample: the three-tier stack of
+// examples/terraform/dependencies is declared as docs/dependencies.md
+// says, every group satisfied and every cluster running.
+func checkDependenciesExample(t *testing.T) {
+	t.Helper()
+	want := map[string]string{"tf-deps-app": "database require_all error [tf-deps-db]", "tf-deps-web": "backend require_all restart [tf-deps-app path:/etc/hosts]"}
+	for name, group := range want {
+		d, err := client().GetDependencies(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Groups) != 1 {
+			t.Fatalf("%s holds %d groups, want 1: %+v", name, len(d.Groups), d.Groups)
+		}
+		g := d.Groups[0]
+		if got := fmt.Sprintf("%s %s %s %v", g.Name, g.Grouping, g.RestartOn, g.Members); got != group || g.Result != "satisfied" {
+			t.Errorf("%s holds %q (%s), want %q satisfied", name, got, g.Result, group)
+		}
+		if d.State != "running" {
+			t.Errorf("%s is %s (%s), want running", name, d.State, d.Reason)
+		}
+	}
 }

@@ -36,15 +36,17 @@ func depState(cl *model.Cluster) deps.State { return DepState(cl) }
 
 // depGraph is one project's dependency graph and its clusters by name.
 type depGraph struct {
-	snap   deps.Snapshot
-	byName map[string]*model.Cluster
+	project string
+	snap    deps.Snapshot
+	byName  map[string]*model.Cluster
 	// groups is whether any cluster of the project holds a group: without
 	// any, nothing propagates.
 	groups bool
 }
 
-// depSnapshot reads a project's dependency graph. Path members are
-// checked on this agent's host, now (§C.2: a path is evaluated when a
+// depSnapshot reads a project's dependency graph through deps.Build, the
+// one way the graph is built (the server's views use it too). Path members
+// are checked on this agent's host, now (§C.2: a path is evaluated when a
 // cluster starts).
 func (e *Engine) depSnapshot(ctx context.Context, project string) (*depGraph, error) {
 	clusters, err := e.store.ListClusters(ctx, store.ListOpts{Project: project})
@@ -55,46 +57,22 @@ func (e *Engine) depSnapshot(ctx context.Context, project string) (*depGraph, er
 	if err != nil {
 		return nil, err
 	}
-	g := &depGraph{byName: map[string]*model.Cluster{}, snap: deps.Snapshot{Milestones: map[string][]string{}, Paths: map[string]bool{}}}
-	index := map[string]int{}
-	for _, cl := range clusters {
-		index[cl.ID] = len(g.snap.Clusters)
-		g.byName[cl.Name] = cl
-		g.snap.Clusters = append(g.snap.Clusters, deps.Cluster{Name: cl.Name, ID: cl.ID, State: depState(cl)})
-	}
-	// Members are stored as ids; the graph names them, so that reasons
-	// and steps read "waiting on db".
-	names := func(ids []string) []string {
-		out := make([]string, len(ids))
-		for i, m := range ids {
-			out[i] = m
-			if j, ok := index[m]; ok {
-				out[i] = g.snap.Clusters[j].Name
-			}
-		}
-		return out
-	}
-	for _, gr := range groups {
-		i, ok := index[gr.ClusterID]
-		if !ok {
-			continue
-		}
-		g.groups = true
-		g.snap.Clusters[i].Groups = append(g.snap.Clusters[i].Groups, deps.Group{Name: gr.Name, Grouping: deps.Grouping(gr.Grouping),
-			RestartOn: deps.RestartOn(gr.RestartOn), Members: names(gr.Members)})
-		for _, m := range gr.Members {
-			if p, ok := strings.CutPrefix(m, deps.PathPrefix); ok {
-				_, serr := os.Stat(p)
-				g.snap.Paths[p] = serr == nil
-			}
-		}
-	}
 	ms, err := e.store.ListMilestones(ctx, store.ListOpts{Project: project})
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range ms {
-		g.snap.Milestones[m.Name] = names(m.Clusters)
+	g := &depGraph{project: project, byName: map[string]*model.Cluster{}}
+	g.snap = deps.Build(clusters, groups, ms, DepState, func(p string) bool {
+		_, err := os.Stat(p)
+		return err == nil
+	})
+	for _, cl := range clusters {
+		g.byName[cl.Name] = cl
+	}
+	for _, c := range g.snap.Clusters {
+		if len(c.Groups) > 0 {
+			g.groups = true
+		}
 	}
 	return g, nil
 }
@@ -127,6 +105,10 @@ func (e *Engine) decide(ctx context.Context, cl *model.Cluster, from deps.State,
 // waited for; skip names a cluster whose own step its caller carries out.
 // Held clusters get their reason shown.
 func (e *Engine) applySteps(ctx context.Context, g *depGraph, steps []deps.Step, skip string) error {
+	// While it runs, the health round's reconciliation leaves the project
+	// to it.
+	e.cascadeBegin(g.project)
+	defer e.cascadeEnd(g.project)
 	var errs []error
 	for _, st := range steps {
 		if st.Cluster == skip {
@@ -141,14 +123,29 @@ func (e *Engine) applySteps(ctx context.Context, g *depGraph, steps []deps.Step,
 				return err
 			}
 			errs = append(errs, err)
+			continue
+		}
+		if e.cfg.AfterDependencyStep != nil {
+			e.cfg.AfterDependencyStep(st)
 		}
 	}
 	return errors.Join(errs...)
 }
 
 // runStep submits one step's action, waiting while the cluster is busy
-// with another one, and waits for it to end.
+// with another one, and waits for it to end. A step already taken (a stop
+// of a stopped cluster, a start of a running one) is skipped: a cascade the
+// health round's reconciliation finishes may meet steps another agent, or
+// the action that began it, took meanwhile, and a second stop would
+// overwrite the first one's cause.
 func (e *Engine) runStep(ctx context.Context, cl *model.Cluster, st deps.Step) error {
+	fresh, err := e.store.GetCluster(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	if r := model.RunDataOf(fresh); (st.Op == deps.OpStop && (r.Stopped || r.Maintenance)) || (st.Op == deps.OpStart && depState(fresh) == deps.Running) {
+		return nil
+	}
 	kind := model.ClusterStartAction
 	in := model.ClusterRunInputs{Cause: model.StopByDependency}
 	if st.Cause == deps.CauseMilestone {
@@ -197,8 +194,10 @@ func (e *Engine) runStep(ctx context.Context, cl *model.Cluster, st deps.Step) e
 func (e *Engine) propagateAsync(cl *model.Cluster, from deps.State, ev deps.Event) {
 	ctx := e.background()
 	e.wg.Add(1)
+	e.cascadeBegin(cl.Project)
 	go func() {
 		defer e.wg.Done()
+		defer e.cascadeEnd(cl.Project)
 		if err := e.propagate(ctx, cl, from, ev); err != nil && ctx.Err() == nil {
 			e.log.Warn("dependency propagation", "cluster", cl.Name, "event", ev.Kind, "error", err)
 		}
@@ -294,6 +293,9 @@ func (e *Engine) reevaluate(ctx context.Context, clusters []*model.Cluster) erro
 	for p := range projects {
 		g, err := e.depSnapshot(ctx, p)
 		if err != nil {
+			return err
+		}
+		if err := e.reconcileProject(ctx, p, g); err != nil {
 			return err
 		}
 		if !g.groups {
@@ -423,24 +425,184 @@ func (e *Engine) EnterMilestone(ctx context.Context, c Caller, ident string) (st
 	if len(what) > 0 {
 		reason = strings.Join(what, ", ") + "."
 	}
-	if err := e.store.CreateEvents(ctx, []*model.Event{{ID: e.newID(), Timestamp: e.cfg.Now(), OID: oid, OName: name, OType: "MILESTONE",
-		User: c.User, Project: c.Project, Action: "MILESTONE_ENTER", Status: "entered", StatusReason: reason, Level: model.LevelInfo}}); err != nil {
+	// The MILESTONE_ENTER event is the milestone's durable intent: until
+	// its "reached" event names it, the health round's reconciliation
+	// finishes it (an agent that died in the middle of it).
+	entered := &model.Event{ID: e.newID(), Timestamp: e.cfg.Now(), OID: oid, OName: name, OType: "MILESTONE",
+		User: c.User, Project: c.Project, Action: milestoneEnter, Status: milestoneEntered, StatusReason: reason, Level: model.LevelInfo}
+	if err := e.store.CreateEvents(ctx, []*model.Event{entered}); err != nil {
 		return "", deps.Decision{}, err
 	}
 	e.wg.Add(1)
+	e.cascadeBegin(c.Project)
 	go func() {
 		defer e.wg.Done()
-		ctx := e.background()
-		if err := e.applySteps(ctx, g, d.Steps, ""); err != nil {
-			e.log.Warn("milestone", "milestone", name, "error", err)
-		}
-		for _, v := range d.Held {
-			if cl, ok := g.byName[v.Cluster]; ok {
-				_ = e.holdCluster(ctx, cl.ID, v)
-			}
-		}
+		defer e.cascadeEnd(c.Project)
+		e.carryMilestone(e.background(), g, d, entered)
 	}()
 	return name, d, nil
+}
+
+// Milestone events: MILESTONE_ENTER with status entered when an operator
+// enters a milestone, and again with status reached, its meta data naming
+// the entered event, once every step was taken.
+const (
+	milestoneEnter   = "MILESTONE_ENTER"
+	milestoneEntered = "entered"
+	milestoneReached = "reached"
+)
+
+// carryMilestone takes a milestone decision's steps, shows why the
+// clusters it could not start wait, and records the milestone reached.
+func (e *Engine) carryMilestone(ctx context.Context, g *depGraph, d deps.Decision, entered *model.Event) {
+	if err := e.applySteps(ctx, g, d.Steps, ""); err != nil {
+		e.log.Warn("milestone", "milestone", entered.OName, "error", err)
+		return
+	}
+	for _, v := range d.Held {
+		if cl, ok := g.byName[v.Cluster]; ok {
+			if err := e.holdCluster(ctx, cl.ID, v); err != nil {
+				e.log.Warn("milestone", "milestone", entered.OName, "error", err)
+				return
+			}
+		}
+	}
+	reached := &model.Event{ID: e.newID(), Timestamp: e.cfg.Now(), OID: entered.OID, OName: entered.OName, OType: "MILESTONE",
+		User: entered.User, Project: entered.Project, Action: milestoneEnter, Status: milestoneReached,
+		StatusReason: "Milestone " + entered.OName + " reached.", Level: model.LevelInfo, MetaData: map[string]any{"entered": entered.ID}}
+	if err := e.store.CreateEvents(ctx, []*model.Event{reached}); err != nil {
+		e.log.Warn("milestone", "milestone", entered.OName, "error", err)
+	}
+}
+
+// unfinishedMilestone is the project's last milestone entered, when it was
+// not reached, or nil.
+func (e *Engine) unfinishedMilestone(ctx context.Context, project string) (*model.Event, error) {
+	// The newest few are enough: a milestone's reached event follows its
+	// entered one, so only milestones entered close together interleave.
+	evs, err := e.store.ListEvents(ctx, store.ListOpts{Project: project, Limit: 20, Sort: []store.SortKey{{Key: "timestamp", Desc: true}},
+		Filters: map[string][]string{"otype": {"MILESTONE"}, "action": {milestoneEnter}}})
+	if err != nil {
+		return nil, err
+	}
+	var last *model.Event
+	reached := map[string]bool{}
+	for _, ev := range evs {
+		switch ev.Status {
+		case milestoneEntered:
+			if last == nil || ev.Timestamp.After(last.Timestamp) {
+				last = ev
+			}
+		case milestoneReached:
+			if id, ok := ev.MetaData["entered"].(string); ok {
+				reached[id] = true
+			}
+		}
+	}
+	if last == nil || reached[last.ID] {
+		return nil, nil
+	}
+	return last, nil
+}
+
+func (e *Engine) cascadeBegin(project string) {
+	e.cascadeMu.Lock()
+	defer e.cascadeMu.Unlock()
+	e.cascades[project]++
+}
+
+func (e *Engine) cascadeEnd(project string) {
+	e.cascadeMu.Lock()
+	defer e.cascadeMu.Unlock()
+	if e.cascades[project]--; e.cascades[project] <= 0 {
+		delete(e.cascades, project)
+	}
+}
+
+// cascadeIdle takes the project for a reconciliation when this engine
+// carries out no cascade there; cascadeEnd gives it back.
+func (e *Engine) cascadeIdle(project string) bool {
+	e.cascadeMu.Lock()
+	defer e.cascadeMu.Unlock()
+	if e.cascades[project] > 0 {
+		return false
+	}
+	e.cascades[project]++
+	return true
+}
+
+// reconcileDependencies is the look at every project's dependency graph
+// that each health round takes (reevaluate, reconcileProject), for an
+// agent without a health loop to take once at start-up.
+func (e *Engine) reconcileDependencies(ctx context.Context) error {
+	clusters, err := e.store.ListClusters(ctx, store.ListOpts{})
+	if err != nil {
+		return err
+	}
+	return e.reevaluate(ctx, clusters)
+}
+
+// reconcileProject finishes, in the background, what a cascade cut short
+// left undone in a project: a milestone entered and not reached is entered
+// again on the graph as it is now; otherwise the stops deps.Reconcile
+// finds owed are taken, leaves first. The starts a cascade owes are
+// reevaluate's (a cluster stopped by a dependency starts once its groups
+// are satisfied).
+//
+// The cascade is level-triggered rather than recorded: the graph's state
+// (a cluster's run data says it faulted or was stopped, and why; the
+// MILESTONE_ENTER events say which milestone was entered last) is already
+// durable, written in the transaction of each change, and the pure rules
+// decide from it what is still owed. A journal of remaining steps would
+// be a second record of the same facts, one that could disagree with the
+// graph after an operator acted in between. What a state cannot hold is a
+// refresh, an instant; a CLUSTER_REFRESH cut short is an action, which the
+// next agent resumes.
+func (e *Engine) reconcileProject(ctx context.Context, project string, g *depGraph) error {
+	if !e.cascadeIdle(project) {
+		return nil
+	}
+	release := true
+	defer func() {
+		if release {
+			e.cascadeEnd(project)
+		}
+	}()
+	entered, err := e.unfinishedMilestone(ctx, project)
+	if err != nil {
+		return err
+	}
+	if entered != nil {
+		d, err := deps.Propagate(g.snap, deps.Event{Kind: deps.Milestone, Milestone: entered.OName})
+		if err != nil {
+			// The milestone is gone: nothing left to finish.
+			d = deps.Decision{}
+		}
+		e.log.Info("finishing a milestone", "milestone", entered.OName, "steps", len(d.Steps))
+		release = false
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			defer e.cascadeEnd(project)
+			e.carryMilestone(e.background(), g, d, entered)
+		}()
+		return nil
+	}
+	d := deps.Reconcile(g.snap)
+	if len(d.Steps) == 0 {
+		return nil
+	}
+	e.log.Info("finishing a dependency cascade", "project", project, "steps", len(d.Steps))
+	release = false
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer e.cascadeEnd(project)
+		if err := e.applySteps(e.background(), g, d.Steps, ""); err != nil {
+			e.log.Warn("dependency reconciliation", "project", project, "error", err)
+		}
+	}()
+	return nil
 }
 
 // background is the context for work that outlives the request or action

@@ -3,12 +3,14 @@ package engine_test
 import (
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/orchestrator/deps"
 	"github.com/grovehq/grove/core/store"
 )
 
@@ -238,7 +240,7 @@ func TestDependencyMilestone(t *testing.T) {
 	}
 	entered := 0
 	for _, ev := range evs {
-		if ev.Action == "MILESTONE_ENTER" && ev.OType == "MILESTONE" {
+		if ev.Action == "MILESTONE_ENTER" && ev.OType == "MILESTONE" && ev.Status == "entered" {
 			entered++
 		}
 	}
@@ -338,4 +340,189 @@ func TestDependencyUpdateRestartsDependents(t *testing.T) {
 	if n := h.gate.calls("operate")[apiNode]; n != 0 {
 		t.Errorf("db's restart operated on api (restart_on error) %d times, want none", n)
 	}
+}
+
+// crashAfterFirstStep replaces the harness's engine with one whose store
+// dies once the first step of a dependency cascade has ended: the agent
+// dies between two steps. The channel closes when it has died.
+func (h *harness) crashAfterFirstStep() <-chan struct{} {
+	h.t.Helper()
+	died := make(chan struct{})
+	var once sync.Once
+	id := h.eng.ID()
+	h.crash()
+	h.restart(id, func(c *engine.Config) {
+		c.AfterDependencyStep = func(deps.Step) {
+			once.Do(func() {
+				h.crashes.kill()
+				close(died)
+			})
+		}
+	})
+	return died
+}
+
+func (h *harness) waitDied(died <-chan struct{}) {
+	h.t.Helper()
+	select {
+	case <-died:
+	case <-time.After(20 * time.Second):
+		h.t.Fatal("the cascade's first step did not end within 20s")
+	}
+}
+
+// TestDependencyCascadeSurvivesCrash: the agent dies after the first step
+// of an operator's stop of db (web, the leaf, stopped; app not yet). The
+// next agent's reconciliation at start-up finishes the cascade: app stops
+// with cause dependency, as the dead agent would have stopped it.
+func TestDependencyCascadeSurvivesCrash(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	db := h.cluster("db", 1, 60)
+	app := h.cluster("app", 1, 60)
+	web := h.cluster("web", 1, 60)
+	h.depend(app, "database", "require_all", "restart", db.ID)
+	h.depend(web, "application", "require_all", "restart", app.ID)
+	died := h.crashAfterFirstStep()
+
+	a, err := h.act(db, `{"stop": {}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.waitDied(died)
+	h.crash()
+	if st, _ := h.runState(web.ID); st != model.RunOffline {
+		t.Fatalf("web is %s after the first step, want offline", st)
+	}
+	if st, _ := h.runState(app.ID); st != model.RunRunning {
+		t.Fatalf("app is %s when the agent died, want still running (the cascade cut short)", st)
+	}
+
+	h.restart(h.eng.ID(), nil)
+	h.until("app stops after the restart", false, h.inState(app, model.RunOffline))
+	if r := model.RunDataOf(h.getCluster(app.ID)); r.Cause != model.StopByDependency || !strings.Contains(r.Reason, "db") {
+		t.Errorf("app stopped with cause %q (%q), want dependency naming db", r.Cause, r.Reason)
+	}
+	h.ok(a, nil)
+	if r := model.RunDataOf(h.getCluster(db.ID)); r.Cause != model.StopByOperator {
+		t.Errorf("db's stop cause is %q, want operator", r.Cause)
+	}
+
+	// db back: the dependency-stopped clusters start again, dependencies
+	// first, through the health round.
+	h.ok(h.act(db, `{"start": {}}`))
+	h.until("web runs again", true, h.inState(web, model.RunRunning))
+}
+
+// TestDependencyMilestoneSurvivesCrash: the agent dies after the first
+// step of entering `none` (web stopped); the next agent enters it again on
+// the graph as it is, stopping app and db, and records it reached.
+func TestDependencyMilestoneSurvivesCrash(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	db := h.cluster("db", 1, 60)
+	app := h.cluster("app", 1, 60)
+	web := h.cluster("web", 1, 60)
+	h.depend(app, "database", "require_all", "error", db.ID)
+	h.depend(web, "application", "require_all", "error", app.ID)
+	died := h.crashAfterFirstStep()
+
+	if _, _, err := h.eng.EnterMilestone(h.ctx(), caller, "none"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitDied(died)
+	h.crash()
+	if st, _ := h.runState(db.ID); st != model.RunRunning {
+		t.Fatalf("db is %s when the agent died, want still running (the milestone cut short)", st)
+	}
+
+	h.restart(h.eng.ID(), nil)
+	for _, cl := range []*model.Cluster{web, app, db} {
+		h.until(cl.Name+" stops", false, h.inState(cl, model.RunOffline))
+		if r := model.RunDataOf(h.getCluster(cl.ID)); r.Cause != model.StopByMilestone {
+			t.Errorf("%s stopped with cause %q, want milestone", cl.Name, r.Cause)
+		}
+	}
+	h.until("the milestone is recorded reached", false, func() bool {
+		evs, err := h.store.ListEvents(h.ctx(), store.ListOpts{Project: caller.Project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if ev.Action == "MILESTONE_ENTER" && ev.Status == "reached" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestDependencyFaultSurvivesCrash: db's process is killed and the agent
+// dies after the fault's first step (front, restart_on restart on web,
+// stopped; web, restart_on error on db, not yet). db's fault is in its run
+// data, so the next agent stops web at start-up; once db is recovered,
+// web and front run again.
+func TestDependencyFaultSurvivesCrash(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profileOf("proc", "local.process", map[string]any{"command": []any{"sleep", "60"}, "stop_timeout": 0})
+	h.profile("p")
+	one := 1
+	db := h.create(engine.ClusterCreate{Name: "db", Profile: "proc", DesiredCapacity: &one})
+	var started []int
+	t.Cleanup(func() { killAll(started) })
+	pids := h.pids(db.ID)
+	for _, pid := range pids {
+		started = append(started, pid)
+	}
+	web := h.cluster("web", 1, 60)
+	front := h.cluster("front", 1, 60)
+	h.depend(web, "database", "require_all", "error", db.ID)
+	h.depend(front, "application", "require_all", "restart", web.ID)
+	died := h.crashAfterFirstStep()
+
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		h.gone(pid)
+	}
+	// Health rounds until one finds db's node dead and the fault's first
+	// step ended; the rounds after it fail on the dead store.
+	deadline := time.Now().Add(20 * time.Second)
+	for dead := false; !dead; {
+		select {
+		case <-died:
+			dead = true
+		default:
+			if time.Now().After(deadline) {
+				t.Fatal("db's fault did not stop front within 20s")
+			}
+			_ = h.eng.CheckHealth(h.ctx())
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	h.crash()
+	if st, _ := h.runState(front.ID); st != model.RunOffline {
+		t.Fatalf("front is %s after the first step, want offline", st)
+	}
+	if st, _ := h.runState(web.ID); st != model.RunRunning {
+		t.Fatalf("web is %s when the agent died, want still running (the cascade cut short)", st)
+	}
+
+	h.restart(h.eng.ID(), nil)
+	h.until("web stops after the restart", false, h.inState(web, model.RunOffline))
+	if r := model.RunDataOf(h.getCluster(web.ID)); r.Cause != model.StopByDependency || !strings.Contains(r.Reason, "db") {
+		t.Errorf("web stopped with cause %q (%q), want dependency naming db", r.Cause, r.Reason)
+	}
+	h.clock.advance(10 * time.Second) // past the restart delay
+	h.until("web and front run again after db is recovered", true, func() bool {
+		for _, pid := range h.pids(db.ID) {
+			if !slicesContains(started, pid) {
+				started = append(started, pid)
+			}
+		}
+		sw, _ := h.runState(web.ID)
+		sf, _ := h.runState(front.ID)
+		return sw == model.RunRunning && sf == model.RunRunning
+	})
 }

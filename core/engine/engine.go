@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/grovehq/grove/core/orchestrator/deps"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/host"
 	"github.com/grovehq/grove/plugins/sdk"
@@ -62,6 +63,11 @@ type Config struct {
 	ReapInterval time.Duration
 	// IgnoreDriverEvents turns off following the drivers' node events.
 	IgnoreDriverEvents bool
+	// AfterDependencyStep is a test-only hook: called after each step of a
+	// dependency cascade (a propagation, an admin stop's dependents, a
+	// milestone) has ended, it lets a test kill the engine between two
+	// steps. Leave it nil.
+	AfterDependencyStep func(step deps.Step)
 	// Dev is dev mode: project "default" holds every host-access grant,
 	// so the quick start's local.process cluster needs no admin step.
 	Dev bool
@@ -146,6 +152,12 @@ type Engine struct {
 	// bg is the context of the engine's loops, which work started in the
 	// background (a dependency's propagation) runs in: Stop ends it.
 	bg context.Context
+
+	// cascades counts, per project, the dependency cascades this engine is
+	// carrying out: the health round's reconciliation leaves a project
+	// alone while one is under way.
+	cascadeMu sync.Mutex
+	cascades  map[string]int
 }
 
 // New returns an engine; call Start to run workers.
@@ -165,7 +177,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 	return &Engine{
 		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(), secrets: sec,
 		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1), healthLast: map[string]time.Time{},
-		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{},
+		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{}, cascades: map[string]int{},
 		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 }
@@ -218,6 +230,17 @@ func (e *Engine) Start(ctx context.Context) error {
 	}
 	e.wg.Add(1)
 	go e.reapLoop(ctx)
+	if e.cfg.CheckInterval <= 0 {
+		// Without a health loop, whose first round does it, a cascade a
+		// crash cut short is finished once at start-up.
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			if err := e.reconcileDependencies(ctx); err != nil && ctx.Err() == nil {
+				e.log.Warn("dependency reconciliation at start-up", "error", err)
+			}
+		}()
+	}
 	return nil
 }
 

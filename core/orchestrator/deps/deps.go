@@ -95,6 +95,20 @@ func (r RestartOn) Level() Level {
 	return LevelNone
 }
 
+// MarshalText writes a level as its word: none, fault, stop, refresh.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads a level's word.
+func (l *Level) UnmarshalText(b []byte) error {
+	for _, x := range []Level{LevelNone, LevelFault, LevelRestart, LevelRefresh} {
+		if x.String() == string(b) {
+			*l = x
+			return nil
+		}
+	}
+	return fmt.Errorf("a level is none, fault, stop or refresh, not %q", b)
+}
+
 func (l Level) String() string {
 	switch l {
 	case LevelFault:
@@ -133,8 +147,13 @@ type Cluster struct {
 	Stopping bool `json:"stopping,omitempty"`
 	// Starting is set on a stopped cluster an operator is starting (SMF's
 	// "being enabled"): optional_all counts it as still to come.
-	Starting bool    `json:"starting,omitempty"`
-	Groups   []Group `json:"groups,omitempty"`
+	Starting bool `json:"starting,omitempty"`
+	// Down is, for a cluster that is not running, the level its leaving
+	// propagates at (a fault, a non-error stop), LevelNone when it is not
+	// down for a reason that propagates (an action under way, never
+	// started). Reconcile reads it; Propagate takes the level from its event.
+	Down   Level   `json:"down,omitempty"`
+	Groups []Group `json:"groups,omitempty"`
 }
 
 // Snapshot is the dependency graph at one moment.

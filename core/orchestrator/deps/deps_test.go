@@ -517,7 +517,7 @@ func TestStateOf(t *testing.T) {
 }
 
 // TestBuild: the store's rows become a snapshot; members stored as ids
-// resolve; groups of clusters outside the project are left out; paths are
+// resolve to names; groups of clusters outside the project are left out; paths are
 // checked through the function handed in.
 func TestBuild(t *testing.T) {
 	db := &model.Cluster{ID: "id-db", Name: "db", Status: "ERROR"}
@@ -528,11 +528,88 @@ func TestBuild(t *testing.T) {
 	}
 	ms := []*model.Milestone{{Name: "backend", Clusters: []string{"id-db"}}}
 	s := Build([]*model.Cluster{db, web}, groups, ms, nil, func(p string) bool { return p == "/x" })
-	if len(s.Clusters) != 2 || len(s.Clusters[1].Groups) != 1 || len(s.Clusters[0].Groups) != 0 || !s.Paths["/x"] || s.Milestones["backend"][0] != "id-db" {
+	if len(s.Clusters) != 2 || len(s.Clusters[1].Groups) != 1 || len(s.Clusters[0].Groups) != 0 || !s.Paths["/x"] || s.Milestones["backend"][0] != "db" || s.Clusters[1].Groups[0].Members[0] != "db" {
 		t.Fatalf("snapshot %+v", s)
 	}
 	v, _ := Check(s, "web")
 	if v.Reason != "waiting on db: maintenance" || v.Result != Unsatisfiable {
 		t.Errorf("web: %+v", v)
+	}
+}
+
+// down is a cluster that is not running, down at a level (Cluster.Down).
+func down(name string, st State, l Level, groups ...Group) Cluster {
+	c := cl(name, st, groups...)
+	c.Down = l
+	return c
+}
+
+// TestReconcile: the stops a graph at rest owes after an agent died in the
+// middle of a cascade are the ones Propagate would have made (§C.3–C.4),
+// leaves first, and a graph at rest owes none.
+func TestReconcile(t *testing.T) {
+	cases := []struct {
+		name  string
+		snap  Snapshot
+		steps string
+	}{
+		{"at rest", Snapshot{Clusters: []Cluster{cl("db", Running), cl("web", Running, grp(RequireAll, Error, "db"))}}, ""},
+		{"a fault reaches restart_on error", Snapshot{Clusters: []Cluster{down("db", Offline, LevelFault), cl("web", Running, grp(RequireAll, Error, "db"))}}, "stop web"},
+		{"a fault does not reach restart_on none", Snapshot{Clusters: []Cluster{down("db", Offline, LevelFault), cl("web", Running, grp(RequireAll, None, "db"))}}, ""},
+		{"a stop does not reach restart_on error", Snapshot{Clusters: []Cluster{down("db", Stopped, LevelRestart), cl("web", Running, grp(RequireAll, Error, "db"))}}, ""},
+		{"a stop reaches restart_on restart", Snapshot{Clusters: []Cluster{down("db", Stopped, LevelRestart), cl("web", Running, grp(RequireAll, Restart, "db"))}}, "stop web"},
+		{"an action under way does not propagate", Snapshot{Clusters: []Cluster{cl("db", Offline), cl("web", Running, grp(RequireAll, Refresh, "db"))}}, ""},
+		{
+			// §C.3 cascade subtlety: web's own stop is a non-error stop.
+			"two hops down an error dependent does not stop",
+			Snapshot{Clusters: []Cluster{down("db", Offline, LevelFault), cl("web", Running, grp(RequireAll, Error, "db")), cl("front", Running, grp(RequireAll, Error, "web"))}},
+			"stop web",
+		},
+		{
+			"two hops down a restart dependent stops, leaves first",
+			Snapshot{Clusters: []Cluster{down("db", Offline, LevelFault), cl("web", Running, grp(RequireAll, Error, "db")), cl("front", Running, grp(RequireAll, Restart, "web"))}},
+			"stop front, stop web",
+		},
+		{
+			// The cascade died after front stopped: web is still owed.
+			"half a cascade",
+			Snapshot{Clusters: []Cluster{down("db", Offline, LevelFault), cl("web", Running, grp(RequireAll, Error, "db")), down("front", Offline, LevelRestart, grp(RequireAll, Restart, "web"))}},
+			"stop web",
+		},
+		{"require_any satisfied by another member stays up", Snapshot{Clusters: []Cluster{down("db1", Offline, LevelFault), cl("db2", Running), cl("web", Running, grp(RequireAny, Error, "db1", "db2"))}}, ""},
+		{"optional_all over a stopped member stays up", Snapshot{Clusters: []Cluster{down("db", Stopped, LevelRestart), cl("web", Running, grp(OptionalAll, Restart, "db"))}}, ""},
+		{"through a milestone", Snapshot{Clusters: []Cluster{down("db", Offline, LevelFault), cl("web", Running, grp(RequireAll, Error, "milestone:backend"))}, Milestones: map[string][]string{"backend": {"db"}}}, "stop web"},
+		{"an excluded cluster running stops the dependent", Snapshot{Clusters: []Cluster{cl("maint", Running), cl("web", Running, grp(ExcludeAll, Restart, "maint"))}}, "stop web"},
+		{"disputed: exclude_all with restart_on none keeps the dependent up", Snapshot{Clusters: []Cluster{cl("maint", Running), cl("web", Running, grp(ExcludeAll, None, "maint"))}}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := Reconcile(c.snap)
+			if got := stepsString(d.Steps); got != c.steps {
+				t.Fatalf("steps %q, want %q", got, c.steps)
+			}
+			for _, st := range d.Steps {
+				if st.Cause != CauseDependency || st.Because == "" {
+					t.Errorf("step %+v: want cause dependency and a reason", st)
+				}
+			}
+		})
+	}
+}
+
+// TestDownOf: a cluster's run data says at which level its not running
+// propagates.
+func TestDownOf(t *testing.T) {
+	c := &model.Cluster{Status: "ACTIVE"}
+	if l := DownOf(c); l != LevelNone {
+		t.Errorf("running: %s", l)
+	}
+	model.SetRunData(c, model.RunData{Fault: true})
+	if l := DownOf(c); l != LevelFault {
+		t.Errorf("fault: %s", l)
+	}
+	model.SetRunData(c, model.RunData{Stopped: true, Cause: model.StopByDependency})
+	if l := DownOf(c); l != LevelRestart {
+		t.Errorf("stopped by a dependency: %s", l)
 	}
 }

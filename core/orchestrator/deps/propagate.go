@@ -30,6 +30,9 @@ const (
 	AdminStart EventKind = "admin_start"
 	// Milestone: an operator enters a milestone (§C.5).
 	Milestone EventKind = "milestone"
+	// ReconcileEvent is no event: the stops the graph owes as it stands
+	// (Reconcile), what an agent takes after a crash cut a cascade short.
+	ReconcileEvent EventKind = "reconcile"
 )
 
 // Event is one event on the graph.
@@ -86,8 +89,11 @@ type Decision struct {
 // Propagate decides what an event on a snapshot leads to (§C.3–C.5).
 func Propagate(s Snapshot, ev Event) (Decision, error) {
 	p := &propagation{g: newGraph(clone(s)), stopped: map[string]bool{}}
-	if ev.Kind == Milestone {
+	switch ev.Kind {
+	case Milestone:
 		return p.milestone(ev.Milestone)
+	case ReconcileEvent:
+		return Reconcile(s), nil
 	}
 	c, ok := p.g.cluster(ev.Cluster)
 	if !ok {
@@ -146,7 +152,7 @@ func Propagate(s Snapshot, ev Event) (Decision, error) {
 		p.start(name, None, nil)
 		return p.decision(), nil
 	}
-	return Decision{}, fmt.Errorf("Event kind %q is not one of fault, stop, refresh, start, admin_stop, admin_start or milestone.", ev.Kind)
+	return Decision{}, fmt.Errorf("Event kind %q is not one of fault, stop, refresh, start, admin_stop, admin_start, milestone or reconcile.", ev.Kind)
 }
 
 type propagation struct {
