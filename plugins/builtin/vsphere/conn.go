@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/vmware/govmomi"
@@ -180,7 +182,7 @@ func (d *Driver) session(ctx context.Context, c Connection) (*session, error) {
 	// The keep-alive holds an idle session open; relogin logs in again
 	// when vCenter dropped it anyway (expired, terminated, restarted).
 	rl := &relogin{rt: keepalive.NewHandlerSOAP(sc, 5*time.Minute, nil), sm: *vc.ServiceContent.SessionManager, user: e.user, pass: e.pass}
-	vc.RoundTripper = rl
+	vc.RoundTripper = readRetry{rl}
 	gc := &govmomi.Client{Client: vc, SessionManager: vsession.NewManager(vc)}
 	if err := rl.login(ctx, 0); err != nil {
 		return nil, connError(e, err)
@@ -233,6 +235,37 @@ func (r *relogin) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
 		v.Elem().Set(reflect.Zero(v.Elem().Type()))
 	}
 	return r.rt.RoundTrip(ctx, req, res)
+}
+
+// readRetry sends a lookup once more when its connection failed in a way
+// that says nothing ran wrong on vCenter's side: a 502 from the proxy in
+// front of it (govmomi marks that answer temporary) or a connection cut
+// before the answer. Only lookups are sent again: they change nothing, while
+// a call that changes something may have run before its answer was lost,
+// and the caller's own retry (a node create adopts its VM) decides that.
+type readRetry struct{ rt soap.RoundTripper }
+
+func (r readRetry) RoundTrip(ctx context.Context, req, res soap.HasFault) error {
+	err := r.rt.RoundTrip(ctx, req, res)
+	switch req.(type) {
+	case *methods.FindChildBody, *methods.FindByInventoryPathBody, *methods.RetrievePropertiesBody, *methods.RetrievePropertiesExBody:
+	default:
+		return err
+	}
+	for attempt := 1; attempt < 3 && err != nil && ctx.Err() == nil && cutShort(err); attempt++ {
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+		}
+		err = r.rt.RoundTrip(ctx, req, res)
+	}
+	return err
+}
+
+// cutShort says a call failed in transport, not on vCenter's decision.
+func cutShort(err error) bool {
+	return vim25.IsTemporaryNetworkError(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // refused says vCenter refused a call for want of a session: a

@@ -3,6 +3,7 @@ package vsphere
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -99,6 +100,20 @@ func vmError(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("%s: %s", what, err)
 }
 
+// waitTask waits for a vSphere task. govmomi's wait answers a cancelled
+// context with no info and no error (it cancels its collector's wait and
+// returns that call's result), which would read as a task that succeeded:
+// here it is the context's error.
+func waitTask(ctx context.Context, t *object.Task) (*types.TaskInfo, error) {
+	info, err := t.WaitForResult(ctx)
+	if err == nil && info == nil {
+		if err = ctx.Err(); err == nil {
+			err = errors.New("the task's wait ended without its result")
+		}
+	}
+	return info, err
+}
+
 // create is idempotent per node id: the VM is named after the node and
 // carries its id in extraConfig, so a create retried after a crash adopts
 // the VM an earlier attempt made, also when that attempt's clone was still
@@ -120,7 +135,7 @@ func (d *Driver) create(ctx context.Context, inv *inventory, pr Properties, n sd
 	var info *types.TaskInfo
 	task, err := inv.template.Clone(ctx, inv.folder, name, spec)
 	if err == nil {
-		info, err = task.WaitForResult(ctx)
+		info, err = waitTask(ctx, task)
 	}
 	if err != nil {
 		if fault.Is(err, &types.DuplicateName{}) && ctx.Err() == nil {
@@ -129,6 +144,11 @@ func (d *Driver) create(ctx context.Context, inv *inventory, pr Properties, n sd
 			if res, ok := d.adopt(ctx, inv, pr, n); ok {
 				return res
 			}
+			return sdk.Result{ID: n.ID, Err: vmError(ctx, what, err)}
+		}
+		if ctx.Err() != nil {
+			// The clone may still be running: a retry adopts the VM it
+			// makes. Sweeping now would race it.
 			return sdk.Result{ID: n.ID, Err: vmError(ctx, what, err)}
 		}
 		// A failed clone may leave a half-made VM under the node's name

@@ -127,7 +127,7 @@ func reconfigure(ctx context.Context, cl *object.ClusterComputeResource, spec *t
 	}
 	t, err := cl.Reconfigure(ctx, spec, true)
 	if err == nil {
-		_, err = t.WaitForResult(ctx)
+		_, err = waitTask(ctx, t)
 	}
 	if err != nil {
 		return fmt.Errorf("reconfigure the DRS rules of cluster %s: %w", cl.InventoryPath, err)

@@ -37,7 +37,7 @@ func isNotFound(err error) bool {
 func powerOn(ctx context.Context, vm *object.VirtualMachine) error {
 	t, err := vm.PowerOn(ctx)
 	if err == nil {
-		_, err = t.WaitForResult(ctx)
+		_, err = waitTask(ctx, t)
 	}
 	if err != nil && fault.Is(err, &types.InvalidPowerState{}) {
 		return nil
@@ -49,7 +49,7 @@ func powerOn(ctx context.Context, vm *object.VirtualMachine) error {
 func powerOff(ctx context.Context, vm *object.VirtualMachine) error {
 	t, err := vm.PowerOff(ctx)
 	if err == nil {
-		_, err = t.WaitForResult(ctx)
+		_, err = waitTask(ctx, t)
 	}
 	if err != nil && fault.Is(err, &types.InvalidPowerState{}) {
 		return nil
@@ -64,7 +64,7 @@ func destroy(ctx context.Context, vm *object.VirtualMachine) error {
 	}
 	t, err := vm.Destroy(ctx)
 	if err == nil {
-		_, err = t.WaitForResult(ctx)
+		_, err = waitTask(ctx, t)
 	}
 	if err != nil && !isNotFound(err) {
 		return err
@@ -250,7 +250,7 @@ func (d *Driver) reconfigure(ctx context.Context, s *session, pr Properties, n s
 		}
 		t, err := vm.Reconfigure(ctx, spec)
 		if err == nil {
-			_, err = t.WaitForResult(ctx)
+			_, err = waitTask(ctx, t)
 		}
 		if err != nil {
 			if cycle {
@@ -366,7 +366,7 @@ func (d *Driver) Recover(ctx context.Context, p sdk.Spec, nodes []sdk.Node, oper
 func task(ctx context.Context, f func(context.Context) (*object.Task, error)) error {
 	t, err := f(ctx)
 	if err == nil {
-		_, err = t.WaitForResult(ctx)
+		_, err = waitTask(ctx, t)
 	}
 	return err
 }

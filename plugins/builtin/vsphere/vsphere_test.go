@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,6 +36,9 @@ type recorder struct {
 	calls []call
 	// before, when set, runs before a call is passed on.
 	before func(method, body string)
+	// drop, when set and true for a call, answers it 502 Bad Gateway, as
+	// a proxy in front of vCenter does, instead of passing it on.
+	drop func(method string) bool
 }
 
 type call struct{ method, body string }
@@ -97,6 +101,13 @@ func setup(t *testing.T) *env {
 			rec.mu.Unlock()
 			if before != nil {
 				before(string(m[1]), string(b))
+			}
+			rec.mu.Lock()
+			drop := rec.drop
+			rec.mu.Unlock()
+			if drop != nil && drop(string(m[1])) {
+				w.WriteHeader(http.StatusBadGateway)
+				return
 			}
 		}
 		proxy.ServeHTTP(w, req)
@@ -1161,5 +1172,76 @@ func TestAdopt(t *testing.T) {
 	apply(t, "delete", ns, d.Delete(ctx, p2, ns))
 	if v, _ := e.vm(t, "legacy"); v != nil {
 		t.Error("the adopted VM is still there after its node was deleted")
+	}
+}
+
+// TestCancelledTaskWaitIsNotSuccess: govmomi answers a wait on a task whose
+// context is cancelled with neither the task's info nor an error. A clone
+// cancelled so (the agent's call ending) fails its node as retryable and
+// the plugin keeps serving; before, the driver read the missing info and
+// the plugin crashed.
+func TestCancelledTaskWaitIsNotSuccess(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+	p := e.spec("pc", nil)
+	ns := nodes("cut", 1)
+	var cloned atomic.Bool
+	e.rec.before = func(method, _ string) {
+		switch method {
+		case "CloneVM_Task":
+			cloned.Store(true)
+		case "WaitForUpdatesEx":
+			if cloned.Load() {
+				cancel()
+			}
+		}
+	}
+	res := d.Create(ctx, p, ns)
+	if len(res) != 1 || res[0].Err == nil || !sdk.IsRetryable(res[0].Err) {
+		t.Fatalf("a create whose clone wait was cancelled: %+v", res)
+	}
+	e.rec.before = nil
+	// The clone goes on in vSphere; a retry once it is done adopts its VM.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if vms, _ := e.f.VirtualMachineList(ctxT(t), ns[0].Name); len(vms) == 1 {
+			if _, m := e.vm(t, ns[0].Name); m != nil && m.Config != nil {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cancelled wait's clone of %s never finished", ns[0].Name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	apply(t, "create", ns, d.Create(ctxT(t), p, ns))
+	if _, m := e.vm(t, ns[0].Name); m == nil {
+		t.Errorf("no VM named %s after the retry", ns[0].Name)
+	}
+}
+
+// TestLookupsSurviveABadGateway: a lookup a proxy answers 502 is sent
+// again and the create goes on; a call that changes something (the clone)
+// is not sent twice, and fails its node.
+func TestLookupsSurviveABadGateway(t *testing.T) {
+	e := setup(t)
+	d := vsphere.New()
+	ctx := ctxT(t)
+	p := e.spec("gw", nil)
+	var dropped atomic.Int32
+	e.rec.drop = func(method string) bool { return method == "FindChild" && dropped.Add(1) == 1 }
+	ns := nodes("gw", 1)
+	apply(t, "create", ns, d.Create(ctx, p, ns))
+	if dropped.Load() < 2 || e.rec.count("CloneVM_Task") != 1 {
+		t.Errorf("after one FindChild answered 502: %d FindChild calls, %d clones", dropped.Load(), e.rec.count("CloneVM_Task"))
+	}
+	e.rec.reset()
+	e.rec.drop = func(method string) bool { return method == "CloneVM_Task" }
+	more := nodes("gw2", 1)
+	res := d.Create(ctx, p, more)
+	if len(res) != 1 || res[0].Err == nil || e.rec.count("CloneVM_Task") != 1 {
+		t.Errorf("a clone answered 502: %+v, sent %d times", res, e.rec.count("CloneVM_Task"))
 	}
 }
