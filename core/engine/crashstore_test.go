@@ -341,11 +341,11 @@ func (s *crashStore) FinishActions(ctx context.Context, ids []string, status, re
 	return s.Store.FinishActions(ctx, ids, status, reason, at)
 }
 
-func (s *crashStore) ClaimActions(ctx context.Context, owner string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error) {
+func (s *crashStore) ClaimActions(ctx context.Context, owner, host string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error) {
 	if err := s.hit("ClaimActions"); err != nil {
 		return nil, err
 	}
-	return s.Store.ClaimActions(ctx, owner, until, nodeLevel, max)
+	return s.Store.ClaimActions(ctx, owner, host, until, nodeLevel, max)
 }
 
 func (s *crashStore) RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) error {

@@ -203,6 +203,10 @@ type Node struct {
 	Dependents   map[string]any
 	// State is the driver's opaque state, handed back on every call.
 	State []byte
+	// Host is the host a node of a host-local type (local.process) runs
+	// on: its agent's host_name. Empty for other types, whose driver
+	// places the node.
+	Host string
 }
 
 // Action is a persisted unit of work.

@@ -72,8 +72,8 @@ func TestConcurrentOpen(t *testing.T) {
 				t.Errorf("round %d, open %d: %v", round, i, err)
 				continue
 			}
-			if v := stores[i].SchemaVersion(); v != 6 {
-				t.Errorf("round %d, open %d: schema version %d, want 6", round, i, v)
+			if v := stores[i].SchemaVersion(); v != 8 {
+				t.Errorf("round %d, open %d: schema version %d, want 8", round, i, v)
 			}
 		}
 		var versions, applied int
@@ -85,8 +85,8 @@ func TestConcurrentOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 		db.Close()
-		if versions != 7 || applied != 7 {
-			t.Errorf("round %d: %d version rows (%d distinct), want versions 0 to 6 once each", round, versions, applied)
+		if versions != 8 || applied != 8 {
+			t.Errorf("round %d: %d version rows (%d distinct), want versions 0 to 6 and 8 once each", round, versions, applied)
 		}
 		for _, s := range stores {
 			s.Close()

@@ -71,8 +71,8 @@ func TestNewStoreIsPrivate(t *testing.T) {
 			t.Errorf("the temporary file %s was left behind", e.Name())
 		}
 	}
-	if v := s.SchemaVersion(); v != 6 {
-		t.Errorf("schema version %d, want 6", v)
+	if v := s.SchemaVersion(); v != 8 {
+		t.Errorf("schema version %d, want 8", v)
 	}
 }
 

@@ -40,8 +40,8 @@ func WriteLegacy(t testing.TB, db *sql.DB) {
 func CheckUpgraded(t testing.TB, s *store.SQL) {
 	t.Helper()
 	ctx := context.Background()
-	if v := s.SchemaVersion(); v != 6 {
-		t.Errorf("schema version %d after the upgrade, want 6", v)
+	if v := s.SchemaVersion(); v != 8 {
+		t.Errorf("schema version %d after the upgrade, want 8", v)
 	}
 	if _, err := s.DB().Exec("SELECT version FROM schema_migrations"); err == nil {
 		t.Error("schema_migrations is still there after the upgrade")
@@ -59,7 +59,7 @@ func CheckUpgraded(t testing.TB, s *store.SQL) {
 		applied = append(applied, v)
 	}
 	rows.Close()
-	if want := []int64{0, 1, 2, 3, 4, 5, 6}; !slices.Equal(applied, want) {
+	if want := []int64{0, 1, 2, 3, 4, 5, 6, 8}; !slices.Equal(applied, want) {
 		t.Errorf("recorded versions %v, want %v (each once)", applied, want)
 	}
 	if p, err := s.FindProfile(ctx, "p1", "pr"); err != nil || p.ID != "0f000000-0000-4000-8000-000000000001" {
