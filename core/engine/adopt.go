@@ -157,6 +157,9 @@ func (e *Engine) AdoptNode(ctx context.Context, c Caller, req NodeAdopt) (*model
 	n := &model.Node{ID: id, Name: req.Name, ProfileID: prof.ID, PhysicalID: got.Result.PhysicalID, User: c.User, Project: c.Project,
 		Index: -1, Role: req.Role, InitAt: now, CreatedAt: &now, Status: model.NodeActive, StatusReason: "Node adopted successfully",
 		Data: orEmpty(got.Result.Data), Metadata: orEmpty(req.Metadata), Dependents: map[string]any{}, State: got.Result.State}
+	if hostLocal(ps.Type) {
+		n.Host = e.cfg.HostName // this agent's plugin found the resource
+	}
 	ev := &model.Event{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", User: c.User, Project: c.Project,
 		Action: "NODE_ADOPT", Status: "end", StatusReason: fmt.Sprintf("Node adopted from %s %q.", ps.Type, req.Identity),
 		Level: model.LevelInfo, MetaData: map[string]any{}}

@@ -565,3 +565,31 @@ func (s *crashStore) DeleteSetObject(ctx context.Context, kind, id string) error
 	}
 	return s.Store.DeleteSetObject(ctx, kind, id)
 }
+
+func (s *crashStore) ReportHost(ctx context.Context, h *model.Host) error {
+	if err := s.hit("ReportHost"); err != nil {
+		return err
+	}
+	return s.Store.ReportHost(ctx, h)
+}
+
+func (s *crashStore) SetHostState(ctx context.Context, name, state string, at time.Time) error {
+	if err := s.hit("SetHostState"); err != nil {
+		return err
+	}
+	return s.Store.SetHostState(ctx, name, state, at)
+}
+
+func (s *crashStore) MarkHostsDown(ctx context.Context, before, at time.Time) ([]string, error) {
+	if err := s.hit("MarkHostsDown"); err != nil {
+		return nil, err
+	}
+	return s.Store.MarkHostsDown(ctx, before, at)
+}
+
+func (s *crashStore) ListHosts(ctx context.Context) ([]*model.Host, error) {
+	if err := s.hit("ListHosts"); err != nil {
+		return nil, err
+	}
+	return s.Store.ListHosts(ctx)
+}

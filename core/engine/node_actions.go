@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"context"
 	"errors"
 	"fmt"
@@ -120,6 +121,21 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 				out[id] = fmt.Errorf("The node '%s' could not be found.", id)
 			}
 		}
+	}
+	if actions[0].Action == model.NodeDeleteAction {
+		kept, err := e.forgetOffHost(ctx, nodes)
+		if err != nil {
+			for _, id := range ids {
+				out[id] = err
+			}
+			return out
+		}
+		for _, n := range nodes {
+			if !slices.Contains(kept, n) {
+				out[n.ID] = nil
+			}
+		}
+		nodes = kept
 	}
 	// Each action's inputs are read once; an action whose inputs cannot be
 	// read fails alone.

@@ -91,6 +91,9 @@ const (
 	NodeRecoverAction         = "NODE_RECOVER"
 	NodeOperationAction       = "NODE_OPERATION"
 	ClusterOperationAction    = "CLUSTER_OPERATION"
+	// ClusterMoveNodesAction moves host-local nodes off hosts that are
+	// down or draining; the engine starts it, never a request.
+	ClusterMoveNodesAction = "CLUSTER_MOVE_NODES"
 )
 
 // Event levels, stored as Python logging's numbers as Senlin does.
