@@ -274,6 +274,3 @@ func TestHostUpdateRules(t *testing.T) {
 		t.Fatalf("UpdateHost = %+v, %v", got, err)
 	}
 }
-
-
-

@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"slices"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/grovehq/grove/core/model"
