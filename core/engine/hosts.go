@@ -12,6 +12,7 @@ import (
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk"
 )
 
 // hostLocal says whether a profile type's nodes run on the machine of the
@@ -413,4 +414,52 @@ func (e *Engine) forgetOffHost(ctx context.Context, nodes []*model.Node) (kept [
 		}
 	}
 	return kept, nil
+}
+
+// HostNodeCounts counts the nodes on each host.
+func (e *Engine) HostNodeCounts(ctx context.Context) (map[string]int, error) {
+	return e.store.HostNodeCounts(ctx)
+}
+
+// driverHostKind is the kind of host a profile type's driver reports.
+func driverHostKind(typ string) string {
+	switch typ {
+	case "container.docker":
+		return model.HostContainerEngine
+	case "vsphere.vm":
+		return model.HostESXi
+	case "os.nova.server":
+		return model.HostHypervisor
+	}
+	return typ
+}
+
+// RecordDriverHosts records the hosts a profile type's driver reported
+// through its Hosts hook: each report is a heartbeat; a host the driver
+// could not ask is down. A name an agent host already has is left to the
+// agent.
+func (e *Engine) RecordDriverHosts(ctx context.Context, typ string, hosts []sdk.Host) error {
+	known, err := e.store.ListHosts(ctx)
+	if err != nil {
+		return err
+	}
+	agents := map[string]bool{}
+	for _, h := range known {
+		agents[h.Name] = h.Kind == model.HostAgent
+	}
+	now := e.cfg.Now()
+	for _, dh := range hosts {
+		if agents[dh.Name] || model.ValidHostName("name", dh.Name) != nil {
+			continue
+		}
+		state := model.HostUp
+		if dh.Err != "" {
+			state = model.HostDown
+		}
+		h := &model.Host{Name: dh.Name, Kind: driverHostKind(typ), Driver: typ, Labels: dh.Attributes, Load: dh.Load, State: state, Heartbeat: now}
+		if err := e.store.ReportHost(ctx, h); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store/sqlite"
+	"github.com/grovehq/grove/plugins/sdk"
 )
 
 // TestPlaceOnHosts: a host-local node goes to the host its placement data
@@ -80,5 +81,46 @@ func TestPlaceOnHosts(t *testing.T) {
 	err = e.placeOnHosts(ctx, s, []*model.Node{{ID: "late", Data: map[string]any{}}})
 	if err == nil || err.Error() != "No host can take a new node: every agent host is down, in maintenance, paused or draining." {
 		t.Errorf("with no host open: %v", err)
+	}
+}
+
+// TestRecordDriverHosts: what a driver's Hosts hook reports is recorded as
+// hosts of its kind, with its attributes as labels; a host it could not
+// ask is down; an agent's host of the same name is left alone.
+func TestRecordDriverHosts(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	if err := s.ReportHost(ctx, &model.Host{Name: "me", Kind: model.HostAgent, State: model.HostUp, Heartbeat: now}); err != nil {
+		t.Fatal(err)
+	}
+	e := &Engine{store: s, cfg: Config{Now: time.Now}}
+	err = e.RecordDriverHosts(ctx, "container.docker", []sdk.Host{
+		{Name: "podman", Attributes: map[string]string{"os": "linux"}, Load: map[string]float64{"containers": 3}},
+		{Name: "gone", Err: "connection refused"},
+		{Name: "me", Attributes: map[string]string{"x": "y"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts, err := s.ListHosts(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, h := range hosts {
+		got[h.Name] = fmt.Sprintf("%s %s %s %v %v", h.Kind, h.Driver, h.State, h.Labels, h.Load)
+	}
+	want := map[string]string{
+		"podman": "container-engine container.docker up map[os:linux] map[containers:3]",
+		"gone":   "container-engine container.docker down map[] map[]",
+		"me":     "agent  up map[] map[]",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("hosts\n%v\nwant\n%v", got, want)
 	}
 }
