@@ -395,18 +395,25 @@ func (e *Engine) doMoveNodes(ctx context.Context, a *model.Action) error {
 	return e.end(ctx, a, cl.ID, fmt.Sprintf("Moved %d nodes (%s).", len(in.Nodes), in.Reason))
 }
 
-// forgetOffHost deletes, without a driver call, the rows of nodes whose
-// host is not this agent's: their host is down or gone (the store lets
-// another agent claim only those deletions), so nothing here can reach
-// their processes.
-func (e *Engine) forgetOffHost(ctx context.Context, nodes []*model.Node) (kept []*model.Node, err error) {
+// offHost takes out of a batch the nodes whose host is not this agent's:
+// the store hands another host's node action over only when that host is
+// down or gone, so nothing here can reach their processes. A deletion
+// forgets the node (its row goes, no driver call); any other action fails
+// with the reason. It returns the nodes left to run and records the
+// others' outcomes in out.
+func (e *Engine) offHost(ctx context.Context, action string, nodes []*model.Node, out map[string]error) ([]*model.Node, error) {
+	var kept []*model.Node
 	var gone []string
 	for _, n := range nodes {
-		if n.Host != "" && n.Host != e.cfg.HostName {
+		switch {
+		case n.Host == "" || n.Host == e.cfg.HostName:
+			kept = append(kept, n)
+		case action == model.NodeDeleteAction:
 			gone = append(gone, n.ID)
-			continue
+			out[n.ID] = nil
+		default:
+			out[n.ID] = fmt.Errorf("Host %s of node %s is down; its %s cannot run until the node is moved or the host is back.", n.Host, n.Name, action)
 		}
-		kept = append(kept, n)
 	}
 	if len(gone) > 0 {
 		if err := e.store.DeleteNodes(ctx, gone); err != nil {

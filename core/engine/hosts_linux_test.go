@@ -274,3 +274,45 @@ func TestHostUpdateRules(t *testing.T) {
 		t.Fatalf("UpdateHost = %+v, %v", got, err)
 	}
 }
+
+// TestHostDownBeforeItsNodeIsCreated: a node placed on a host whose agent
+// never comes does not hold its cluster's creation forever: once the host
+// is down, another agent takes the node's creation and fails it without a
+// driver call, and the node is then recreated on a live host.
+func TestHostDownBeforeItsNodeIsCreated(t *testing.T) {
+	h := newIdleHarness(t, nil)
+	started := map[int]bool{}
+	t.Cleanup(func() {
+		for pid := range started {
+			if alive(pid) {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+	})
+	a, _ := h.hostEngine("engine-a", "a")
+	h.eng = a
+	if err := h.store.ReportHost(h.ctx(), &model.Host{Name: "b", Kind: model.HostAgent, State: model.HostUp, Heartbeat: h.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	h.profileOf("proc", process.TypeName, map[string]any{"command": []any{"sleep", "600"}, "stop_timeout": 0})
+	desired := 2
+	cl, create, err := h.eng.CreateCluster(h.ctx(), caller, engine.ClusterCreate{Name: "procs", Profile: "proc", DesiredCapacity: &desired})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		got := h.byHost(cl.ID)
+		return got["a"] == 1 && got["b"] == 1, fmt.Sprintf("nodes per host %v", got)
+	})
+	h.clock.advance(11 * time.Second)
+	end := h.wait(create, nil)
+	if end.Status != model.ActionFailed || !strings.Contains(end.StatusReason, "Host b of node") {
+		t.Errorf("creation %s: %s; want it failed by the down host", end.Status, end.StatusReason)
+	}
+	waitFor(t, 30*time.Second, func() (bool, string) { return h.settledOn(cl.ID, map[string]int{"a": 2}) })
+	for _, n := range h.nodes(cl.ID) {
+		if pid, ok := n.Data["pid"].(float64); ok {
+			started[int(pid)] = true
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/grovehq/grove/core/model"
@@ -122,21 +121,16 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 			}
 		}
 	}
-	if actions[0].Action == model.NodeDeleteAction {
-		kept, err := e.forgetOffHost(ctx, nodes)
-		if err != nil {
-			for _, id := range ids {
-				out[id] = err
-			}
-			return out
+	// The store hands this agent another host's node action only when
+	// that host is down: nothing here can reach the node's process.
+	kept, err := e.offHost(ctx, actions[0].Action, nodes, out)
+	if err != nil {
+		for _, id := range ids {
+			out[id] = err
 		}
-		for _, n := range nodes {
-			if !slices.Contains(kept, n) {
-				out[n.ID] = nil
-			}
-		}
-		nodes = kept
+		return out
 	}
+	nodes = kept
 	// Each action's inputs are read once; an action whose inputs cannot be
 	// read fails alone.
 	updates := map[string]model.NodeUpdateInputs{}

@@ -123,10 +123,12 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 		if t.dialect == "postgres" {
 			lock = " FOR UPDATE SKIP LOCKED"
 		}
-		// An action on another host's node is left to that host's agent;
-		// a deletion of a node whose host is down or gone may run here.
+		// An action on another host's node is left to that host's agent,
+		// unless that host is down or gone: then any agent takes it, so
+		// that nothing waits for a dead host (the engine forgets a deleted
+		// node and fails the node's other actions without a driver call).
 		mine := ` AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = actions.target AND nodes.host <> '' AND nodes.host <> ?
-			AND (actions.action <> 'NODE_DELETE' OR EXISTS (SELECT 1 FROM hosts WHERE hosts.name = nodes.host AND hosts.state <> 'down')))`
+			AND EXISTS (SELECT 1 FROM hosts WHERE hosts.name = nodes.host AND hosts.state <> 'down'))`
 		var ids []string
 		if nodeLevel {
 			var parent, name string

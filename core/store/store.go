@@ -204,8 +204,9 @@ type Store interface {
 	//
 	// host is the claiming agent's host: an action on a node of another
 	// host (nodes.host set and different) is left for that host's agent,
-	// except a NODE_DELETE when that host is down or gone, which any agent
-	// may run (the engine then forgets the node without its driver).
+	// unless that host is down or gone: then any agent may take it (the
+	// engine forgets a deleted node and fails its other actions without
+	// a driver call).
 	ClaimActions(ctx context.Context, owner, host string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error)
 	RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) error
 	// ReclaimActions makes RUNNING actions READY again when their lease has
