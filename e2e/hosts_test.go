@@ -140,7 +140,7 @@ func TestHostsTwoAgentsOnePostgres(t *testing.T) {
 
 	// host-b's agent is back; host-a is drained: its nodes move to host-b,
 	// each replacement started before the node it replaces goes.
-	b = startAgent(t, dirB, "-config", hostsConfig(t, dirB, srv.DSN(), "host-b"))
+	startAgent(t, dirB, "-config", hostsConfig(t, dirB, srv.DSN(), "host-b"))
 	eventually(t, 10*time.Second, "host-b to be up again", func() (bool, string) {
 		h, err := a.client.GetHost(context.Background(), "host-b")
 		if err != nil {
