@@ -140,7 +140,7 @@ func TestHostsTwoAgentsOnePostgres(t *testing.T) {
 
 	// host-b's agent is back; host-a is drained: its nodes move to host-b,
 	// each replacement started before the node it replaces goes.
-	startAgent(t, dirB, "-config", hostsConfig(t, dirB, srv.DSN(), "host-b"))
+	b2 := startAgent(t, dirB, "-config", hostsConfig(t, dirB, srv.DSN(), "host-b"))
 	eventually(t, 10*time.Second, "host-b to be up again", func() (bool, string) {
 		h, err := a.client.GetHost(context.Background(), "host-b")
 		if err != nil {
@@ -171,6 +171,9 @@ func TestHostsTwoAgentsOnePostgres(t *testing.T) {
 	}
 	for _, n := range a.nodes(clusterID) {
 		nodeAnswers(t, n)
+		if agent := parentOf(parentOf(int(n.Data["pid"].(float64)))); agent != b2.cmd.Process.Pid {
+			t.Errorf("moved node %s was started under pid %d, not by host-b's agent %d", n.Name, agent, b2.cmd.Process.Pid)
+		}
 	}
 
 	// Undrained, host-a takes new nodes again: it has the fewest.
