@@ -95,11 +95,21 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 	for _, h := range all {
 		hosts[h.Name] = h
 	}
+	// A host checks its own host-local nodes in every cluster: no other
+	// agent can reach them.
+	here := map[string]bool{}
+	if e.isHost() {
+		ids, err := e.store.HostClusters(ctx, e.cfg.HostName)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			here[id] = true
+		}
+	}
 	for _, cl := range idle {
 		own := mine[cl.ID] || reported[cl.ID]
-		// A host checks its own host-local nodes in every cluster: no
-		// other agent can reach them.
-		if !own && !e.isHost() {
+		if !own && !here[cl.ID] {
 			continue
 		}
 		if err := e.checkCluster(ctx, cl, reported[cl.ID], own); err != nil && ctx.Err() == nil {

@@ -141,3 +141,21 @@ func (s *SQL) HostNodeCounts(ctx context.Context) (map[string]int, error) {
 	}
 	return out, rows.Err()
 }
+
+// HostClusters implements Store.
+func (s *SQL) HostClusters(ctx context.Context, host string) ([]string, error) {
+	rows, err := s.query(ctx, "SELECT DISTINCT cluster_id FROM nodes WHERE host = ? AND cluster_id <> ''", host)
+	if err != nil {
+		return nil, fmt.Errorf("list the clusters of host %s: %w", host, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list the clusters of host %s: %w", host, err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}

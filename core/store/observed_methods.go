@@ -573,6 +573,12 @@ func (w *Observed) HostNodeCounts(ctx context.Context) (map[string]int, error) {
 	return w.s.HostNodeCounts(ctx)
 }
 
+// HostClusters implements Store.
+func (w *Observed) HostClusters(ctx context.Context, host string) ([]string, error) {
+	defer w.observe("HostClusters", time.Now())
+	return w.s.HostClusters(ctx, host)
+}
+
 // ListGrants implements Store.
 func (w *Observed) ListGrants(ctx context.Context, project string) ([]string, error) {
 	defer w.observe("ListGrants", time.Now())

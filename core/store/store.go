@@ -316,6 +316,8 @@ type Store interface {
 	MarkHostsDown(ctx context.Context, before, at time.Time) ([]string, error)
 	// HostNodeCounts counts the nodes on each host.
 	HostNodeCounts(ctx context.Context) (map[string]int, error)
+	// HostClusters lists the clusters with nodes on a host.
+	HostClusters(ctx context.Context, host string) ([]string, error)
 
 	// ListGrants lists the host-access profile types granted to a project.
 	ListGrants(ctx context.Context, project string) ([]string, error)

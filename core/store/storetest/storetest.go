@@ -929,6 +929,12 @@ func testHosts(t *testing.T, s store.Store) {
 	if len(counts) != 2 || counts["h1"] != 2 || counts["h0"] != 1 {
 		t.Errorf("node counts by host: %v", counts)
 	}
+	if got, err := s.HostClusters(ctx, "h1"); err != nil || len(got) != 1 || got[0] != cl.ID {
+		t.Errorf("clusters of h1: %v, %v", got, err)
+	}
+	if got, _ := s.HostClusters(ctx, "h9"); len(got) != 0 {
+		t.Errorf("clusters of a host without nodes: %v", got)
+	}
 	nodes[3].Host = "h0"
 	must(t, s.UpdateNodes(ctx, nodes[3:]))
 	if n, _ := s.GetNode(ctx, nodes[3].ID); n.Host != "h0" {
