@@ -71,7 +71,8 @@ func parentOf(pid int) int {
 // goes down after the heartbeat timeout and its nodes are recreated on the
 // other host. The dead host's agent comes back; draining a host moves its
 // nodes to the other without the cluster going below its desired
-// capacity; undrained, it takes new nodes again.
+// capacity; undrained, it takes new nodes again. An agent stopped cleanly
+// leaves its host in maintenance, its nodes where they are.
 func TestHostsTwoAgentsOnePostgres(t *testing.T) {
 	srv := pgtest.Start(t, 55471)
 	t.Cleanup(func() { killProcessesOf("spread") })
@@ -192,5 +193,24 @@ func TestHostsTwoAgentsOnePostgres(t *testing.T) {
 		if want := map[string]int{"host-a": 2, "host-b": 4}[h.Name]; h.Nodes != want || h.Availability != "active" {
 			t.Errorf("GET /v1/hosts: %s has %d nodes and is %s, want %d and active", h.Name, h.Nodes, h.Availability, want)
 		}
+	}
+
+	// host-a's agent stops cleanly: its host is in maintenance, neither
+	// marked down nor emptied, however long it stays away.
+	a.stop()
+	stopped := time.Now()
+	eventually(t, 20*time.Second, "host-b to heartbeat past host-a's down timeout", func() (bool, string) {
+		h, err := b2.client.GetHost(context.Background(), "host-b")
+		if err != nil {
+			return false, err.Error()
+		}
+		beat, err := time.Parse(time.RFC3339Nano, h.Heartbeat)
+		return err == nil && beat.After(stopped.Add(3*time.Second)), h.Heartbeat
+	})
+	if h, err := b2.client.GetHost(context.Background(), "host-a"); err != nil || h.State != "maintenance" {
+		t.Errorf("host-a after its agent stopped cleanly: %+v, %v; want maintenance", h, err)
+	}
+	if got, _, why := nodesByHost(b2, "spread"); got["host-a"] != 2 || got["host-b"] != 4 {
+		t.Errorf("nodes per host %v (%s) while host-a is in maintenance, want them left where they are", got, why)
 	}
 }
