@@ -593,3 +593,10 @@ func (s *crashStore) ListHosts(ctx context.Context) ([]*model.Host, error) {
 	}
 	return s.Store.ListHosts(ctx)
 }
+
+func (s *crashStore) HostClusters(ctx context.Context, host string) ([]string, error) {
+	if err := s.hit("HostClusters"); err != nil {
+		return nil, err
+	}
+	return s.Store.HostClusters(ctx, host)
+}
