@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/agext/levenshtein v1.2.3
 	github.com/containerd/errdefs v1.0.0
+	github.com/expr-lang/expr v1.17.8
 	github.com/go-json-experiment/json v1.27.2
 	github.com/google/uuid v1.6.0
 	github.com/gophercloud/gophercloud v1.14.1

@@ -63,6 +63,10 @@ func commands() []*entry {
 		{name: "policy validate", args: "-spec-file FILE [options]", synopsis: "Check a policy spec against its type's schema without creating it.", run: verbCmd(specValidate(policyRes))},
 		{name: "policy types", args: "[options] [TYPE]", synopsis: "List the policy types the plugins offer, or show one's schema.", run: verbCmd(typesVerb("policy"))},
 
+		{name: "placement", synopsis: "Ask where nodes would go: simulate a placement decision on a snapshot."},
+		{name: "placement simulate", args: "-f SNAPSHOT.json [options]", synopsis: "Rank a snapshot's hosts for a placement policy and print the decision, touching no cluster.",
+			help: placementHelp, run: runPlacementSimulate},
+
 		{name: "cluster", synopsis: "Manage clusters and run cluster actions.",
 			help: "Every subcommand that takes a CLUSTER accepts its name, id or short id."},
 		{name: "cluster create", args: "-profile PROFILE [options] NAME", synopsis: "Create a cluster of nodes from a profile.",
@@ -84,6 +88,8 @@ func commands() []*entry {
 		{name: "cluster op", args: "[options] CLUSTER OPERATION", synopsis: "Run a node operation on every node of a cluster, or on those -filter matches.", run: verbCmd(clusterOp)},
 		{name: "cluster recover", args: "[options] CLUSTER", synopsis: "Recover a cluster's unhealthy nodes.", run: verbCmd(clusterRecover)},
 		{name: "cluster complete-lifecycle", args: "[options] CLUSTER TOKEN", synopsis: "Let a node removal a deletion policy's lifecycle hook holds go on.", run: verbCmd(clusterCompleteLifecycle)},
+		{name: "cluster placement", args: "[options] CLUSTER", synopsis: "Show how the cluster's placement policy ranks the hosts for its next node.",
+			help: placementHelp, run: verbCmd(clusterPlacement)},
 		{name: "cluster policies", args: "[options] CLUSTER", synopsis: "List the policies attached to a cluster.", run: verbCmd(clusterPolicies)},
 		{name: "cluster policy-attach", args: "[options] CLUSTER POLICY", synopsis: "Attach a policy to a cluster.", run: verbCmd(clusterPolicy("policy_attach"))},
 		{name: "cluster policy-detach", args: "[options] CLUSTER POLICY", synopsis: "Detach a policy from a cluster.", run: verbCmd(clusterPolicy("policy_detach"))},

@@ -37,7 +37,9 @@
 //     until complete_lifecycle or the hook's timeout),
 //     check_recover.go (cluster check and recover), update.go (the rolling
 //     update of a profile change), policy.go (the policy pipeline and
-//     attach, detach, update of bindings), operations.go (node and
+//     attach, detach, update of bindings), placement.go (the host
+//     snapshot a placement policy's checks read, and a cluster's
+//     placement ranking), operations.go (node and
 //     cluster operations: checking a request against the profile type's
 //     operations, CLUSTER_OPERATION forking NODE_OPERATION, the driver
 //     call).

@@ -381,7 +381,7 @@ func serve(t *testing.T, plugins ...*sdk.Plugin) *inProcess {
 		sp := servedPlugin{client: client}
 		for _, c := range dj.Components {
 			sp.comps = append(sp.comps, &host.Component{Kind: c.Kind, Type: c.Type, Versions: c.Versions, Description: c.Description, Schema: c.Schema,
-				Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, Operations: c.Operations, NeedsPort: c.NeedsPort,
+				Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, WantsHosts: c.WantsHosts, Operations: c.Operations, NeedsPort: c.NeedsPort,
 				Plugin: plugin.Name, NodeOperations: c.NodeOperations, APIVersion: apiVersion})
 		}
 		out.plugins = append(out.plugins, sp)

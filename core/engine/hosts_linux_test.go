@@ -62,7 +62,7 @@ func (h *harness) byHost(clusterID string) map[string]int {
 }
 
 // settledOn says whether a cluster is ACTIVE with want nodes per host, all
-// ACTIVE.
+// ACTIVE, and no action running on it.
 func (h *harness) settledOn(clusterID string, want map[string]int) (bool, string) {
 	cl := h.getCluster(clusterID)
 	got := h.byHost(clusterID)
@@ -73,6 +73,9 @@ func (h *harness) settledOn(clusterID string, want map[string]int) (bool, string
 	}
 	if cl.Status != model.ClusterActive || fmt.Sprint(got) != fmt.Sprint(want) {
 		return false, fmt.Sprintf("cluster %s (%s) has nodes per host %v, want %v", cl.Status, cl.StatusReason, got, want)
+	}
+	if busy, err := h.store.ActiveActions(h.ctx(), clusterID); err != nil || len(busy) > 0 {
+		return false, fmt.Sprintf("the cluster still has %d actions running (%v)", len(busy), err)
 	}
 	return true, ""
 }
@@ -314,5 +317,62 @@ func TestHostDownBeforeItsNodeIsCreated(t *testing.T) {
 		if pid, ok := n.Data["pid"].(float64); ok {
 			started[int(pid)] = true
 		}
+	}
+}
+
+// TestPlacementPolicyOnAgentHosts: grove.policy.placement over
+// local.process reads the agent hosts of the store: their labels (the
+// agent's and the operator's) and their availability decide where new
+// nodes go, and each node runs on the host the policy chose.
+func TestPlacementPolicyOnAgentHosts(t *testing.T) {
+	h := newIdleHarness(t, nil)
+	started := map[int]bool{}
+	t.Cleanup(func() {
+		for pid := range started {
+			if alive(pid) {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+	})
+	a, _ := h.hostEngine("engine-a", "a")
+	h.eng = a
+	h.hostEngine("engine-b", "b")
+	h.profileOf("proc", process.TypeName, map[string]any{"command": []any{"sleep", "600"}, "stop_timeout": 0})
+	zero := 0
+	cl := h.create(engine.ClusterCreate{Name: "procs", Profile: "proc", DesiredCapacity: &zero})
+	h.policy("on-b", "grove.policy.placement", "1.0", `{"constraints": "labels.rack == \"r-b\""}`)
+	h.attach(cl, "on-b")
+	h.ok(h.act(cl, `{"scale_out": {"count": 3}}`))
+	waitFor(t, 20*time.Second, func() (bool, string) { return h.settledOn(cl.ID, map[string]int{"b": 3}) })
+
+	// An operator label moves the constraint's answer to host a.
+	labels := map[string]string{"rack": "r-b"}
+	if _, err := h.eng.UpdateHost(h.ctx(), "a", engine.HostUpdate{Labels: &labels}); err != nil {
+		t.Fatal(err)
+	}
+	drain := model.HostDrain
+	if _, err := h.eng.UpdateHost(h.ctx(), "b", engine.HostUpdate{Availability: &drain}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, func() (bool, string) { return h.settledOn(cl.ID, map[string]int{"a": 3}) })
+	h.ok(h.act(cl, `{"scale_out": {"count": 1}}`))
+	waitFor(t, 20*time.Second, func() (bool, string) { return h.settledOn(cl.ID, map[string]int{"a": 4}) })
+	for _, n := range h.nodes(cl.ID) {
+		if pid, ok := n.Data["pid"].(float64); ok {
+			started[int(pid)] = true
+		}
+	}
+	// The explanation shows both agent hosts: a ranked with its four
+	// nodes, b discarded with its reason.
+	d, err := h.eng.ClusterPlacement(h.ctx(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, r := range d.Hosts {
+		rows[r.Host] = fmt.Sprintf("rank %d nodes %d %s", r.Rank, r.Nodes, r.Reason)
+	}
+	if len(rows) != 2 || rows["a"] != "rank 1 nodes 4 " || !strings.HasPrefix(rows["b"], "rank 0 nodes 0 ") || rows["b"] == "rank 0 nodes 0 " {
+		t.Errorf("placement of the cluster: %v; want a ranked first with 4 nodes and b discarded with a reason", rows)
 	}
 }

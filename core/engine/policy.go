@@ -86,6 +86,7 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 		return err
 	}
 	var snap *sdk.Cluster
+	var hosts *sdk.HostSnapshot
 	var checked []*model.Binding
 	for _, b := range bindings {
 		if !b.Enabled {
@@ -129,6 +130,18 @@ func (e *Engine) checkPolicies(ctx context.Context, a *model.Action, clusterID, 
 		}
 		if b.LastOp != nil {
 			req.LastOp = b.LastOp.UnixMicro()
+		}
+		if comp.WantsHosts {
+			if hosts == nil {
+				cl, err := e.store.GetCluster(ctx, clusterID)
+				if err != nil {
+					return err
+				}
+				if hosts, err = e.placementSnapshot(ctx, cl); err != nil {
+					return fmt.Errorf("policy check: the hosts for policy '%s': %w", pol.Name, err)
+				}
+			}
+			req.Hosts = hosts
 		}
 		res, err := client.Check(ctx, req)
 		if err != nil {

@@ -268,6 +268,8 @@ var accessCases = map[string]accessCase{
 		body: map[string]any{"touch": map[string]any{}}, wrong: wrongNotFound},
 	"GET /v1/clusters/{id}/attrs/{path}": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/attrs/index" }, wrong: wrongNotFound},
 	"GET /v1/clusters/{id}/policies":     {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies" }, wrong: wrongNotFound},
+	// The fixture's cluster has no placement policy: 400, past the access checks.
+	"GET /v1/clusters/{id}/placement": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/placement" }, wrong: wrongNotFound},
 	"GET /v1/clusters/{id}/policies/{policy}": {path: func(f fixture) string { return "/v1/clusters/" + f.cluster + "/policies/" + f.policy },
 		wrong: wrongNotFound},
 

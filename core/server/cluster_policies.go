@@ -67,3 +67,21 @@ func (s *Server) showBinding(w http.ResponseWriter, r *http.Request, c engine.Ca
 	s.writeJSON(w, http.StatusOK, map[string]any{"cluster_policy": s.bindingView(r, cl, b)})
 	return nil
 }
+
+// clusterPlacement shows where the cluster's next node would go, as its
+// grove.policy.placement policy ranks the hosts now.
+func (s *Server) clusterPlacement(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
+	cl, err := s.s.FindCluster(s.ctx(r), c.Project, r.PathValue("id"))
+	if err != nil {
+		return err
+	}
+	if len(r.URL.Query()) > 0 {
+		return engine.BadRequest("The placement of a cluster takes no query parameters.")
+	}
+	d, err := s.e.ClusterPlacement(s.ctx(r), cl)
+	if err != nil {
+		return err
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"cluster": cl.Name, "placement": d})
+	return nil
+}

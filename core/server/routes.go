@@ -45,6 +45,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/clusters/{id}/actions", s.clusterAction)
 	s.handle("POST /v1/clusters/{id}/ops", s.clusterOperation)
 	s.handle("GET /v1/clusters/{id}/attrs/{path}", s.clusterAttrs)
+	s.handle("GET /v1/clusters/{id}/placement", s.clusterPlacement)
 	s.handle("GET /v1/clusters/{id}/policies", s.listBindings)
 	s.handle("GET /v1/clusters/{id}/policies/{policy}", s.showBinding)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/container"
 	"github.com/grovehq/grove/plugins/builtin/deletion"
 	"github.com/grovehq/grove/plugins/builtin/health"
+	"github.com/grovehq/grove/plugins/builtin/hostplacement"
 	"github.com/grovehq/grove/plugins/builtin/noop"
 	"github.com/grovehq/grove/plugins/builtin/nova"
 	"github.com/grovehq/grove/plugins/builtin/placement"
@@ -29,20 +30,20 @@ func Plugin(version string) *sdk.Plugin {
 		Name:     Name,
 		Version:  version,
 		Profiles: []sdk.ProfileType{process.Type(), noop.Type(), container.Type(), vsphere.Type(), nova.Type()},
-		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type(), affinity.Type(), batch.Type(), placement.ZoneType(), placement.RegionType(), health.Type()},
+		Policies: []sdk.PolicyType{deletion.Type(), scalingpolicy.Type(), affinity.Type(), batch.Type(), placement.ZoneType(), placement.RegionType(), health.Type(), hostplacement.Type()},
 	}
 }
 
 // Env is the environment the built-in plugin declares it needs from the
 // agent's: the container driver's engine endpoints (DOCKER_HOST, or several
-// in GROVE_DOCKER_HOSTS), the vSphere driver's connection defaults
+// in GROVE_DOCKER_HOSTS), grove.noop's pretend hosts (GROVE_NOOP_HOSTS), the vSphere driver's connection defaults
 // (vsphere.EnvNames) and the Nova driver's OpenStack credentials
 // (nova.Env: the OS_* variables and the clouds.yaml the agent would use).
 // The plugin host passes these and nothing else of the agent's environment
 // beyond its minimal set.
 func Env() map[string]string {
 	out := map[string]string{}
-	for _, k := range append([]string{"DOCKER_HOST", "GROVE_DOCKER_HOSTS"}, vsphere.EnvNames()...) {
+	for _, k := range append([]string{"DOCKER_HOST", "GROVE_DOCKER_HOSTS", noop.HostsEnv}, vsphere.EnvNames()...) {
 		if v := os.Getenv(k); v != "" {
 			out[k] = v
 		}

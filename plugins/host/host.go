@@ -59,9 +59,11 @@ type Component struct {
 	Targets         []sdk.Target
 	DefaultPriority int
 	Singleton       bool
-	Operations      []string
-	NeedsPort       bool
-	Plugin          string
+	// WantsHosts: the policy's checks get a host snapshot.
+	WantsHosts bool
+	Operations []string
+	NeedsPort  bool
+	Plugin     string
 	// NodeOperations are a profile type's node operations.
 	NodeOperations []sdk.NodeOperation
 	// APIVersion is the API version of the component's kind agreed with
@@ -302,7 +304,7 @@ func (in *instance) launch(ctx context.Context) error {
 	var comps []*Component
 	for _, c := range dj.Components {
 		comps = append(comps, &Component{Kind: c.Kind, Type: c.Type, Versions: c.Versions, Description: c.Description, Schema: c.Schema,
-			Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, Operations: c.Operations, NeedsPort: c.NeedsPort, Plugin: cfg.Name,
+			Targets: c.Targets, DefaultPriority: c.DefaultPriority, Singleton: c.Singleton, WantsHosts: c.WantsHosts, Operations: c.Operations, NeedsPort: c.NeedsPort, Plugin: cfg.Name,
 			NodeOperations: c.NodeOperations, APIVersion: apis[c.Kind]})
 	}
 	in.mu.Lock()

@@ -200,6 +200,7 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (CheckResult, erro
 		Action: &pb.ActionSnapshot{Id: req.Action.ID, Action: req.Action.Name, Target: req.Action.Target,
 			InputsJson: encodeJSON(req.Action.Inputs), DataJson: encodeJSON(req.Action.Data)},
 		Cluster: ClusterToProto(req.Cluster), BindingDataJson: encodeJSON(req.BindingData), LastOp: req.LastOp, Now: req.Now,
+		Hosts: HostSnapshotToProto(req.Hosts),
 	})
 	if err != nil {
 		return CheckResult{}, err

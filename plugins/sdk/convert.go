@@ -337,3 +337,36 @@ func stringList(v any) ([]string, bool) {
 	}
 	return nil, false
 }
+
+// HostSnapshotToProto converts a host snapshot to its wire form; nil stays
+// nil, so policies that do not want hosts cost nothing on the wire.
+func HostSnapshotToProto(s *HostSnapshot) *pb.HostSnapshot {
+	if s == nil {
+		return nil
+	}
+	out := &pb.HostSnapshot{Error: s.Err, Hosts: make([]*pb.PlacementHost, len(s.Hosts)), Instances: make([]*pb.HostInstance, len(s.Instances))}
+	for i, h := range s.Hosts {
+		out.Hosts[i] = &pb.PlacementHost{Name: h.Name, Labels: h.Labels, Load: h.Load, MemAvail: h.MemAvail, SwapAvail: h.SwapAvail,
+			State: h.State, Availability: h.Availability, Frozen: h.Frozen, Overloaded: h.Overloaded}
+	}
+	for i, in := range s.Instances {
+		out.Instances[i] = &pb.HostInstance{Cluster: in.Cluster, Node: in.Node, Host: in.Host, State: in.State}
+	}
+	return out
+}
+
+// HostSnapshotFromProto converts a wire host snapshot; nil stays nil.
+func HostSnapshotFromProto(s *pb.HostSnapshot) *HostSnapshot {
+	if s == nil {
+		return nil
+	}
+	out := &HostSnapshot{Err: s.Error, Hosts: make([]PlacementHost, len(s.Hosts)), Instances: make([]HostInstance, len(s.Instances))}
+	for i, h := range s.Hosts {
+		out.Hosts[i] = PlacementHost{Name: h.Name, Labels: h.Labels, Load: h.Load, MemAvail: h.MemAvail, SwapAvail: h.SwapAvail,
+			State: h.State, Availability: h.Availability, Frozen: h.Frozen, Overloaded: h.Overloaded}
+	}
+	for i, in := range s.Instances {
+		out.Instances[i] = HostInstance{Cluster: in.Cluster, Node: in.Node, Host: in.Host, State: in.State}
+	}
+	return out
+}

@@ -117,7 +117,7 @@ func (p *Plugin) Describe() *pb.Description {
 	}
 	for _, pt := range p.Policies {
 		c := &pb.Component{Kind: pb.Kind_KIND_POLICY, Type: pt.Type, Versions: pt.Versions, ApiVersions: p.policyAPIs(),
-			Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), DefaultPriority: int32(pt.Priority), Singleton: pt.Singleton}
+			Description: pt.Description, SchemaJson: encodeJSON(pt.Schema), DefaultPriority: int32(pt.Priority), Singleton: pt.Singleton, WantsHosts: pt.WantsHosts}
 		for _, t := range pt.Targets {
 			c.Targets = append(c.Targets, &pb.Target{Phase: t.Phase, Action: t.Action})
 		}
@@ -145,6 +145,7 @@ type ComponentJSON struct {
 	Targets         []Target      `json:"targets,omitempty"`
 	DefaultPriority int           `json:"default_priority,omitempty"`
 	Singleton       bool          `json:"singleton,omitempty"`
+	WantsHosts      bool          `json:"wants_hosts,omitempty"`
 	Operations      []string      `json:"operations,omitempty"`
 	NeedsPort       bool          `json:"needs_port,omitempty"`
 	// NodeOperations are a profile type's node operations.
@@ -156,7 +157,7 @@ func DescriptionToJSON(d *pb.Description) (DescriptionJSON, error) {
 	out := DescriptionJSON{Name: d.Name, Version: d.Version, HandshakeVersion: int(d.HandshakeVersion)}
 	for _, c := range d.Components {
 		cj := ComponentJSON{Type: c.Type, Versions: c.Versions, APIVersions: c.ApiVersions, Description: c.Description,
-			DefaultPriority: int(c.DefaultPriority), Singleton: c.Singleton, Operations: c.Operations, NeedsPort: c.NeedsPort}
+			DefaultPriority: int(c.DefaultPriority), Singleton: c.Singleton, WantsHosts: c.WantsHosts, Operations: c.Operations, NeedsPort: c.NeedsPort}
 		switch c.Kind {
 		case pb.Kind_KIND_PROFILE:
 			cj.Kind = "profile"
@@ -572,6 +573,7 @@ func (s *policyServer) Check(ctx context.Context, req *pb.CheckRequest) (*pb.Che
 		Policy: sp, Phase: req.Phase,
 		Action:  Action{ID: a.GetId(), Name: a.GetAction(), Target: a.GetTarget(), Inputs: decodeMap(a.GetInputsJson()), Data: decodeMap(a.GetDataJson())},
 		Cluster: ClusterFromProto(req.Cluster), BindingData: decodeMap(req.BindingDataJson), LastOp: req.LastOp, Now: req.Now,
+		Hosts: HostSnapshotFromProto(req.Hosts),
 	})
 	if err != nil {
 		return &pb.CheckResponse{Error: ErrorToProto(err)}, nil

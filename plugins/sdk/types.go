@@ -251,6 +251,46 @@ type CheckRequest struct {
 	BindingData map[string]any
 	LastOp      int64 // Unix microseconds, 0 if never
 	Now         int64 // Unix microseconds
+	// Hosts are the hosts of the cluster's profile type and the nodes of
+	// every cluster on them, for a policy type with WantsHosts; nil for
+	// the others.
+	Hosts *HostSnapshot
+}
+
+// HostSnapshot is what a placement decision reads: every host the
+// cluster's driver places nodes on, and the nodes of every cluster on
+// them.
+type HostSnapshot struct {
+	Hosts     []PlacementHost
+	Instances []HostInstance
+	// Err says why the hosts could not be read; the lists are then empty.
+	Err string
+}
+
+// PlacementHost is one host of a HostSnapshot.
+type PlacementHost struct {
+	Name   string
+	Labels map[string]string
+	// Load is the 15-minute load average, MemAvail and SwapAvail the
+	// percentages of memory and swap free; nil when not reported.
+	Load      *float64
+	MemAvail  *float64
+	SwapAvail *float64
+	// State is up, down or maintenance; Availability active, pause or
+	// drain.
+	State        string
+	Availability string
+	Frozen       bool
+	Overloaded   bool
+}
+
+// HostInstance is a node of some cluster on a host. State is running,
+// starting, stopped or failed.
+type HostInstance struct {
+	Cluster string
+	Node    string
+	Host    string
+	State   string
 }
 
 // CheckResult lets the action go on (Refuse empty), optionally with data
@@ -279,8 +319,12 @@ type PolicyType struct {
 	Priority int
 	// Singleton allows at most one policy of this type per cluster.
 	Singleton bool
-	Policy    Policy
-	Validate  func(ctx context.Context, p Spec) schema.Diagnostics
+	// WantsHosts asks the engine for a HostSnapshot with each check
+	// (CheckRequest.Hosts): reading every host and node costs, so only a
+	// placement policy asks.
+	WantsHosts bool
+	Policy     Policy
+	Validate   func(ctx context.Context, p Spec) schema.Diagnostics
 }
 
 // RetryableError marks a failure that may succeed if tried again.

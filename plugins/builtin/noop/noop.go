@@ -5,6 +5,10 @@ package noop
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grovehq/grove/plugins/sdk"
@@ -13,6 +17,13 @@ import (
 
 // TypeName is the profile type.
 const TypeName = "grove.noop"
+
+// HostsEnv names the pretend hosts grove.noop reports, so placement can be
+// tried and measured without a backend: names separated by spaces, each
+// optionally followed by a colon and comma-separated key=value labels;
+// load_avg, mem_avail and swap_avail with numbers are load figures.
+// Example: "h1:zone=a,load_avg=0.5 h2:zone=b".
+const HostsEnv = "GROVE_NOOP_HOSTS"
 
 // Type returns the profile type registration.
 func Type() sdk.ProfileType {
@@ -29,7 +40,33 @@ func Type() sdk.ProfileType {
 		NodeOperations: []sdk.NodeOperation{{Name: "touch", Description: "Does nothing and succeeds; for trying node and cluster operations.",
 			Parameters: schema.Schema{"note": {Type: schema.String, Default: "", Description: "A free note, ignored."}}}},
 		Driver: driver{},
+		Hosts:  hosts,
 	}
+}
+
+// hosts reads HostsEnv.
+func hosts(context.Context) ([]sdk.Host, error) {
+	var out []sdk.Host
+	for _, f := range strings.Fields(os.Getenv(HostsEnv)) {
+		name, labels, _ := strings.Cut(f, ":")
+		h := sdk.Host{Name: name, Attributes: map[string]string{}, Load: map[string]float64{}}
+		for _, kv := range strings.Split(labels, ",") {
+			if kv == "" {
+				continue
+			}
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || k == "" {
+				return nil, fmt.Errorf("%s: %q of host %s is not key=value", HostsEnv, kv, name)
+			}
+			if n, err := strconv.ParseFloat(v, 64); err == nil && (k == "load_avg" || k == "mem_avail" || k == "swap_avail") {
+				h.Load[k] = n
+				continue
+			}
+			h.Attributes[k] = v
+		}
+		out = append(out, h)
+	}
+	return out, nil
 }
 
 type driver struct{}
@@ -42,9 +79,22 @@ func each(nodes []sdk.Node, f func(sdk.Node) sdk.Result) []sdk.Result {
 	return out
 }
 
+// created records the node's host: the one a placement policy chose
+// (data.placement.host), else the one it had, so placement counts it there.
 func created(p sdk.Spec) func(sdk.Node) sdk.Result {
 	return func(n sdk.Node) sdk.Result {
-		return sdk.Result{ID: n.ID, PhysicalID: "noop-" + n.ID, Healthy: true, Data: map[string]any{"label": p.Properties["label"]}}
+		data := map[string]any{"label": p.Properties["label"]}
+		if pl, ok := n.Data["placement"].(map[string]any); ok {
+			if h, _ := pl["host"].(string); h != "" {
+				data["host"] = h
+			}
+		}
+		if _, ok := data["host"]; !ok {
+			if h, _ := n.Data["host"].(string); h != "" {
+				data["host"] = h
+			}
+		}
+		return sdk.Result{ID: n.ID, PhysicalID: "noop-" + n.ID, Healthy: true, Data: data}
 	}
 }
 

@@ -213,8 +213,11 @@ type Component struct {
 	// Profiles: the operations a user can run on a node (Senlin's
 	// OPERATIONS), served by Profile.Operate from profile API 2.
 	NodeOperations []*NodeOperation `protobuf:"bytes,12,rep,name=node_operations,json=nodeOperations,proto3" json:"node_operations,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Policies: the engine sends each check the hosts of the cluster's
+	// profile type and the nodes on them (CheckRequest.hosts).
+	WantsHosts    bool `protobuf:"varint,13,opt,name=wants_hosts,json=wantsHosts,proto3" json:"wants_hosts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Component) Reset() {
@@ -329,6 +332,13 @@ func (x *Component) GetNodeOperations() []*NodeOperation {
 		return x.NodeOperations
 	}
 	return nil
+}
+
+func (x *Component) GetWantsHosts() bool {
+	if x != nil {
+		return x.WantsHosts
+	}
+	return false
 }
 
 // NodeOperation describes one node operation: its name, what it does and
@@ -2255,7 +2265,9 @@ type CheckRequest struct {
 	// Unix microseconds of the last action this binding checked, 0 if none.
 	LastOp int64 `protobuf:"varint,6,opt,name=last_op,json=lastOp,proto3" json:"last_op,omitempty"`
 	// Unix microseconds, the engine's clock.
-	Now           int64 `protobuf:"varint,7,opt,name=now,proto3" json:"now,omitempty"`
+	Now int64 `protobuf:"varint,7,opt,name=now,proto3" json:"now,omitempty"`
+	// The hosts a placement decision reads, for policies that want them.
+	Hosts         *HostSnapshot `protobuf:"bytes,8,opt,name=hosts,proto3" json:"hosts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2339,6 +2351,257 @@ func (x *CheckRequest) GetNow() int64 {
 	return 0
 }
 
+func (x *CheckRequest) GetHosts() *HostSnapshot {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+// HostSnapshot is every host of a cluster's profile type and the nodes of
+// every cluster on them.
+type HostSnapshot struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Hosts     []*PlacementHost       `protobuf:"bytes,1,rep,name=hosts,proto3" json:"hosts,omitempty"`
+	Instances []*HostInstance        `protobuf:"bytes,2,rep,name=instances,proto3" json:"instances,omitempty"`
+	// Why the hosts could not be read, when they could not.
+	Error         string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostSnapshot) Reset() {
+	*x = HostSnapshot{}
+	mi := &file_grove_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostSnapshot) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostSnapshot) ProtoMessage() {}
+
+func (x *HostSnapshot) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostSnapshot.ProtoReflect.Descriptor instead.
+func (*HostSnapshot) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *HostSnapshot) GetHosts() []*PlacementHost {
+	if x != nil {
+		return x.Hosts
+	}
+	return nil
+}
+
+func (x *HostSnapshot) GetInstances() []*HostInstance {
+	if x != nil {
+		return x.Instances
+	}
+	return nil
+}
+
+func (x *HostSnapshot) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+type PlacementHost struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Name   string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Labels map[string]string      `protobuf:"bytes,2,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The 15-minute load average and the percentages of memory and swap free;
+	// absent when the host does not report them.
+	Load      *float64 `protobuf:"fixed64,3,opt,name=load,proto3,oneof" json:"load,omitempty"`
+	MemAvail  *float64 `protobuf:"fixed64,4,opt,name=mem_avail,json=memAvail,proto3,oneof" json:"mem_avail,omitempty"`
+	SwapAvail *float64 `protobuf:"fixed64,5,opt,name=swap_avail,json=swapAvail,proto3,oneof" json:"swap_avail,omitempty"`
+	// up, down or maintenance.
+	State string `protobuf:"bytes,6,opt,name=state,proto3" json:"state,omitempty"`
+	// active, pause or drain.
+	Availability  string `protobuf:"bytes,7,opt,name=availability,proto3" json:"availability,omitempty"`
+	Frozen        bool   `protobuf:"varint,8,opt,name=frozen,proto3" json:"frozen,omitempty"`
+	Overloaded    bool   `protobuf:"varint,9,opt,name=overloaded,proto3" json:"overloaded,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlacementHost) Reset() {
+	*x = PlacementHost{}
+	mi := &file_grove_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlacementHost) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlacementHost) ProtoMessage() {}
+
+func (x *PlacementHost) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlacementHost.ProtoReflect.Descriptor instead.
+func (*PlacementHost) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *PlacementHost) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PlacementHost) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *PlacementHost) GetLoad() float64 {
+	if x != nil && x.Load != nil {
+		return *x.Load
+	}
+	return 0
+}
+
+func (x *PlacementHost) GetMemAvail() float64 {
+	if x != nil && x.MemAvail != nil {
+		return *x.MemAvail
+	}
+	return 0
+}
+
+func (x *PlacementHost) GetSwapAvail() float64 {
+	if x != nil && x.SwapAvail != nil {
+		return *x.SwapAvail
+	}
+	return 0
+}
+
+func (x *PlacementHost) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *PlacementHost) GetAvailability() string {
+	if x != nil {
+		return x.Availability
+	}
+	return ""
+}
+
+func (x *PlacementHost) GetFrozen() bool {
+	if x != nil {
+		return x.Frozen
+	}
+	return false
+}
+
+func (x *PlacementHost) GetOverloaded() bool {
+	if x != nil {
+		return x.Overloaded
+	}
+	return false
+}
+
+type HostInstance struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Cluster string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Node    string                 `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
+	Host    string                 `protobuf:"bytes,3,opt,name=host,proto3" json:"host,omitempty"`
+	// running, starting, stopped or failed.
+	State         string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostInstance) Reset() {
+	*x = HostInstance{}
+	mi := &file_grove_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostInstance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostInstance) ProtoMessage() {}
+
+func (x *HostInstance) ProtoReflect() protoreflect.Message {
+	mi := &file_grove_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostInstance.ProtoReflect.Descriptor instead.
+func (*HostInstance) Descriptor() ([]byte, []int) {
+	return file_grove_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *HostInstance) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *HostInstance) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *HostInstance) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *HostInstance) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
 type CheckResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// OK or ERROR.
@@ -2358,7 +2621,7 @@ type CheckResponse struct {
 
 func (x *CheckResponse) Reset() {
 	*x = CheckResponse{}
-	mi := &file_grove_proto_msgTypes[33]
+	mi := &file_grove_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2370,7 +2633,7 @@ func (x *CheckResponse) String() string {
 func (*CheckResponse) ProtoMessage() {}
 
 func (x *CheckResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[33]
+	mi := &file_grove_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2383,7 +2646,7 @@ func (x *CheckResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResponse.ProtoReflect.Descriptor instead.
 func (*CheckResponse) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{33}
+	return file_grove_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CheckResponse) GetStatus() string {
@@ -2443,7 +2706,7 @@ type Decision struct {
 
 func (x *Decision) Reset() {
 	*x = Decision{}
-	mi := &file_grove_proto_msgTypes[34]
+	mi := &file_grove_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2455,7 +2718,7 @@ func (x *Decision) String() string {
 func (*Decision) ProtoMessage() {}
 
 func (x *Decision) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[34]
+	mi := &file_grove_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2468,7 +2731,7 @@ func (x *Decision) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decision.ProtoReflect.Descriptor instead.
 func (*Decision) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{34}
+	return file_grove_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Decision) GetCount() int64 {
@@ -2515,7 +2778,7 @@ type EchoMessage struct {
 
 func (x *EchoMessage) Reset() {
 	*x = EchoMessage{}
-	mi := &file_grove_proto_msgTypes[35]
+	mi := &file_grove_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2527,7 +2790,7 @@ func (x *EchoMessage) String() string {
 func (*EchoMessage) ProtoMessage() {}
 
 func (x *EchoMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_grove_proto_msgTypes[35]
+	mi := &file_grove_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2540,7 +2803,7 @@ func (x *EchoMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EchoMessage.ProtoReflect.Descriptor instead.
 func (*EchoMessage) Descriptor() ([]byte, []int) {
-	return file_grove_proto_rawDescGZIP(), []int{35}
+	return file_grove_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *EchoMessage) GetPayload() []byte {
@@ -2562,7 +2825,7 @@ const file_grove_proto_rawDesc = "" +
 	"\x11handshake_version\x18\x03 \x01(\x05R\x10handshakeVersion\x12:\n" +
 	"\n" +
 	"components\x18\x04 \x03(\v2\x1a.grove.plugin.v1.ComponentR\n" +
-	"components\"\xd0\x03\n" +
+	"components\"\xf1\x03\n" +
 	"\tComponent\x12)\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x15.grove.plugin.v1.KindR\x04kind\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x1a\n" +
@@ -2580,7 +2843,9 @@ const file_grove_proto_rawDesc = "" +
 	"operations\x12\x1d\n" +
 	"\n" +
 	"needs_port\x18\v \x01(\bR\tneedsPort\x12G\n" +
-	"\x0fnode_operations\x18\f \x03(\v2\x1e.grove.plugin.v1.NodeOperationR\x0enodeOperations\"n\n" +
+	"\x0fnode_operations\x18\f \x03(\v2\x1e.grove.plugin.v1.NodeOperationR\x0enodeOperations\x12\x1f\n" +
+	"\vwants_hosts\x18\r \x01(\bR\n" +
+	"wantsHosts\"n\n" +
 	"\rNodeOperation\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12'\n" +
@@ -2741,7 +3006,7 @@ const file_grove_proto_rawDesc = "" +
 	"\vinputs_json\x18\x03 \x01(\fR\n" +
 	"inputsJson\x12\x1b\n" +
 	"\tdata_json\x18\x04 \x01(\fR\bdataJson\x12\x16\n" +
-	"\x06target\x18\x05 \x01(\tR\x06target\"\x9f\x02\n" +
+	"\x06target\x18\x05 \x01(\tR\x06target\"\xd4\x02\n" +
 	"\fCheckRequest\x12-\n" +
 	"\x06policy\x18\x01 \x01(\v2\x15.grove.plugin.v1.SpecR\x06policy\x12\x14\n" +
 	"\x05phase\x18\x02 \x01(\tR\x05phase\x127\n" +
@@ -2749,7 +3014,37 @@ const file_grove_proto_rawDesc = "" +
 	"\acluster\x18\x04 \x01(\v2 .grove.plugin.v1.ClusterSnapshotR\acluster\x12*\n" +
 	"\x11binding_data_json\x18\x05 \x01(\fR\x0fbindingDataJson\x12\x17\n" +
 	"\alast_op\x18\x06 \x01(\x03R\x06lastOp\x12\x10\n" +
-	"\x03now\x18\a \x01(\x03R\x03now\"\x85\x02\n" +
+	"\x03now\x18\a \x01(\x03R\x03now\x123\n" +
+	"\x05hosts\x18\b \x01(\v2\x1d.grove.plugin.v1.HostSnapshotR\x05hosts\"\x97\x01\n" +
+	"\fHostSnapshot\x124\n" +
+	"\x05hosts\x18\x01 \x03(\v2\x1e.grove.plugin.v1.PlacementHostR\x05hosts\x12;\n" +
+	"\tinstances\x18\x02 \x03(\v2\x1d.grove.plugin.v1.HostInstanceR\tinstances\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\"\x99\x03\n" +
+	"\rPlacementHost\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12B\n" +
+	"\x06labels\x18\x02 \x03(\v2*.grove.plugin.v1.PlacementHost.LabelsEntryR\x06labels\x12\x17\n" +
+	"\x04load\x18\x03 \x01(\x01H\x00R\x04load\x88\x01\x01\x12 \n" +
+	"\tmem_avail\x18\x04 \x01(\x01H\x01R\bmemAvail\x88\x01\x01\x12\"\n" +
+	"\n" +
+	"swap_avail\x18\x05 \x01(\x01H\x02R\tswapAvail\x88\x01\x01\x12\x14\n" +
+	"\x05state\x18\x06 \x01(\tR\x05state\x12\"\n" +
+	"\favailability\x18\a \x01(\tR\favailability\x12\x16\n" +
+	"\x06frozen\x18\b \x01(\bR\x06frozen\x12\x1e\n" +
+	"\n" +
+	"overloaded\x18\t \x01(\bR\n" +
+	"overloaded\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\a\n" +
+	"\x05_loadB\f\n" +
+	"\n" +
+	"_mem_availB\r\n" +
+	"\v_swap_avail\"f\n" +
+	"\fHostInstance\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x12\n" +
+	"\x04node\x18\x02 \x01(\tR\x04node\x12\x12\n" +
+	"\x04host\x18\x03 \x01(\tR\x04host\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\"\x85\x02\n" +
 	"\rCheckResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12(\n" +
@@ -2811,7 +3106,7 @@ func file_grove_proto_rawDescGZIP() []byte {
 }
 
 var file_grove_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_grove_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_grove_proto_goTypes = []any{
 	(Kind)(0),                 // 0: grove.plugin.v1.Kind
 	(*DescribeRequest)(nil),   // 1: grove.plugin.v1.DescribeRequest
@@ -2847,12 +3142,16 @@ var file_grove_proto_goTypes = []any{
 	(*AttachResponse)(nil),    // 31: grove.plugin.v1.AttachResponse
 	(*ActionSnapshot)(nil),    // 32: grove.plugin.v1.ActionSnapshot
 	(*CheckRequest)(nil),      // 33: grove.plugin.v1.CheckRequest
-	(*CheckResponse)(nil),     // 34: grove.plugin.v1.CheckResponse
-	(*Decision)(nil),          // 35: grove.plugin.v1.Decision
-	(*EchoMessage)(nil),       // 36: grove.plugin.v1.EchoMessage
-	nil,                       // 37: grove.plugin.v1.Host.AttributesEntry
-	nil,                       // 38: grove.plugin.v1.Host.LoadEntry
-	nil,                       // 39: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	(*HostSnapshot)(nil),      // 34: grove.plugin.v1.HostSnapshot
+	(*PlacementHost)(nil),     // 35: grove.plugin.v1.PlacementHost
+	(*HostInstance)(nil),      // 36: grove.plugin.v1.HostInstance
+	(*CheckResponse)(nil),     // 37: grove.plugin.v1.CheckResponse
+	(*Decision)(nil),          // 38: grove.plugin.v1.Decision
+	(*EchoMessage)(nil),       // 39: grove.plugin.v1.EchoMessage
+	nil,                       // 40: grove.plugin.v1.Host.AttributesEntry
+	nil,                       // 41: grove.plugin.v1.Host.LoadEntry
+	nil,                       // 42: grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	nil,                       // 43: grove.plugin.v1.PlacementHost.LabelsEntry
 }
 var file_grove_proto_depIdxs = []int32{
 	3,  // 0: grove.plugin.v1.Description.components:type_name -> grove.plugin.v1.Component
@@ -2867,8 +3166,8 @@ var file_grove_proto_depIdxs = []int32{
 	8,  // 9: grove.plugin.v1.AdoptResponse.error:type_name -> grove.plugin.v1.Error
 	10, // 10: grove.plugin.v1.OperateRequest.profile:type_name -> grove.plugin.v1.Spec
 	13, // 11: grove.plugin.v1.OperateRequest.nodes:type_name -> grove.plugin.v1.Node
-	37, // 12: grove.plugin.v1.Host.attributes:type_name -> grove.plugin.v1.Host.AttributesEntry
-	38, // 13: grove.plugin.v1.Host.load:type_name -> grove.plugin.v1.Host.LoadEntry
+	40, // 12: grove.plugin.v1.Host.attributes:type_name -> grove.plugin.v1.Host.AttributesEntry
+	41, // 13: grove.plugin.v1.Host.load:type_name -> grove.plugin.v1.Host.LoadEntry
 	19, // 14: grove.plugin.v1.HostsResponse.hosts:type_name -> grove.plugin.v1.Host
 	10, // 15: grove.plugin.v1.BatchRequest.profile:type_name -> grove.plugin.v1.Spec
 	13, // 16: grove.plugin.v1.BatchRequest.nodes:type_name -> grove.plugin.v1.Node
@@ -2879,7 +3178,7 @@ var file_grove_proto_depIdxs = []int32{
 	13, // 21: grove.plugin.v1.UpdateRequest.nodes:type_name -> grove.plugin.v1.Node
 	10, // 22: grove.plugin.v1.RecoverRequest.profile:type_name -> grove.plugin.v1.Spec
 	13, // 23: grove.plugin.v1.RecoverRequest.nodes:type_name -> grove.plugin.v1.Node
-	39, // 24: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
+	42, // 24: grove.plugin.v1.DetailsResponse.details_json:type_name -> grove.plugin.v1.DetailsResponse.DetailsJsonEntry
 	8,  // 25: grove.plugin.v1.DetailsResponse.error:type_name -> grove.plugin.v1.Error
 	29, // 26: grove.plugin.v1.ClusterSnapshot.nodes:type_name -> grove.plugin.v1.SnapshotNode
 	10, // 27: grove.plugin.v1.ClusterSnapshot.profile:type_name -> grove.plugin.v1.Spec
@@ -2889,50 +3188,54 @@ var file_grove_proto_depIdxs = []int32{
 	10, // 31: grove.plugin.v1.CheckRequest.policy:type_name -> grove.plugin.v1.Spec
 	32, // 32: grove.plugin.v1.CheckRequest.action:type_name -> grove.plugin.v1.ActionSnapshot
 	28, // 33: grove.plugin.v1.CheckRequest.cluster:type_name -> grove.plugin.v1.ClusterSnapshot
-	8,  // 34: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
-	35, // 35: grove.plugin.v1.CheckResponse.deletion:type_name -> grove.plugin.v1.Decision
-	35, // 36: grove.plugin.v1.CheckResponse.creation:type_name -> grove.plugin.v1.Decision
-	1,  // 37: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
-	6,  // 38: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
-	11, // 39: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	23, // 40: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
-	23, // 41: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
-	23, // 42: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
-	25, // 43: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
-	26, // 44: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
-	23, // 45: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
-	21, // 46: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
-	18, // 47: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
-	17, // 48: grove.plugin.v1.Profile.Operate:input_type -> grove.plugin.v1.OperateRequest
-	15, // 49: grove.plugin.v1.Profile.Adopt:input_type -> grove.plugin.v1.AdoptRequest
-	11, // 50: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
-	30, // 51: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
-	30, // 52: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
-	33, // 53: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
-	36, // 54: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
-	2,  // 55: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
-	7,  // 56: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
-	12, // 57: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	24, // 58: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
-	24, // 59: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
-	24, // 60: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
-	24, // 61: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
-	24, // 62: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
-	27, // 63: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
-	22, // 64: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
-	20, // 65: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
-	24, // 66: grove.plugin.v1.Profile.Operate:output_type -> grove.plugin.v1.BatchResponse
-	16, // 67: grove.plugin.v1.Profile.Adopt:output_type -> grove.plugin.v1.AdoptResponse
-	12, // 68: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
-	31, // 69: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
-	31, // 70: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
-	34, // 71: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
-	36, // 72: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
-	55, // [55:73] is the sub-list for method output_type
-	37, // [37:55] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	34, // 34: grove.plugin.v1.CheckRequest.hosts:type_name -> grove.plugin.v1.HostSnapshot
+	35, // 35: grove.plugin.v1.HostSnapshot.hosts:type_name -> grove.plugin.v1.PlacementHost
+	36, // 36: grove.plugin.v1.HostSnapshot.instances:type_name -> grove.plugin.v1.HostInstance
+	43, // 37: grove.plugin.v1.PlacementHost.labels:type_name -> grove.plugin.v1.PlacementHost.LabelsEntry
+	8,  // 38: grove.plugin.v1.CheckResponse.error:type_name -> grove.plugin.v1.Error
+	38, // 39: grove.plugin.v1.CheckResponse.deletion:type_name -> grove.plugin.v1.Decision
+	38, // 40: grove.plugin.v1.CheckResponse.creation:type_name -> grove.plugin.v1.Decision
+	1,  // 41: grove.plugin.v1.Info.Describe:input_type -> grove.plugin.v1.DescribeRequest
+	6,  // 42: grove.plugin.v1.Info.Configure:input_type -> grove.plugin.v1.ConfigureRequest
+	11, // 43: grove.plugin.v1.Profile.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	23, // 44: grove.plugin.v1.Profile.Create:input_type -> grove.plugin.v1.BatchRequest
+	23, // 45: grove.plugin.v1.Profile.Delete:input_type -> grove.plugin.v1.BatchRequest
+	23, // 46: grove.plugin.v1.Profile.Check:input_type -> grove.plugin.v1.BatchRequest
+	25, // 47: grove.plugin.v1.Profile.Update:input_type -> grove.plugin.v1.UpdateRequest
+	26, // 48: grove.plugin.v1.Profile.Recover:input_type -> grove.plugin.v1.RecoverRequest
+	23, // 49: grove.plugin.v1.Profile.Details:input_type -> grove.plugin.v1.BatchRequest
+	21, // 50: grove.plugin.v1.Profile.Watch:input_type -> grove.plugin.v1.WatchRequest
+	18, // 51: grove.plugin.v1.Profile.Hosts:input_type -> grove.plugin.v1.HostsRequest
+	17, // 52: grove.plugin.v1.Profile.Operate:input_type -> grove.plugin.v1.OperateRequest
+	15, // 53: grove.plugin.v1.Profile.Adopt:input_type -> grove.plugin.v1.AdoptRequest
+	11, // 54: grove.plugin.v1.Policy.Validate:input_type -> grove.plugin.v1.ValidateRequest
+	30, // 55: grove.plugin.v1.Policy.Attach:input_type -> grove.plugin.v1.AttachRequest
+	30, // 56: grove.plugin.v1.Policy.Detach:input_type -> grove.plugin.v1.AttachRequest
+	33, // 57: grove.plugin.v1.Policy.Check:input_type -> grove.plugin.v1.CheckRequest
+	39, // 58: grove.plugin.v1.Echo.Echo:input_type -> grove.plugin.v1.EchoMessage
+	2,  // 59: grove.plugin.v1.Info.Describe:output_type -> grove.plugin.v1.Description
+	7,  // 60: grove.plugin.v1.Info.Configure:output_type -> grove.plugin.v1.ConfigureResponse
+	12, // 61: grove.plugin.v1.Profile.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	24, // 62: grove.plugin.v1.Profile.Create:output_type -> grove.plugin.v1.BatchResponse
+	24, // 63: grove.plugin.v1.Profile.Delete:output_type -> grove.plugin.v1.BatchResponse
+	24, // 64: grove.plugin.v1.Profile.Check:output_type -> grove.plugin.v1.BatchResponse
+	24, // 65: grove.plugin.v1.Profile.Update:output_type -> grove.plugin.v1.BatchResponse
+	24, // 66: grove.plugin.v1.Profile.Recover:output_type -> grove.plugin.v1.BatchResponse
+	27, // 67: grove.plugin.v1.Profile.Details:output_type -> grove.plugin.v1.DetailsResponse
+	22, // 68: grove.plugin.v1.Profile.Watch:output_type -> grove.plugin.v1.NodeEvent
+	20, // 69: grove.plugin.v1.Profile.Hosts:output_type -> grove.plugin.v1.HostsResponse
+	24, // 70: grove.plugin.v1.Profile.Operate:output_type -> grove.plugin.v1.BatchResponse
+	16, // 71: grove.plugin.v1.Profile.Adopt:output_type -> grove.plugin.v1.AdoptResponse
+	12, // 72: grove.plugin.v1.Policy.Validate:output_type -> grove.plugin.v1.ValidateResponse
+	31, // 73: grove.plugin.v1.Policy.Attach:output_type -> grove.plugin.v1.AttachResponse
+	31, // 74: grove.plugin.v1.Policy.Detach:output_type -> grove.plugin.v1.AttachResponse
+	37, // 75: grove.plugin.v1.Policy.Check:output_type -> grove.plugin.v1.CheckResponse
+	39, // 76: grove.plugin.v1.Echo.Echo:output_type -> grove.plugin.v1.EchoMessage
+	59, // [59:77] is the sub-list for method output_type
+	41, // [41:59] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_grove_proto_init() }
@@ -2941,13 +3244,14 @@ func file_grove_proto_init() {
 		return
 	}
 	file_grove_proto_msgTypes[34].OneofWrappers = []any{}
+	file_grove_proto_msgTypes[37].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grove_proto_rawDesc), len(file_grove_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   39,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   4,
 		},
