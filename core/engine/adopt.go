@@ -158,7 +158,11 @@ func (e *Engine) AdoptNode(ctx context.Context, c Caller, req NodeAdopt) (*model
 		Index: -1, Role: req.Role, InitAt: now, CreatedAt: &now, Status: model.NodeActive, StatusReason: "Node adopted successfully",
 		Data: orEmpty(got.Result.Data), Metadata: orEmpty(req.Metadata), Dependents: map[string]any{}, State: got.Result.State}
 	if hostLocal(ps.Type) {
-		n.Host = e.cfg.HostName // this agent's plugin found the resource
+		// This agent's plugin found the resource.
+		n.Host = e.cfg.HostName
+		if n.Host != "" {
+			n.Data["host"] = n.Host
+		}
 	}
 	ev := &model.Event{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", User: c.User, Project: c.Project,
 		Action: "NODE_ADOPT", Status: "end", StatusReason: fmt.Sprintf("Node adopted from %s %q.", ps.Type, req.Identity),

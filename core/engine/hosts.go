@@ -227,6 +227,11 @@ func (e *Engine) placeOnHosts(ctx context.Context, tx store.Store, nodes []*mode
 			n.Host = best.Name
 		}
 		counts[n.Host]++
+		// In the data too, where policies and drivers read a node's host.
+		if n.Data == nil {
+			n.Data = map[string]any{}
+		}
+		n.Data["host"] = n.Host
 	}
 	return nil
 }

@@ -376,3 +376,54 @@ func TestPlacementPolicyOnAgentHosts(t *testing.T) {
 		t.Errorf("placement of the cluster: %v; want a ranked first with 4 nodes and b discarded with a reason", rows)
 	}
 }
+
+// TestPlacementPolicyPlacesMoves: the replacements of a drained host's
+// nodes are placed by the cluster's grove.policy.placement, not by the
+// fewest-nodes rule: here its constraint keeps them off the emptiest host.
+func TestPlacementPolicyPlacesMoves(t *testing.T) {
+	h := newIdleHarness(t, nil)
+	started := map[int]bool{}
+	t.Cleanup(func() {
+		for pid := range started {
+			if alive(pid) {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+	})
+	a, _ := h.hostEngine("engine-a", "a")
+	h.eng = a
+	h.hostEngine("engine-b", "b")
+	h.hostEngine("engine-c", "c")
+	for _, name := range []string{"b", "c"} {
+		labels := map[string]string{"disk": "ssd"}
+		if _, err := h.eng.UpdateHost(h.ctx(), name, engine.HostUpdate{Labels: &labels}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.profileOf("proc", process.TypeName, map[string]any{"command": []any{"sleep", "600"}, "stop_timeout": 0})
+	zero := 0
+	cl := h.create(engine.ClusterCreate{Name: "procs", Profile: "proc", DesiredCapacity: &zero})
+	h.policy("ssd", "grove.policy.placement", "1.0", `{"placement": "spread", "constraints": "labels.disk == \"ssd\""}`)
+	h.attach(cl, "ssd")
+	h.ok(h.act(cl, `{"scale_out": {"count": 2}}`))
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		got := h.byHost(cl.ID)
+		ok, why := h.settledOn(cl.ID, got)
+		return ok && got["a"] == 0 && got["b"]+got["c"] == 2, fmt.Sprintf("%v %s", got, why)
+	})
+	for _, n := range h.nodes(cl.ID) {
+		if n.Data["host"] != n.Host {
+			t.Errorf("node %s on %s has host %v in its data", n.Name, n.Host, n.Data["host"])
+		}
+	}
+	drain := model.HostDrain
+	if _, err := h.eng.UpdateHost(h.ctx(), "b", engine.HostUpdate{Availability: &drain}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, func() (bool, string) { return h.settledOn(cl.ID, map[string]int{"c": 2}) })
+	for _, n := range h.nodes(cl.ID) {
+		if pid, ok := n.Data["pid"].(float64); ok {
+			started[int(pid)] = true
+		}
+	}
+}

@@ -82,6 +82,7 @@ func (e *Engine) CreateNode(ctx context.Context, c Caller, req NodeCreate) (*mod
 			// nodes; otherwise where placement puts it.
 			if h, err := tx.GetHost(ctx, e.cfg.HostName); err == nil && h.Schedulable() && placementHost(n) == "" {
 				n.Host = h.Name
+				n.Data["host"] = h.Name
 			} else if err := e.placeOnHosts(ctx, tx, []*model.Node{n}); err != nil {
 				return err
 			}
