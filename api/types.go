@@ -86,7 +86,10 @@ type Node struct {
 	Metadata     map[string]any `json:"metadata"`
 	Dependents   map[string]any `json:"dependents"`
 	Tainted      bool           `json:"tainted"`
-	Details      map[string]any `json:"details,omitempty"`
+	// Host is the host a local.process node runs on (its agent's
+	// host_name); empty for nodes whose driver places them.
+	Host    string         `json:"host,omitempty"`
+	Details map[string]any `json:"details,omitempty"`
 }
 
 // Action is an action as the API shows it.

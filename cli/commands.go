@@ -154,6 +154,14 @@ func commands() []*entry {
 			help: "FILE is JSON: {\"clusters\": [...], \"milestones\": {...}, \"paths\": {...}, \"event\": {...}}\n" +
 				"(docs/dependencies.md). Nothing is sent to an agent.", run: verbCmd(depsSimulate)},
 
+		{name: "host", synopsis: "Inspect hosts (agents and the hosts drivers report) and set their availability: list, show, update."},
+		{name: "host list", args: "[options]", synopsis: "List hosts: kind, state, availability, nodes, load and labels.", run: verbCmd(hostList)},
+		{name: "host show", args: "[options] HOST", synopsis: "Show a host.", run: verbCmd(hostShow)},
+		{name: "host update", args: "[options] HOST", synopsis: "Set a host's availability (active, pause, drain) or operator labels (admin).",
+			help: "Draining a host moves its local.process nodes to other hosts, each\n" +
+				"replacement started before the node it replaces is deleted; pause keeps\n" +
+				"the host's nodes and gives it no new ones; active undoes both.", run: verbCmd(hostUpdate)},
+
 		{name: "plugin", synopsis: "Serve, describe, inspect and start plugins (plugin init writes a new one)."},
 		{name: "plugin list", args: "[options]", synopsis: "List the agent's plugins, their state and restarts.", run: pluginList},
 		{name: "plugin info", args: "[options] NAME", synopsis: "Show one of the agent's plugins.", run: pluginInfo},

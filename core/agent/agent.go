@@ -155,7 +155,8 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 		Lease: time.Duration(cfg.Workers.LeaseSeconds) * time.Second, CheckInterval: checkInterval(cfg.Orchestrator.CheckInterval),
 		Retention: cfg.Orchestrator.Retention, ReapInterval: parseDuration(cfg.Orchestrator.ReapInterval),
 		IgnoreDriverEvents: cfg.Orchestrator.DriverEvents != nil && !*cfg.Orchestrator.DriverEvents, SecretsKey: secretsKey, Dev: cfg.Dev,
-		Metrics: engine.NewMetrics(a.Metrics)})
+		Metrics: engine.NewMetrics(a.Metrics), HostName: cfg.HostName, HostLabels: cfg.HostLabels,
+		HeartbeatInterval: parseDuration(cfg.HostHeartbeatInterval), HostDownTimeout: parseDuration(cfg.HostDownTimeout)})
 	if err := a.Engine.Start(ctx); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2/hclsimple"
 
+	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/plugins/builtin"
 	"github.com/grovehq/grove/plugins/host"
 )
@@ -62,6 +63,19 @@ type Config struct {
 	// in the store; default <data_dir>/secrets.key, created at first start.
 	// Agents sharing a store must share the key.
 	SecretsKeyFile string `hcl:"secrets_key_file,optional"`
+	// HostName is the host this agent is (default the machine's
+	// hostname): the local.process nodes placed on it run here, and only
+	// here. Agents sharing a store need distinct names.
+	HostName string `hcl:"host_name,optional"`
+	// HostLabels are the host's labels, which placement constraints read.
+	HostLabels map[string]string `hcl:"host_labels,optional"`
+	// HostHeartbeatInterval is how often the agent heartbeats its host
+	// ("5s").
+	HostHeartbeatInterval string `hcl:"host_heartbeat_interval,optional"`
+	// HostDownTimeout is how long a host may go without a heartbeat
+	// before an agent marks it down and its local.process nodes are
+	// recreated on other hosts ("30s").
+	HostDownTimeout string `hcl:"host_down_timeout,optional"`
 }
 
 // TLSConfig is the API's certificate and, optionally, the CA that client
@@ -213,6 +227,9 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("plugin_call_timeout must be a positive duration such as \"5s\", got %q", c.PluginCallTimeout)
 		}
 	}
+	if err := c.checkHost(); err != nil {
+		return err
+	}
 	if c.TLS != nil {
 		if _, err := c.TLS.ServerConfig(); err != nil {
 			return err
@@ -344,4 +361,36 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// checkHost applies the host defaults and checks the host keys.
+func (c *Config) checkHost() error {
+	if c.HostName == "" {
+		name, err := os.Hostname()
+		if err != nil || name == "" {
+			return fmt.Errorf("host_name is not set and the machine's hostname cannot be read (%v); set host_name in the agent config", err)
+		}
+		c.HostName = name
+	}
+	if err := model.ValidHostName("host_name", c.HostName); err != nil {
+		return err
+	}
+	if err := model.ValidHostLabels("host_labels", c.HostLabels); err != nil {
+		return err
+	}
+	defaults := map[string]string{"host_heartbeat_interval": "5s", "host_down_timeout": "30s"}
+	for field, v := range map[string]*string{"host_heartbeat_interval": &c.HostHeartbeatInterval, "host_down_timeout": &c.HostDownTimeout} {
+		if *v == "" {
+			*v = defaults[field]
+		}
+		if d, err := time.ParseDuration(*v); err != nil || d <= 0 {
+			return fmt.Errorf("%s must be a positive duration such as %q, got %q", field, defaults[field], *v)
+		}
+	}
+	beat, _ := time.ParseDuration(c.HostHeartbeatInterval)
+	timeout, _ := time.ParseDuration(c.HostDownTimeout)
+	if timeout < 2*beat {
+		return fmt.Errorf("host_down_timeout (%s) must be at least twice host_heartbeat_interval (%s): one late heartbeat must not mark a live host down", timeout, beat)
+	}
+	return nil
 }

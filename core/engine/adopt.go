@@ -158,6 +158,13 @@ func (e *Engine) AdoptNode(ctx context.Context, c Caller, req NodeAdopt) (*model
 	n := &model.Node{ID: id, Name: req.Name, ProfileID: prof.ID, PhysicalID: got.Result.PhysicalID, User: c.User, Project: c.Project,
 		Index: -1, Role: req.Role, InitAt: now, CreatedAt: &now, Status: model.NodeActive, StatusReason: "Node adopted successfully",
 		Data: orEmpty(got.Result.Data), Metadata: orEmpty(req.Metadata), Dependents: map[string]any{}, State: got.Result.State}
+	if hostLocal(ps.Type) {
+		// This agent's plugin found the resource.
+		n.Host = e.cfg.HostName
+		if n.Host != "" {
+			n.Data["host"] = n.Host
+		}
+	}
 	ev := &model.Event{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", User: c.User, Project: c.Project,
 		Action: "NODE_ADOPT", Status: "end", StatusReason: fmt.Sprintf("Node adopted from %s %q.", ps.Type, req.Identity),
 		Level: model.LevelInfo, MetaData: map[string]any{}}

@@ -341,11 +341,11 @@ func (s *crashStore) FinishActions(ctx context.Context, ids []string, status, re
 	return s.Store.FinishActions(ctx, ids, status, reason, at)
 }
 
-func (s *crashStore) ClaimActions(ctx context.Context, owner string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error) {
+func (s *crashStore) ClaimActions(ctx context.Context, owner, host string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error) {
 	if err := s.hit("ClaimActions"); err != nil {
 		return nil, err
 	}
-	return s.Store.ClaimActions(ctx, owner, until, nodeLevel, max)
+	return s.Store.ClaimActions(ctx, owner, host, until, nodeLevel, max)
 }
 
 func (s *crashStore) RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) error {
@@ -564,4 +564,39 @@ func (s *crashStore) DeleteSetObject(ctx context.Context, kind, id string) error
 		return err
 	}
 	return s.Store.DeleteSetObject(ctx, kind, id)
+}
+
+func (s *crashStore) ReportHost(ctx context.Context, h *model.Host) error {
+	if err := s.hit("ReportHost"); err != nil {
+		return err
+	}
+	return s.Store.ReportHost(ctx, h)
+}
+
+func (s *crashStore) SetHostState(ctx context.Context, name, state string, at time.Time) error {
+	if err := s.hit("SetHostState"); err != nil {
+		return err
+	}
+	return s.Store.SetHostState(ctx, name, state, at)
+}
+
+func (s *crashStore) MarkHostsDown(ctx context.Context, before, at time.Time) ([]string, error) {
+	if err := s.hit("MarkHostsDown"); err != nil {
+		return nil, err
+	}
+	return s.Store.MarkHostsDown(ctx, before, at)
+}
+
+func (s *crashStore) ListHosts(ctx context.Context) ([]*model.Host, error) {
+	if err := s.hit("ListHosts"); err != nil {
+		return nil, err
+	}
+	return s.Store.ListHosts(ctx)
+}
+
+func (s *crashStore) HostClusters(ctx context.Context, host string) ([]string, error) {
+	if err := s.hit("HostClusters"); err != nil {
+		return nil, err
+	}
+	return s.Store.HostClusters(ctx, host)
 }

@@ -57,7 +57,10 @@
 //     they are stored, opened only for a plugin, redacted for the API,
 //     sealed at start-up when an older Grove stored them in clear).
 //   - In the background: health.go (periodic checks, driver events,
-//     restart supervision), healthpolicy.go (what a bound health policy
+//     restart supervision), hosts.go (this agent's host: heartbeats,
+//     marking late hosts down, the operator's availability, which host a
+//     local.process node goes to, moving nodes off down and draining
+//     hosts), healthpolicy.go (what a bound health policy
 //     changes: interval, detection modes, polling a URL per node, the
 //     recovery action), reconcile.go (nodes left mid-operation at
 //     start-up), reaper.go (retention of finished actions and events).

@@ -80,6 +80,18 @@ type Config struct {
 	SecretsKey []byte
 	// Metrics receives the engine's metrics (none when nil).
 	Metrics *Metrics
+	// HostName makes the engine a host: it heartbeats a host of this
+	// name, runs the actions of host-local nodes (local.process) placed
+	// on it and only those. Empty: not a host (tests, a lone agent of an
+	// older configuration).
+	HostName string
+	// HostLabels are the host's reported labels.
+	HostLabels map[string]string
+	// HeartbeatInterval is how often the host heartbeats (default 5s).
+	HeartbeatInterval time.Duration
+	// HostDownTimeout is how old a host's last heartbeat may be before
+	// it is marked down and its host-local nodes are moved (default 30s).
+	HostDownTimeout time.Duration
 }
 
 func (c *Config) defaults() {
@@ -119,6 +131,12 @@ func (c *Config) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = 5 * time.Second
+	}
+	if c.HostDownTimeout <= 0 {
+		c.HostDownTimeout = 30 * time.Second
+	}
 }
 
 // Engine runs actions.
@@ -146,6 +164,10 @@ type Engine struct {
 	// suspects are nodes a driver reported down since the last health round.
 	suspectMu sync.Mutex
 	suspects  map[string]struct{}
+
+	// lastBeat is this engine's last heartbeat of its host.
+	beatMu   sync.Mutex
+	lastBeat time.Time
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
@@ -206,6 +228,12 @@ func (e *Engine) Start(ctx context.Context) error {
 	if n > 0 {
 		e.log.Info("reclaimed unfinished actions", "count", n)
 	}
+	if e.isHost() {
+		// Before any work, so this agent's host takes nodes at once.
+		if err := e.heartbeat(ctx); err != nil {
+			return fmt.Errorf("record this agent's host %s at start-up: %w", e.cfg.HostName, err)
+		}
+	}
 	if err := e.reconcileNodes(ctx); err != nil {
 		return fmt.Errorf("reconcile nodes at start-up: %w", err)
 	}
@@ -241,6 +269,10 @@ func (e *Engine) Start(ctx context.Context) error {
 			}
 		}()
 	}
+	if e.isHost() {
+		e.wg.Add(1)
+		go e.hostLoop(ctx)
+	}
 	return nil
 }
 
@@ -257,6 +289,13 @@ func (e *Engine) Stop() {
 	defer cancel()
 	if err := e.store.ReleaseHealth(ctx, e.cfg.EngineID); err != nil {
 		e.log.Warn("release health claims", "error", err)
+	}
+	// A clean stop is maintenance, not a failure: the host's nodes stay
+	// where they are, neither checked nor moved, until the agent is back.
+	if e.isHost() {
+		if err := e.enterMaintenance(ctx); err != nil {
+			e.log.Warn("put this agent's host in maintenance", "host", e.cfg.HostName, "error", err)
+		}
 	}
 }
 

@@ -91,12 +91,38 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 	for _, id := range claimed {
 		mine[id] = true
 	}
+	hosts := map[string]*model.Host{}
+	all, err := e.store.ListHosts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, h := range all {
+		hosts[h.Name] = h
+	}
+	// A host checks its own host-local nodes in every cluster: no other
+	// agent can reach them.
+	here := map[string]bool{}
+	if e.isHost() {
+		ids, err := e.store.HostClusters(ctx, e.cfg.HostName)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			here[id] = true
+		}
+	}
 	for _, cl := range idle {
-		if !mine[cl.ID] && !reported[cl.ID] {
+		own := mine[cl.ID] || reported[cl.ID]
+		if !own && !here[cl.ID] {
 			continue
 		}
-		if err := e.checkCluster(ctx, cl, reported[cl.ID]); err != nil && ctx.Err() == nil {
+		if err := e.checkCluster(ctx, cl, reported[cl.ID], own); err != nil && ctx.Err() == nil {
 			e.log.Warn("health check of a cluster failed", "cluster", cl.Name, "error", err)
+		}
+		if own {
+			if err := e.moveOffHosts(ctx, cl, hosts); err != nil && ctx.Err() == nil {
+				e.log.Warn("moving nodes off their hosts failed", "cluster", cl.Name, "error", err)
+			}
 		}
 	}
 	// Every agent looks at the whole graph: a start it submits for a
@@ -109,8 +135,10 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 
 // checkCluster checks a cluster's nodes; reported says a driver reported
 // one of them dead, which a health policy's interval does not hold back
-// (its LIFECYCLE_EVENTS mode is these reports).
-func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported bool) error {
+// (its LIFECYCLE_EVENTS mode is these reports). all says this engine holds
+// the cluster's health claim and checks every node, not only the
+// host-local nodes of its own host.
+func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, all bool) error {
 	reg, governed, err := e.healthRegistry(ctx, cl)
 	if err != nil {
 		return err
@@ -141,6 +169,9 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported b
 		spec, err := e.specFor(ctx, profileID)
 		if err != nil {
 			return err
+		}
+		if group = e.checkable(group, spec.Type, all); len(group) == 0 {
+			continue
 		}
 		byID, err := e.checkInBatches(ctx, cl, spec, group, now)
 		if err != nil {

@@ -121,6 +121,16 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 			}
 		}
 	}
+	// The store hands this agent another host's node action only when
+	// that host is down: nothing here can reach the node's process.
+	kept, err := e.offHost(ctx, actions[0].Action, nodes, out)
+	if err != nil {
+		for _, id := range ids {
+			out[id] = err
+		}
+		return out
+	}
+	nodes = kept
 	// Each action's inputs are read once; an action whose inputs cannot be
 	// read fails alone.
 	updates := map[string]model.NodeUpdateInputs{}

@@ -12,35 +12,76 @@ import (
 )
 
 // placementSnapshot is the one place the engine builds what a placement
-// policy reads (sdk.CheckRequest.Hosts): today the hosts the cluster's
-// profile driver reports through its Hosts hook, and every node that
-// records a host in its data; first-class hosts in the store will replace
-// its body, not its callers. A driver without hosts, or one that cannot be
-// asked, gives a snapshot whose Err says why, so the policy can refuse
-// with the reason instead of the check failing.
+// policy reads (sdk.CheckRequest.Hosts): the hosts of the store with
+// their labels (reported and the operator's), load, state and
+// availability, and every node that is on a host. A host-local type
+// (local.process) places on the agent hosts; any other type on the hosts
+// its driver reports through its Hosts hook, recorded in the store by
+// this call, in the driver's order. A driver without hosts, or one that
+// cannot be asked, gives a snapshot whose Err says why, so the policy can
+// refuse with the reason instead of the check failing.
 func (e *Engine) placementSnapshot(ctx context.Context, cl *model.Cluster) (*sdk.HostSnapshot, error) {
 	prof, err := e.store.GetProfile(ctx, cl.ProfileID)
 	if err != nil {
 		return nil, err
 	}
 	out := &sdk.HostSnapshot{}
-	var hosts []sdk.Host
-	err = e.plugins.Call(ctx, "profile", prof.Type, func(ctx context.Context, c *sdk.Client) (err error) {
-		hosts, err = c.Hosts(ctx, prof.Type)
-		return err
-	})
+	var reported []sdk.Host
+	if !hostLocal(prof.Type) {
+		err = e.plugins.Call(ctx, "profile", prof.Type, func(ctx context.Context, c *sdk.Client) (err error) {
+			reported, err = c.Hosts(ctx, prof.Type)
+			return err
+		})
+		if err != nil {
+			out.Err = fmt.Sprintf("the hosts of %s cannot be listed: %v", prof.Type, err)
+			return out, nil
+		}
+		if err := e.RecordDriverHosts(ctx, prof.Type, reported); err != nil {
+			return nil, err
+		}
+	}
+	stored, err := e.store.ListHosts(ctx)
 	if err != nil {
-		out.Err = fmt.Sprintf("the hosts of %s cannot be listed: %v", prof.Type, err)
-		return out, nil
+		return nil, err
+	}
+	byName := make(map[string]*model.Host, len(stored))
+	for _, h := range stored {
+		byName[h.Name] = h
+	}
+	var hosts []*model.Host
+	if hostLocal(prof.Type) {
+		for _, h := range stored {
+			if h.Kind == model.HostAgent {
+				hosts = append(hosts, h)
+			}
+		}
+		if len(hosts) == 0 {
+			out.Err = fmt.Sprintf("no agent host is recorded for %s: agents record theirs when they start", prof.Type)
+			return out, nil
+		}
+	} else {
+		for _, r := range reported {
+			h := byName[r.Name]
+			if h == nil || h.Driver != prof.Type {
+				// Not recorded (a name that is no valid host name, or an
+				// agent's): as the driver reports it.
+				h = &model.Host{Name: r.Name, Labels: r.Attributes, Load: r.Load, State: model.HostUp, Availability: model.HostActive}
+				if r.Err != "" {
+					h.State = model.HostDown
+				}
+			}
+			hosts = append(hosts, h)
+		}
 	}
 	for _, h := range hosts {
-		ph := sdk.PlacementHost{Name: h.Name, Labels: h.Attributes, State: "up", Availability: "active"}
-		if h.Err != "" {
-			ph.State = "down"
+		ph := sdk.PlacementHost{Name: h.Name, Labels: h.EffectiveLabels(), State: h.State, Availability: h.Availability}
+		// An agent reports its load averages, a driver its own figures;
+		// these are the ones the placement policies rank by.
+		load := "load_avg"
+		if h.Kind == model.HostAgent {
+			load = "load15" // OpenSVC's load avg policy ranks by the 15-minute figure
 		}
-		// Drivers report load figures by name; these three are the ones
-		// the placement policies rank by.
-		for key, dst := range map[string]**float64{"load_avg": &ph.Load, "mem_avail": &ph.MemAvail, "swap_avail": &ph.SwapAvail} {
+		for key, dst := range map[string]**float64{load: &ph.Load, "mem_avail": &ph.MemAvail, "swap_avail": &ph.SwapAvail} {
 			if v, ok := h.Load[key]; ok {
 				*dst = &v
 			}
@@ -60,7 +101,10 @@ func (e *Engine) placementSnapshot(ctx context.Context, cl *model.Cluster) (*sdk
 		return nil, err
 	}
 	for _, n := range nodes {
-		h := placedOn(n.Data)
+		h := n.Host
+		if h == "" {
+			h = placedOn(n.Data)
+		}
 		if h == "" || n.ClusterID == "" {
 			continue
 		}

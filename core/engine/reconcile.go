@@ -20,6 +20,9 @@ func (e *Engine) reconcileNodes(ctx context.Context) error {
 			return err
 		}
 		for _, n := range nodes {
+			if n.Host != "" && n.Host != e.cfg.HostName {
+				continue // its own host's agent settles it
+			}
 			active, err := e.store.ActiveActions(ctx, n.ID)
 			if err != nil {
 				return err

@@ -64,6 +64,8 @@ func (e *Engine) dispatch(ctx context.Context, a *model.Action) error {
 		return e.doDelNodes(ctx, a)
 	case model.ClusterReplaceNodesAction:
 		return e.doReplaceNodes(ctx, a)
+	case model.ClusterMoveNodesAction:
+		return e.doMoveNodes(ctx, a)
 	case model.ClusterResizeAction, model.ClusterScaleInAction, model.ClusterScaleOutAction:
 		return e.doResize(ctx, a)
 	case model.ClusterCheckAction:

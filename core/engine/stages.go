@@ -133,6 +133,11 @@ func (e *Engine) forkCreateWith(ctx context.Context, tx store.Store, a *model.Ac
 			return nil, err
 		}
 	}
+	if hostLocal(prof.Type) {
+		if err := e.placeOnHosts(ctx, tx, nodes); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.preparePorts(ctx, prof, nodes); err != nil {
 		return nil, err
 	}

@@ -77,6 +77,16 @@ func (e *Engine) CreateNode(ctx context.Context, c Caller, req NodeCreate) (*mod
 				return err
 			}
 		}
+		if hostLocal(prof.Type) {
+			// A node asked of this agent runs here if this host takes
+			// nodes; otherwise where placement puts it.
+			if h, err := tx.GetHost(ctx, e.cfg.HostName); err == nil && h.Schedulable() && placementHost(n) == "" {
+				n.Host = h.Name
+				n.Data["host"] = h.Name
+			} else if err := e.placeOnHosts(ctx, tx, []*model.Node{n}); err != nil {
+				return err
+			}
+		}
 		return tx.CreateNodes(ctx, []*model.Node{n})
 	})
 	if err != nil {

@@ -436,6 +436,17 @@ func (e *Engine) monitor(ctx context.Context, ids []string, period time.Duration
 			if err != nil {
 				return nil, err
 			}
+			// Another host's node is checked by its own agent, whose
+			// verdict the store holds.
+			here := e.checkable(group, spec.Type, true)
+			for _, n := range group {
+				if !slices.Contains(here, n) && n.Status == model.NodeError {
+					bad = append(bad, n.ID)
+				}
+			}
+			if group = here; len(group) == 0 {
+				continue
+			}
 			res, err := e.callDriver(ctx, spec.Type, "check", func(c *sdk.Client) ([]sdk.Result, error) {
 				return c.Batch(ctx, sdk.CallCheck, spec, e.sdkNodes(ctx, group))
 			})

@@ -24,7 +24,7 @@ func (e *Engine) worker(ctx context.Context, nodeLevel bool) {
 	t := time.NewTicker(e.cfg.Poll)
 	defer t.Stop()
 	for {
-		actions, err := e.store.ClaimActions(ctx, e.cfg.EngineID, e.cfg.Now().Add(e.cfg.Lease), nodeLevel, max)
+		actions, err := e.store.ClaimActions(ctx, e.cfg.EngineID, e.cfg.HostName, e.cfg.Now().Add(e.cfg.Lease), nodeLevel, max)
 		if err != nil && ctx.Err() == nil {
 			e.log.Error("claim actions", "error", err)
 		}

@@ -61,6 +61,13 @@ type ClusterDelNodesInputs struct {
 	DestroyAfterDeletion bool     `json:"destroy_after_deletion"`
 }
 
+// ClusterMoveNodesInputs are CLUSTER_MOVE_NODES's inputs: the nodes to move
+// off their hosts, in order, and why (host down, host draining).
+type ClusterMoveNodesInputs struct {
+	Nodes  []string `json:"nodes"`
+	Reason string   `json:"reason,omitempty"`
+}
+
 // ClusterReplaceNodesInputs are CLUSTER_REPLACE_NODES's inputs: old node id
 // to the id of the orphan that replaces it.
 type ClusterReplaceNodesInputs struct {
@@ -187,6 +194,8 @@ func InputsFor(action string) any {
 		return &ClusterDelNodesInputs{}
 	case ClusterReplaceNodesAction:
 		return &ClusterReplaceNodesInputs{}
+	case ClusterMoveNodesAction:
+		return &ClusterMoveNodesInputs{}
 	case ClusterResizeAction:
 		return &ClusterResizeInputs{}
 	case ClusterScaleOutAction, ClusterScaleInAction:

@@ -95,6 +95,9 @@ const (
 	ClusterStopAction         = "CLUSTER_STOP"
 	ClusterRestartAction      = "CLUSTER_RESTART"
 	ClusterRefreshAction      = "CLUSTER_REFRESH"
+	// ClusterMoveNodesAction moves host-local nodes off hosts that are
+	// down or draining; the engine starts it, never a request.
+	ClusterMoveNodesAction = "CLUSTER_MOVE_NODES"
 )
 
 // Event levels, stored as Python logging's numbers as Senlin does.
@@ -207,6 +210,10 @@ type Node struct {
 	Dependents   map[string]any
 	// State is the driver's opaque state, handed back on every call.
 	State []byte
+	// Host is the host a node of a host-local type (local.process) runs
+	// on: its agent's host_name. Empty for other types, whose driver
+	// places the node.
+	Host string
 }
 
 // Action is a persisted unit of work.

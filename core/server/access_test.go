@@ -47,7 +47,7 @@ func newAuthAPI(t testing.TB, opts server.Options) *authAPI {
 	if err := h.Start(ctx, host.Config{Name: "tp", Command: []string{testPlugin}}); err != nil {
 		t.Fatal(err)
 	}
-	e := engine.New(st, h, hclog.NewNullLogger(), engine.Config{CheckInterval: -1, Poll: 20 * time.Millisecond})
+	e := engine.New(st, h, hclog.NewNullLogger(), engine.Config{CheckInterval: -1, Poll: 20 * time.Millisecond, HostName: "test-host"})
 	if err := e.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -338,6 +338,10 @@ var accessCases = map[string]accessCase{
 	// The webhook needs no token: its secret is in its path.
 	"POST /v1/webhooks/{secret}/trigger": {path: func(f fixture) string { return "/v1/webhooks/" + f.webhook + "/trigger?V=2" }, wrong: wrongOwn},
 
+	"GET /v1/hosts":          {path: fixed("/v1/hosts"), wrong: wrongOwn},
+	"GET /v1/hosts/{name}":   {path: fixed("/v1/hosts/test-host"), wrong: wrongOwn},
+	"PATCH /v1/hosts/{name}": {path: fixed("/v1/hosts/test-host"), body: map[string]any{"host": map[string]any{"labels": map[string]any{"k": "v"}}}},
+
 	"GET /v1/events":      {path: fixed("/v1/events"), wrong: wrongList},
 	"GET /v1/events/{id}": {path: func(f fixture) string { return "/v1/events/" + f.event }, wrong: wrongNotFound},
 
@@ -364,7 +368,7 @@ var publicRoutes = []string{"GET /{$}", "GET /v1/health", "POST /v1/webhooks/{se
 func isAdminRoute(pattern string) bool {
 	return strings.Contains(pattern, " /v1/tokens") || strings.Contains(pattern, " /v1/projects/") ||
 		strings.Contains(pattern, " /v1/agent/") || strings.Contains(pattern, " /debug/pprof/") ||
-		strings.HasSuffix(pattern, " /v1/services") ||
+		strings.HasSuffix(pattern, " /v1/services") || pattern == "PATCH /v1/hosts/{name}" ||
 		pattern == "GET /metrics" // for tokens of p; a reader of project default may too (TestMetricsAccess)
 }
 

@@ -66,7 +66,7 @@ func (s *Server) toNode(ctx context.Context, n *model.Node, names map[string]str
 	out := api.Node{ID: n.ID, Name: n.Name, ClusterID: n.ClusterID, PhysicalID: n.PhysicalID, ProfileID: n.ProfileID, User: n.User,
 		Project: n.Project, Domain: n.Domain, Index: n.Index, Role: n.Role, InitAt: ts(n.InitAt), CreatedAt: tsPtr(n.CreatedAt),
 		UpdatedAt: tsPtr(n.UpdatedAt), Status: n.Status, StatusReason: n.StatusReason, Data: orMap(n.Data), Metadata: orMap(n.Metadata),
-		Dependents: orMap(n.Dependents), Tainted: n.Tainted}
+		Dependents: orMap(n.Dependents), Tainted: n.Tainted, Host: n.Host}
 	name, ok := names[n.ProfileID]
 	if !ok {
 		if p, err := s.s.GetProfile(ctx, n.ProfileID); err == nil {

@@ -3,7 +3,7 @@ package server
 // routes is the API's route table. Each resource's handlers live in the
 // file named for it: profiles.go, policies.go, clusters.go,
 // cluster_actions.go, cluster_policies.go, operations.go, nodes.go, actions.go,
-// attrs.go, dependencies.go (dependencies and milestones), milestone_enter.go, receivers.go, services.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
+// attrs.go, dependencies.go (dependencies and milestones), milestone_enter.go, receivers.go, services.go, hosts.go, events.go, sets.go, types.go, plugins.go, tokens.go and version.go.
 //
 // handle registers a route any token of the project may read and a member
 // or admin may write; public needs no token; admin needs an admin token.
@@ -85,6 +85,10 @@ func (s *Server) routes() {
 	s.handle("POST /v1/receivers/{id}/notify", s.notifyReceiver)
 	// The webhook's secret in the path is its credential: no token.
 	s.public("POST /v1/webhooks/{secret}/trigger", s.triggerWebhook)
+
+	s.handle("GET /v1/hosts", s.listStoredHosts)
+	s.handle("GET /v1/hosts/{name}", s.showHost)
+	s.admin("PATCH /v1/hosts/{name}", s.updateHost)
 
 	s.handle("GET /v1/events", s.listEvents)
 	s.handle("GET /v1/events/{id}", s.showEvent)

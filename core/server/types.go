@@ -89,6 +89,10 @@ func (s *Server) listHosts(w http.ResponseWriter, r *http.Request, _ engine.Call
 	if err != nil {
 		return &engine.Error{Status: http.StatusBadGateway, Type: "PluginError", Message: fmt.Sprintf("Listing the hosts of %s failed: %v.", typ, err)}
 	}
+	// What a driver reports is recorded as its hosts (GET /v1/hosts).
+	if err := s.e.RecordDriverHosts(s.ctx(r), typ, hosts); err != nil {
+		return err
+	}
 	out := make([]api.Host, 0, len(hosts))
 	for _, h := range hosts {
 		out = append(out, api.Host{Name: h.Name, Attributes: h.Attributes, Load: h.Load, Error: h.Err})

@@ -115,7 +115,7 @@ func (s *SQL) FinishActions(ctx context.Context, ids []string, status, reason st
 }
 
 // ClaimActions implements Store.
-func (s *SQL) ClaimActions(ctx context.Context, owner string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error) {
+func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error) {
 	var claimed []*model.Action
 	err := s.InTx(ctx, func(tx Store) error {
 		t := tx.(*SQL)
@@ -123,17 +123,23 @@ func (s *SQL) ClaimActions(ctx context.Context, owner string, until time.Time, n
 		if t.dialect == "postgres" {
 			lock = " FOR UPDATE SKIP LOCKED"
 		}
+		// An action on another host's node is left to that host's agent,
+		// unless that host is down or gone: then any agent takes it, so
+		// that nothing waits for a dead host (the engine forgets a deleted
+		// node and fails the node's other actions without a driver call).
+		mine := ` AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = actions.target AND nodes.host <> '' AND nodes.host <> ?
+			AND EXISTS (SELECT 1 FROM hosts WHERE hosts.name = nodes.host AND hosts.state <> 'down'))`
 		var ids []string
 		if nodeLevel {
 			var parent, name string
-			err := t.queryRow(ctx, "SELECT parent_id, action FROM actions WHERE status = ? AND parent_id <> '' ORDER BY created_at, id LIMIT 1"+lock, model.ActionReady).Scan(&parent, &name)
+			err := t.queryRow(ctx, "SELECT parent_id, action FROM actions WHERE status = ? AND parent_id <> ''"+mine+" ORDER BY created_at, id LIMIT 1"+lock, model.ActionReady, host).Scan(&parent, &name)
 			if err == sql.ErrNoRows {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			rows, err := t.query(ctx, "SELECT id FROM actions WHERE status = ? AND parent_id = ? AND action = ? ORDER BY created_at, id LIMIT ?"+lock, model.ActionReady, parent, name, max)
+			rows, err := t.query(ctx, "SELECT id FROM actions WHERE status = ? AND parent_id = ? AND action = ?"+mine+" ORDER BY created_at, id LIMIT ?"+lock, model.ActionReady, parent, name, host, max)
 			if err != nil {
 				return err
 			}
@@ -148,7 +154,7 @@ func (s *SQL) ClaimActions(ctx context.Context, owner string, until time.Time, n
 			rows.Close()
 		} else {
 			var id string
-			err := t.queryRow(ctx, "SELECT id FROM actions WHERE status = ? AND parent_id = '' ORDER BY created_at, id LIMIT 1"+lock, model.ActionReady).Scan(&id)
+			err := t.queryRow(ctx, "SELECT id FROM actions WHERE status = ? AND parent_id = ''"+mine+" ORDER BY created_at, id LIMIT 1"+lock, model.ActionReady, host).Scan(&id)
 			if err == sql.ErrNoRows {
 				return nil
 			}

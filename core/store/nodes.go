@@ -9,7 +9,7 @@ import (
 	"github.com/grovehq/grove/core/model"
 )
 
-const nodeCols = "id, name, cluster_id, physical_id, profile_id, usr, project, domain, idx, role, init_at, created_at, updated_at, status, status_reason, tainted, data, metadata, dependents, state"
+const nodeCols = "id, name, cluster_id, physical_id, profile_id, usr, project, domain, idx, role, init_at, created_at, updated_at, status, status_reason, tainted, data, metadata, dependents, state, host"
 
 func scanNode(r scanner) (*model.Node, error) {
 	n := &model.Node{}
@@ -18,7 +18,7 @@ func scanNode(r scanner) (*model.Node, error) {
 	var tainted int
 	var data, meta, deps, state string
 	if err := r.Scan(&n.ID, &n.Name, &n.ClusterID, &n.PhysicalID, &n.ProfileID, &n.User, &n.Project, &n.Domain, &n.Index, &n.Role,
-		&initAt, &created, &updated, &n.Status, &n.StatusReason, &tainted, &data, &meta, &deps, &state); err != nil {
+		&initAt, &created, &updated, &n.Status, &n.StatusReason, &tainted, &data, &meta, &deps, &state, &n.Host); err != nil {
 		return nil, err
 	}
 	n.InitAt, n.CreatedAt, n.UpdatedAt = fromUS(initAt), fromUSPtr(created), fromUSPtr(updated)
@@ -37,7 +37,7 @@ func scanNode(r scanner) (*model.Node, error) {
 func nodeArgs(n *model.Node) []any {
 	return []any{n.ID, n.Name, n.ClusterID, n.PhysicalID, n.ProfileID, n.User, n.Project, n.Domain, n.Index, n.Role,
 		us(n.InitAt), usPtr(n.CreatedAt), usPtr(n.UpdatedAt), n.Status, n.StatusReason, b2i(n.Tainted),
-		toJSON(n.Data), toJSON(n.Metadata), toJSON(n.Dependents), base64.StdEncoding.EncodeToString(n.State)}
+		toJSON(n.Data), toJSON(n.Metadata), toJSON(n.Dependents), base64.StdEncoding.EncodeToString(n.State), n.Host}
 }
 
 // CreateNodes implements Store.
@@ -114,7 +114,7 @@ func (s *SQL) UpdateNodes(ctx context.Context, nodes []*model.Node) error {
 	return s.InTx(ctx, func(tx Store) error {
 		t := tx.(*SQL)
 		stmt, err := t.q.(*sql.Tx).PrepareContext(ctx, t.rebind(`UPDATE nodes SET name = ?, cluster_id = ?, physical_id = ?, profile_id = ?, usr = ?, project = ?, domain = ?, idx = ?, role = ?,
-			init_at = ?, created_at = ?, updated_at = ?, status = ?, status_reason = ?, tainted = ?, data = ?, metadata = ?, dependents = ?, state = ? WHERE id = ?`))
+			init_at = ?, created_at = ?, updated_at = ?, status = ?, status_reason = ?, tainted = ?, data = ?, metadata = ?, dependents = ?, state = ?, host = ? WHERE id = ?`))
 		if err != nil {
 			return fmt.Errorf("prepare node update: %w", err)
 		}

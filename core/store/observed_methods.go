@@ -250,9 +250,9 @@ func (w *Observed) FinishActions(ctx context.Context, ids []string, status strin
 }
 
 // ClaimActions implements Store.
-func (w *Observed) ClaimActions(ctx context.Context, owner string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error) {
+func (w *Observed) ClaimActions(ctx context.Context, owner string, host string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error) {
 	defer w.observe("ClaimActions", time.Now())
-	return w.s.ClaimActions(ctx, owner, until, nodeLevel, max)
+	return w.s.ClaimActions(ctx, owner, host, until, nodeLevel, max)
 }
 
 // RenewLeases implements Store.
@@ -577,6 +577,54 @@ func (w *Observed) UpdateMilestone(ctx context.Context, m *model.Milestone) erro
 func (w *Observed) DeleteMilestone(ctx context.Context, id string) error {
 	defer w.observe("DeleteMilestone", time.Now())
 	return w.s.DeleteMilestone(ctx, id)
+}
+
+// ReportHost implements Store.
+func (w *Observed) ReportHost(ctx context.Context, h *model.Host) error {
+	defer w.observe("ReportHost", time.Now())
+	return w.s.ReportHost(ctx, h)
+}
+
+// GetHost implements Store.
+func (w *Observed) GetHost(ctx context.Context, name string) (*model.Host, error) {
+	defer w.observe("GetHost", time.Now())
+	return w.s.GetHost(ctx, name)
+}
+
+// ListHosts implements Store.
+func (w *Observed) ListHosts(ctx context.Context) ([]*model.Host, error) {
+	defer w.observe("ListHosts", time.Now())
+	return w.s.ListHosts(ctx)
+}
+
+// UpdateHost implements Store.
+func (w *Observed) UpdateHost(ctx context.Context, h *model.Host) error {
+	defer w.observe("UpdateHost", time.Now())
+	return w.s.UpdateHost(ctx, h)
+}
+
+// SetHostState implements Store.
+func (w *Observed) SetHostState(ctx context.Context, name string, state string, at time.Time) error {
+	defer w.observe("SetHostState", time.Now())
+	return w.s.SetHostState(ctx, name, state, at)
+}
+
+// MarkHostsDown implements Store.
+func (w *Observed) MarkHostsDown(ctx context.Context, before time.Time, at time.Time) ([]string, error) {
+	defer w.observe("MarkHostsDown", time.Now())
+	return w.s.MarkHostsDown(ctx, before, at)
+}
+
+// HostNodeCounts implements Store.
+func (w *Observed) HostNodeCounts(ctx context.Context) (map[string]int, error) {
+	defer w.observe("HostNodeCounts", time.Now())
+	return w.s.HostNodeCounts(ctx)
+}
+
+// HostClusters implements Store.
+func (w *Observed) HostClusters(ctx context.Context, host string) ([]string, error) {
+	defer w.observe("HostClusters", time.Now())
+	return w.s.HostClusters(ctx, host)
 }
 
 // ListGrants implements Store.

@@ -201,7 +201,13 @@ type Store interface {
 	// a lease until the given time. nodeLevel picks derived node actions,
 	// which are claimed in batches of one parent and one action name;
 	// otherwise one top-level action is claimed.
-	ClaimActions(ctx context.Context, owner string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error)
+	//
+	// host is the claiming agent's host: an action on a node of another
+	// host (nodes.host set and different) is left for that host's agent,
+	// unless that host is down or gone: then any agent may take it (the
+	// engine forgets a deleted node and fails its other actions without
+	// a driver call).
+	ClaimActions(ctx context.Context, owner, host string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error)
 	RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) error
 	// ReclaimActions makes RUNNING actions READY again when their lease has
 	// expired before now, or when they belong to owner (pass "" for none).
@@ -309,6 +315,29 @@ type Store interface {
 	// DeleteMilestone deletes a milestone; a missing one is a
 	// NotFoundError.
 	DeleteMilestone(ctx context.Context, id string) error
+
+	// ReportHost records a host's heartbeat or a driver's report of it:
+	// kind, driver, reported labels, load, state and heartbeat. A new
+	// host starts with the given availability (active when empty); an
+	// existing one keeps its availability and operator labels.
+	ReportHost(ctx context.Context, h *model.Host) error
+	GetHost(ctx context.Context, name string) (*model.Host, error)
+	// ListHosts lists every host by name.
+	ListHosts(ctx context.Context) ([]*model.Host, error)
+	// UpdateHost writes what an operator sets: availability and operator
+	// labels. A missing host is a NotFoundError.
+	UpdateHost(ctx context.Context, h *model.Host) error
+	// SetHostState sets a host's state (an agent stopping cleanly puts
+	// its host in maintenance).
+	SetHostState(ctx context.Context, name, state string, at time.Time) error
+	// MarkHostsDown marks down the agent hosts that are up and whose last
+	// heartbeat is before the given time, and returns their names. Of
+	// agents racing, each host is returned to one.
+	MarkHostsDown(ctx context.Context, before, at time.Time) ([]string, error)
+	// HostNodeCounts counts the nodes on each host.
+	HostNodeCounts(ctx context.Context) (map[string]int, error)
+	// HostClusters lists the clusters with nodes on a host.
+	HostClusters(ctx context.Context, host string) ([]string, error)
 
 	// ListGrants lists the host-access profile types granted to a project.
 	ListGrants(ctx context.Context, project string) ([]string, error)

@@ -66,8 +66,8 @@ func TestHotQueryPlans(t *testing.T) {
 		"events of a cluster":    func() error { _, err := s.ListEvents(ctx, page(store.ListOpts{Filters: byCluster})); return err },
 		"clusters":               func() error { _, err := s.ListClusters(ctx, page(store.ListOpts{})); return err },
 		"a cluster's nodes":      func() error { _, err := s.ClusterNodes(ctx, "c1"); return err },
-		"top-level claim":        func() error { _, err := s.ClaimActions(ctx, "e", now.Add(time.Minute), false, 10); return err },
-		"node-level claim":       func() error { _, err := s.ClaimActions(ctx, "e", now.Add(time.Minute), true, 10); return err },
+		"top-level claim":        func() error { _, err := s.ClaimActions(ctx, "e", "h1", now.Add(time.Minute), false, 10); return err },
+		"node-level claim":       func() error { _, err := s.ClaimActions(ctx, "e", "h1", now.Add(time.Minute), true, 10); return err },
 	} {
 		seen = seen[:0]
 		if err := call(); err != nil {

@@ -44,6 +44,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CountsForMetrics", testCounts},
 		{"Receivers", testReceivers},
 		{"DependenciesAndMilestones", testDependencies},
+		{"Hosts", testHosts},
+		{"HostsMarkedDownOnce", testHostsDownOnce},
+		{"ClaimsFollowNodeHosts", testClaimHosts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -243,18 +246,18 @@ func testClaim(t *testing.T, s store.Store) {
 	other := action(model.NodeDeleteAction, parent.ID, t0.Add(time.Second))
 	must(t, s.CreateActions(ctx, append(append([]*model.Action{parent}, kids...), other)))
 	until := time.Now().Add(time.Minute)
-	top, err := s.ClaimActions(ctx, "e1", until, false, 10)
+	top, err := s.ClaimActions(ctx, "e1", "", until, false, 10)
 	must(t, err)
 	if len(top) != 1 || top[0].ID != parent.ID || top[0].Status != model.ActionRunning || top[0].Owner != "e1" {
 		t.Fatalf("top-level claim: %+v", top)
 	}
-	again, _ := s.ClaimActions(ctx, "e2", until, false, 10)
+	again, _ := s.ClaimActions(ctx, "e2", "", until, false, 10)
 	if len(again) != 0 {
 		t.Fatalf("a claimed action must not be claimed twice")
 	}
-	b1, _ := s.ClaimActions(ctx, "e1", until, true, 5)
-	b2, _ := s.ClaimActions(ctx, "e2", until, true, 5)
-	b3, _ := s.ClaimActions(ctx, "e2", until, true, 5)
+	b1, _ := s.ClaimActions(ctx, "e1", "", until, true, 5)
+	b2, _ := s.ClaimActions(ctx, "e2", "", until, true, 5)
+	b3, _ := s.ClaimActions(ctx, "e2", "", until, true, 5)
 	if len(b1) != 5 || len(b2) != 2 || len(b3) != 1 || b3[0].Action != model.NodeDeleteAction {
 		t.Fatalf("node batches must group one parent and one action name: %d %d %d", len(b1), len(b2), len(b3))
 	}
@@ -271,8 +274,8 @@ func testLeases(t *testing.T, s store.Store) {
 	b := action(model.ClusterDeleteAction, "", t0.Add(time.Second))
 	must(t, s.CreateActions(ctx, []*model.Action{a, b}))
 	now := time.Now()
-	ca, _ := s.ClaimActions(ctx, "dead", now.Add(-time.Second), false, 1)
-	cb, _ := s.ClaimActions(ctx, "alive", now.Add(time.Hour), false, 1)
+	ca, _ := s.ClaimActions(ctx, "dead", "", now.Add(-time.Second), false, 1)
+	cb, _ := s.ClaimActions(ctx, "alive", "", now.Add(time.Hour), false, 1)
 	if len(ca) != 1 || len(cb) != 1 {
 		t.Fatal("claims failed")
 	}
@@ -331,7 +334,7 @@ func testLifecycle(t *testing.T, s store.Store) {
 	}
 	p.Status = model.ActionRunning
 	must(t, s.CreateActions(ctx, []*model.Action{p, k1, k2, k3}))
-	if got, _ := s.ClaimActions(ctx, "me", time.Now().Add(time.Hour), true, 10); len(got) != 0 {
+	if got, _ := s.ClaimActions(ctx, "me", "", time.Now().Add(time.Hour), true, 10); len(got) != 0 {
 		t.Fatalf("held children were claimed: %d", len(got))
 	}
 	if active, _ := s.ActiveActions(ctx, k1.Target); len(active) != 1 {
@@ -990,4 +993,175 @@ func testDependencies(t *testing.T, s store.Store) {
 	if err := s.DeleteMilestone(ctx, m.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("deleting twice: %v", err)
 	}
+}
+
+func agentHost(name string, beat time.Time) *model.Host {
+	return &model.Host{Name: name, Kind: model.HostAgent, Driver: "local.process", Labels: map[string]string{"zone": "a"},
+		Load: map[string]float64{"load1": 0.5}, State: model.HostUp, Heartbeat: beat}
+}
+
+// testHosts: a heartbeat records a host and refreshes what it reports, and
+// never undoes what an operator set (availability, operator labels).
+func testHosts(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	must(t, s.ReportHost(ctx, agentHost("h1", t0)))
+	must(t, s.ReportHost(ctx, agentHost("h0", t0)))
+	h, err := s.GetHost(ctx, "h1")
+	must(t, err)
+	if h.Availability != model.HostActive || h.State != model.HostUp || h.Labels["zone"] != "a" || h.Load["load1"] != 0.5 || !h.Heartbeat.Equal(t0) {
+		t.Fatalf("new host: %+v", h)
+	}
+	h.Availability, h.OperatorLabels = model.HostDrain, map[string]string{"disk": "ssd"}
+	now := t0.Add(time.Second)
+	h.UpdatedAt = &now
+	must(t, s.UpdateHost(ctx, h))
+	beat := agentHost("h1", t0.Add(2*time.Second))
+	beat.Labels, beat.Load = map[string]string{"zone": "b"}, map[string]float64{"load1": 2}
+	must(t, s.ReportHost(ctx, beat))
+	h, err = s.GetHost(ctx, "h1")
+	must(t, err)
+	if h.Availability != model.HostDrain || h.OperatorLabels["disk"] != "ssd" || h.Labels["zone"] != "b" || h.Load["load1"] != 2 {
+		t.Fatalf("a heartbeat must refresh the reported fields and keep the operator's: %+v", h)
+	}
+	if got := h.EffectiveLabels(); got["disk"] != "ssd" || got["zone"] != "b" {
+		t.Errorf("effective labels %v", got)
+	}
+	all, err := s.ListHosts(ctx)
+	must(t, err)
+	if len(all) != 2 || all[0].Name != "h0" || all[1].Name != "h1" {
+		t.Fatalf("hosts listed by name: %v", all)
+	}
+	must(t, s.SetHostState(ctx, "h1", model.HostMaintenance, now))
+	if h, _ = s.GetHost(ctx, "h1"); h.State != model.HostMaintenance {
+		t.Errorf("state %q, want maintenance", h.State)
+	}
+	if _, err := s.GetHost(ctx, "nope"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing host: %v", err)
+	}
+	if err := s.UpdateHost(ctx, &model.Host{Name: "nope", Availability: model.HostPause}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("updating a missing host: %v", err)
+	}
+	cl := &model.Cluster{ID: uuid.NewString(), Name: "c", Project: "p1", InitAt: t0}
+	must(t, s.CreateCluster(ctx, cl))
+	var nodes []*model.Node
+	for i, host := range []string{"h1", "h1", "h0", ""} {
+		nodes = append(nodes, &model.Node{ID: uuid.NewString(), Name: fmt.Sprintf("n%d", i), ClusterID: cl.ID, Index: i, Project: "p1", InitAt: t0, Host: host})
+	}
+	must(t, s.CreateNodes(ctx, nodes))
+	counts, err := s.HostNodeCounts(ctx)
+	must(t, err)
+	if len(counts) != 2 || counts["h1"] != 2 || counts["h0"] != 1 {
+		t.Errorf("node counts by host: %v", counts)
+	}
+	if got, err := s.HostClusters(ctx, "h1"); err != nil || len(got) != 1 || got[0] != cl.ID {
+		t.Errorf("clusters of h1: %v, %v", got, err)
+	}
+	if got, _ := s.HostClusters(ctx, "h9"); len(got) != 0 {
+		t.Errorf("clusters of a host without nodes: %v", got)
+	}
+	nodes[3].Host = "h0"
+	must(t, s.UpdateNodes(ctx, nodes[3:]))
+	if n, _ := s.GetNode(ctx, nodes[3].ID); n.Host != "h0" {
+		t.Errorf("node host after update: %q", n.Host)
+	}
+}
+
+// testHostsDownOnce: only agent hosts that are up and late go down, and of
+// agents marking at the same time each host is reported to one.
+func testHostsDownOnce(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	must(t, s.ReportHost(ctx, agentHost("late", t0)))
+	must(t, s.ReportHost(ctx, agentHost("fresh", t0.Add(time.Minute))))
+	off := agentHost("off", t0)
+	must(t, s.ReportHost(ctx, off))
+	must(t, s.SetHostState(ctx, "off", model.HostMaintenance, t0))
+	engine := &model.Host{Name: "engine1", Kind: model.HostContainerEngine, Driver: "container.docker", State: model.HostUp, Heartbeat: t0}
+	must(t, s.ReportHost(ctx, engine))
+	var wg sync.WaitGroup
+	got := make([][]string, 8)
+	errs := make([]error, 8)
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = s.MarkHostsDown(ctx, t0.Add(30*time.Second), t0.Add(31*time.Second))
+		}()
+	}
+	wg.Wait()
+	var all []string
+	for i := range got {
+		must(t, errs[i])
+		all = append(all, got[i]...)
+	}
+	if len(all) != 1 || all[0] != "late" {
+		t.Fatalf("hosts marked down %v, want [late] once", all)
+	}
+	for name, want := range map[string]string{"late": model.HostDown, "fresh": model.HostUp, "off": model.HostMaintenance, "engine1": model.HostUp} {
+		if h, _ := s.GetHost(ctx, name); h.State != want {
+			t.Errorf("host %s is %s, want %s", name, h.State, want)
+		}
+	}
+	// A heartbeat brings a down host back up.
+	must(t, s.ReportHost(ctx, agentHost("late", t0.Add(time.Minute))))
+	if h, _ := s.GetHost(ctx, "late"); h.State != model.HostUp {
+		t.Errorf("host back after a heartbeat is %s", h.State)
+	}
+}
+
+// testClaimHosts: an action on a node of another host is left to that
+// host's agent, unless that host is down.
+func testClaimHosts(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	must(t, s.ReportHost(ctx, agentHost("a", t0)))
+	must(t, s.ReportHost(ctx, agentHost("b", t0)))
+	mk := func(host string) *model.Node {
+		return &model.Node{ID: uuid.NewString(), Name: "n-" + host, Project: "p1", InitAt: t0, Host: host}
+	}
+	na, nb, free := mk("a"), mk("b"), mk("")
+	must(t, s.CreateNodes(ctx, []*model.Node{na, nb, free}))
+	parent := action(model.ClusterCheckAction, "", t0)
+	kid := func(target string, at time.Duration) *model.Action {
+		a := action(model.NodeCheckAction, parent.ID, t0.Add(at))
+		a.Target = target
+		return a
+	}
+	ka, kb, kf := kid(na.ID, time.Millisecond), kid(nb.ID, 2*time.Millisecond), kid(free.ID, 3*time.Millisecond)
+	must(t, s.CreateActions(ctx, []*model.Action{ka, kb, kf}))
+	until := time.Now().Add(time.Minute)
+	got, err := s.ClaimActions(ctx, "eb", "b", until, true, 10)
+	must(t, err)
+	if len(got) != 2 || got[0].ID != kb.ID || got[1].ID != kf.ID {
+		t.Fatalf("host b claimed %v, want its node's action and the hostless one", actionTargets(got))
+	}
+	if got, _ := s.ClaimActions(ctx, "none", "", until, true, 10); len(got) != 0 {
+		t.Fatalf("an agent without a host claimed %v", actionTargets(got))
+	}
+	del := action(model.NodeDeleteAction, "", t0.Add(time.Second))
+	del.Target = na.ID
+	must(t, s.CreateActions(ctx, []*model.Action{del}))
+	if got, _ := s.ClaimActions(ctx, "eb", "b", until, false, 1); len(got) != 0 {
+		t.Fatalf("host b claimed the deletion of host a's node while a is up")
+	}
+	if _, err := s.MarkHostsDown(ctx, t0.Add(time.Second), t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.ReportHost(ctx, agentHost("b", t0.Add(time.Minute))))
+	got, err = s.ClaimActions(ctx, "eb", "b", until, false, 1)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != del.ID {
+		t.Fatalf("the deletion of a down host's node must be claimable by any host: %v", actionTargets(got))
+	}
+	got, err = s.ClaimActions(ctx, "eb", "b", until, true, 10)
+	must(t, err)
+	if len(got) != 1 || got[0].ID != ka.ID {
+		t.Fatalf("host b claimed %v, want the check of down host a's node, which nothing else would run", actionTargets(got))
+	}
+}
+
+func actionTargets(as []*model.Action) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, a.Target)
+	}
+	return out
 }

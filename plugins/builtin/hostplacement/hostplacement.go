@@ -61,6 +61,9 @@ func Type() sdk.PolicyType {
 		Targets: []sdk.Target{
 			{Phase: "BEFORE", Action: "CLUSTER_SCALE_OUT"}, {Phase: "BEFORE", Action: "CLUSTER_SCALE_IN"},
 			{Phase: "BEFORE", Action: "CLUSTER_RESIZE"}, {Phase: "BEFORE", Action: "NODE_CREATE"},
+			// The engine's move of nodes off a down or draining host
+			// creates their replacements first: they are placed too.
+			{Phase: "BEFORE", Action: "CLUSTER_MOVE_NODES"},
 		},
 		Priority:   Priority,
 		Singleton:  true,
@@ -243,6 +246,14 @@ func countOf(req sdk.CheckRequest) (int, error) {
 	}
 	cr.Creation, cr.Deletion = created.Count, deleted.Count
 	switch req.Action.Name {
+	case "CLUSTER_MOVE_NODES":
+		var in struct {
+			Nodes []string `json:"nodes"`
+		}
+		if err := req.Action.DecodeInputs(&in); err != nil {
+			return 0, fmt.Errorf("The inputs of action %s cannot be read: %w.", req.Action.Name, err)
+		}
+		return len(in.Nodes), nil
 	case "CLUSTER_SCALE_OUT", "CLUSTER_SCALE_IN":
 		var in sdk.ClusterScaleInputs
 		if err := req.Action.DecodeInputs(&in); err != nil {

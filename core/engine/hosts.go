@@ -1,0 +1,477 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk"
+)
+
+// hostLocal says whether a profile type's nodes run on the machine of the
+// agent that creates them, so that only that agent may create, check,
+// recover and delete them. Other drivers reach their nodes from anywhere.
+func hostLocal(typ string) bool { return typ == "local.process" }
+
+// isHost says whether this engine is a host: an agent with a host_name.
+func (e *Engine) isHost() bool { return e.cfg.HostName != "" }
+
+// heartbeat records this agent's host: its labels, its load average and
+// that it is up.
+func (e *Engine) heartbeat(ctx context.Context) error {
+	h := &model.Host{Name: e.cfg.HostName, Kind: model.HostAgent, Driver: strings.Join(e.localTypes(), ","),
+		Labels: e.cfg.HostLabels, Load: loadAverage(), State: model.HostUp, Heartbeat: e.cfg.Now().Truncate(time.Microsecond)}
+	if err := e.store.ReportHost(ctx, h); err != nil {
+		return err
+	}
+	e.beatMu.Lock()
+	e.lastBeat = h.Heartbeat
+	e.beatMu.Unlock()
+	return nil
+}
+
+// enterMaintenance puts this agent's host in maintenance when it stops
+// cleanly, unless another agent heartbeated the same host name since its
+// own last heartbeat (two agents configured as one host): that host is
+// still up.
+func (e *Engine) enterMaintenance(ctx context.Context) error {
+	h, err := e.store.GetHost(ctx, e.cfg.HostName)
+	if err != nil {
+		return err
+	}
+	e.beatMu.Lock()
+	last := e.lastBeat
+	e.beatMu.Unlock()
+	if h.Heartbeat.After(last) {
+		return nil
+	}
+	return e.store.SetHostState(ctx, e.cfg.HostName, model.HostMaintenance, e.cfg.Now())
+}
+
+// localTypes lists the host-local profile types this agent's plugins serve.
+func (e *Engine) localTypes() []string {
+	var out []string
+	for _, c := range e.plugins.Components("profile") {
+		if hostLocal(c.Type) {
+			out = append(out, c.Type)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// loadAverage reads the 1, 5 and 15 minute load averages; a system
+// without /proc/loadavg reports none, which placement treats as unknown.
+func loadAverage() map[string]float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return nil
+	}
+	f := strings.Fields(string(b))
+	out := map[string]float64{}
+	for i, k := range []string{"load1", "load5", "load15"} {
+		if i < len(f) {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// hostLoop heartbeats this agent's host and marks down the hosts whose
+// heartbeat is older than the timeout: any live agent may, and the store
+// reports each such host to one of them.
+func (e *Engine) hostLoop(ctx context.Context) {
+	defer e.wg.Done()
+	t := time.NewTicker(e.cfg.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := e.heartbeat(ctx); err != nil && ctx.Err() == nil {
+			e.log.Error("host heartbeat", "host", e.cfg.HostName, "error", err)
+			continue
+		}
+		now := e.cfg.Now()
+		down, err := e.store.MarkHostsDown(ctx, now.Add(-e.cfg.HostDownTimeout), now)
+		if err != nil && ctx.Err() == nil {
+			e.log.Error("mark late hosts down", "error", err)
+			continue
+		}
+		for _, name := range down {
+			e.log.Warn("host is down: no heartbeat within the timeout", "host", name, "timeout", e.cfg.HostDownTimeout)
+			_ = e.store.CreateEvents(ctx, []*model.Event{{ID: e.newID(), Timestamp: now, OID: name, OName: name, OType: "HOST",
+				Action: "HOST_DOWN", Status: model.HostDown, StatusReason: fmt.Sprintf("No heartbeat for %s.", e.cfg.HostDownTimeout), Level: model.LevelWarning}})
+		}
+		if len(down) > 0 {
+			// Their nodes are moved by the health round.
+			select {
+			case e.healthNow <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// Hosts lists every host.
+func (e *Engine) Hosts(ctx context.Context) ([]*model.Host, error) { return e.store.ListHosts(ctx) }
+
+// Host returns one host by name.
+func (e *Engine) Host(ctx context.Context, name string) (*model.Host, error) {
+	if err := model.ValidHostName("name", name); err != nil {
+		return nil, BadRequest("%s.", err.Error())
+	}
+	return e.store.GetHost(ctx, name)
+}
+
+// HostUpdate is what an operator may change on a host; nil leaves a field
+// as it is.
+type HostUpdate struct {
+	// Availability is active, pause or drain.
+	Availability *string `json:"availability,omitempty"`
+	// Labels replace the operator's labels; they win over reported ones.
+	Labels *map[string]string `json:"labels,omitempty"`
+}
+
+// UpdateHost sets a host's availability or operator labels.
+func (e *Engine) UpdateHost(ctx context.Context, name string, u HostUpdate) (*model.Host, error) {
+	if u.Availability == nil && u.Labels == nil {
+		return nil, BadRequest("Nothing to update: give availability (%s) or labels.", strings.Join(model.HostAvailabilities(), ", "))
+	}
+	if u.Availability != nil && !slices.Contains(model.HostAvailabilities(), *u.Availability) {
+		return nil, BadRequest("availability %q is not valid: it must be one of %s.", *u.Availability, strings.Join(model.HostAvailabilities(), ", "))
+	}
+	if u.Labels != nil {
+		if err := model.ValidHostLabels("labels", *u.Labels); err != nil {
+			return nil, BadRequest("%s.", err.Error())
+		}
+	}
+	h, err := e.Host(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if u.Availability != nil {
+		h.Availability = *u.Availability
+	}
+	if u.Labels != nil {
+		h.OperatorLabels = maps.Clone(*u.Labels)
+	}
+	now := e.cfg.Now()
+	h.UpdatedAt = &now
+	if err := e.store.UpdateHost(ctx, h); err != nil {
+		return nil, err
+	}
+	if h.Availability == model.HostDrain {
+		select {
+		case e.healthNow <- struct{}{}:
+		default:
+		}
+	}
+	return h, nil
+}
+
+// placeOnHosts gives each new node of a host-local type its host: the
+// host its data.placement names when that host takes new nodes, otherwise
+// the up and active agent host with the fewest nodes (ties by name). With
+// no agent host recorded at all (a single agent without host_name), nodes
+// get none and any agent runs them, as before hosts existed.
+func (e *Engine) placeOnHosts(ctx context.Context, tx store.Store, nodes []*model.Node) error {
+	hosts, err := tx.ListHosts(ctx)
+	if err != nil {
+		return err
+	}
+	var agents, open []*model.Host
+	for _, h := range hosts {
+		if h.Kind != model.HostAgent {
+			continue
+		}
+		agents = append(agents, h)
+		if h.Schedulable() {
+			open = append(open, h)
+		}
+	}
+	if len(agents) == 0 {
+		return nil
+	}
+	if len(open) == 0 {
+		return Conflict("NoHost", "No host can take a new node: every agent host is down, in maintenance, paused or draining.")
+	}
+	counts, err := tx.HostNodeCounts(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if n.Host != "" {
+			continue
+		}
+		if want := placementHost(n); want != "" && slices.ContainsFunc(open, func(h *model.Host) bool { return h.Name == want }) {
+			n.Host = want
+		} else {
+			best := open[0]
+			for _, h := range open[1:] {
+				if counts[h.Name] < counts[best.Name] {
+					best = h
+				}
+			}
+			n.Host = best.Name
+		}
+		counts[n.Host]++
+		// In the data too, where policies and drivers read a node's host.
+		if n.Data == nil {
+			n.Data = map[string]any{}
+		}
+		n.Data["host"] = n.Host
+	}
+	return nil
+}
+
+// placementHost is the host a placement policy named in the node's data
+// (data.placement.host), if any.
+func placementHost(n *model.Node) string {
+	p, _ := n.Data["placement"].(map[string]any)
+	h, _ := p["host"].(string)
+	return h
+}
+
+// checkable keeps the nodes of a group this engine checks: a host-local
+// node only on its own host (another host's agent checks it, and a down
+// host's nodes are moved instead), and, when all is set (this engine holds
+// the cluster's health claim), every other node.
+func (e *Engine) checkable(group []*model.Node, typ string, all bool) []*model.Node {
+	var out []*model.Node
+	for _, n := range group {
+		switch {
+		case hostLocal(typ) && n.Host != "":
+			if n.Host == e.cfg.HostName {
+				out = append(out, n)
+			}
+		case all:
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// moveOffHosts moves a cluster's host-local nodes off hosts that are down,
+// gone or draining: one CLUSTER_MOVE_NODES action creates their
+// replacements on hosts that take nodes, then deletes them, so the cluster
+// never drops below its size. Nodes of a down host are marked ERROR first;
+// their deletion forgets them without a driver call. It runs on the agent
+// holding the cluster's health claim, for a cluster with no action.
+func (e *Engine) moveOffHosts(ctx context.Context, cl *model.Cluster, hosts map[string]*model.Host) error {
+	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil {
+		return err
+	}
+	types := map[string]string{}
+	var lost, drained []*model.Node
+	for _, n := range nodes {
+		if n.Host == "" {
+			continue
+		}
+		typ, ok := types[n.ProfileID]
+		if !ok {
+			if p, err := e.store.GetProfile(ctx, n.ProfileID); err == nil {
+				typ = p.Type
+			}
+			types[n.ProfileID] = typ
+		}
+		if !hostLocal(typ) {
+			continue
+		}
+		h := hosts[n.Host]
+		switch {
+		case h == nil || h.State == model.HostDown:
+			lost = append(lost, n)
+		case h.Availability == model.HostDrain && h.State == model.HostUp:
+			drained = append(drained, n)
+		}
+	}
+	if len(lost) == 0 && len(drained) == 0 {
+		return nil
+	}
+	open := false
+	for _, h := range hosts {
+		open = open || (h.Kind == model.HostAgent && h.Schedulable())
+	}
+	if !open {
+		e.log.Warn("nodes wait for a host to move to", "cluster", cl.Name, "nodes", len(lost)+len(drained))
+		return nil
+	}
+	now := e.cfg.Now()
+	var marked []*model.Node
+	var events []*model.Event
+	for _, n := range lost {
+		reason := fmt.Sprintf("Host %s is down; the node is recreated on another host.", n.Host)
+		if n.StatusReason == reason {
+			continue
+		}
+		n.Status, n.StatusReason, n.UpdatedAt = model.NodeError, reason, &now
+		marked = append(marked, n)
+		events = append(events, &model.Event{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
+			User: cl.User, Project: cl.Project, Action: "HOST_DOWN", Status: n.Status, StatusReason: reason, Level: model.LevelWarning})
+	}
+	if len(marked) > 0 {
+		if err := e.store.UpdateNodes(ctx, marked); err != nil {
+			return err
+		}
+		if err := e.store.CreateEvents(ctx, events); err != nil {
+			return err
+		}
+	}
+	move := lost
+	reason := "host down"
+	if len(move) == 0 {
+		move, reason = drained, "host draining"
+	}
+	in := model.ClusterMoveNodesInputs{Nodes: nodeIDs(move), Reason: reason}
+	a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.ClusterMoveNodesAction, cl.ID, cl.ID, in, 0)
+	if err != nil {
+		return err
+	}
+	a.Cause = "Host Supervisor"
+	if err := e.submit(ctx, a, false, "", nil); err != nil {
+		return err
+	}
+	e.log.Info("moving nodes off their hosts", "cluster", cl.Name, "nodes", len(move), "why", reason, "action", a.ID)
+	return nil
+}
+
+// doMoveNodes is CLUSTER_MOVE_NODES: start-first, the replacements are
+// created (placed on hosts that take nodes) before the moved nodes are
+// deleted; as many are deleted as replacements came up.
+func (e *Engine) doMoveNodes(ctx context.Context, a *model.Action) error {
+	cl, err := e.begin(ctx, a)
+	if err != nil {
+		return err
+	}
+	in, err := inputsOf[model.ClusterMoveNodesInputs](a)
+	if err != nil {
+		return err
+	}
+	fresh, _, err := dataOf[[]string](a, "move.new")
+	if err != nil {
+		return err
+	}
+	err = e.runStage(ctx, a, "move.create", func(tx store.Store) error {
+		ids, err := e.forkCreateWith(ctx, tx, a, cl.ID, "", len(in.Nodes))
+		fresh = ids
+		a.Data["move.new"] = ids
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	_ = e.waitChildren(ctx, a) // failed replacements are counted below
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if !stageDone(a, "move.remove") {
+		failed, err := e.failedChildren(ctx, a.ID, func(k *model.Action) bool { return slices.Contains(fresh, k.Target) })
+		if err != nil {
+			return err
+		}
+		ok := len(fresh) - len(failed)
+		remove := append(append([]string{}, in.Nodes[:ok]...), failed...)
+		if err := e.runStage(ctx, a, "move.remove", func(tx store.Store) error {
+			return e.forkEach(ctx, tx, a, model.NodeDeleteAction, remove, model.NodeDeleteInputs{})
+		}); err != nil {
+			return err
+		}
+	}
+	werr := e.waitChildren(ctx, a)
+	if err := e.settle(ctx, cl.ID, a.Action, nil, werr); err != nil {
+		return err
+	}
+	if werr != nil {
+		return werr
+	}
+	return e.end(ctx, a, cl.ID, fmt.Sprintf("Moved %d nodes (%s).", len(in.Nodes), in.Reason))
+}
+
+// offHost takes out of a batch the nodes whose host is not this agent's:
+// the store hands another host's node action over only when that host is
+// down or gone, so nothing here can reach their processes. A deletion
+// forgets the node (its row goes, no driver call); any other action fails
+// with the reason. It returns the nodes left to run and records the
+// others' outcomes in out.
+func (e *Engine) offHost(ctx context.Context, action string, nodes []*model.Node, out map[string]error) ([]*model.Node, error) {
+	var kept []*model.Node
+	var gone []string
+	for _, n := range nodes {
+		switch {
+		case n.Host == "" || n.Host == e.cfg.HostName:
+			kept = append(kept, n)
+		case action == model.NodeDeleteAction:
+			gone = append(gone, n.ID)
+			out[n.ID] = nil
+		default:
+			out[n.ID] = fmt.Errorf("Host %s of node %s is down; its %s cannot run until the node is moved or the host is back.", n.Host, n.Name, action)
+		}
+	}
+	if len(gone) > 0 {
+		if err := e.store.DeleteNodes(ctx, gone); err != nil {
+			return nil, err
+		}
+	}
+	return kept, nil
+}
+
+// HostNodeCounts counts the nodes on each host.
+func (e *Engine) HostNodeCounts(ctx context.Context) (map[string]int, error) {
+	return e.store.HostNodeCounts(ctx)
+}
+
+// driverHostKind is the kind of host a profile type's driver reports.
+func driverHostKind(typ string) string {
+	switch typ {
+	case "container.docker":
+		return model.HostContainerEngine
+	case "vsphere.vm":
+		return model.HostESXi
+	case "os.nova.server":
+		return model.HostHypervisor
+	}
+	return typ
+}
+
+// RecordDriverHosts records the hosts a profile type's driver reported
+// through its Hosts hook: each report is a heartbeat; a host the driver
+// could not ask is down. A name an agent host already has is left to the
+// agent.
+func (e *Engine) RecordDriverHosts(ctx context.Context, typ string, hosts []sdk.Host) error {
+	known, err := e.store.ListHosts(ctx)
+	if err != nil {
+		return err
+	}
+	agents := map[string]bool{}
+	for _, h := range known {
+		agents[h.Name] = h.Kind == model.HostAgent
+	}
+	now := e.cfg.Now()
+	for _, dh := range hosts {
+		if agents[dh.Name] || model.ValidHostName("name", dh.Name) != nil {
+			continue
+		}
+		state := model.HostUp
+		if dh.Err != "" {
+			state = model.HostDown
+		}
+		h := &model.Host{Name: dh.Name, Kind: driverHostKind(typ), Driver: typ, Labels: dh.Attributes, Load: dh.Load, State: state, Heartbeat: now}
+		if err := e.store.ReportHost(ctx, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
