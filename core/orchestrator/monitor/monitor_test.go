@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/orchestrator/placement"
 )
 
@@ -567,5 +568,16 @@ func TestBadInput(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Field != tc.field {
 			t.Errorf("%+v: %v, want an error naming %s", tc.in.Settings, err, tc.field)
 		}
+	}
+}
+
+// TestValueSetsMatchTheAPI: the API validates grove.failover with the
+// names the monitor decides on.
+func TestValueSetsMatchTheAPI(t *testing.T) {
+	if !slices.Equal(api.Topologies, []string{Failover, Flex, Replicated, Global}) {
+		t.Errorf("api.Topologies %q", api.Topologies)
+	}
+	if !slices.Equal(api.OrchestrateModes, []string{OrchestrateNo, OrchestrateStart, OrchestrateHA}) {
+		t.Errorf("api.OrchestrateModes %q", api.OrchestrateModes)
 	}
 }
