@@ -176,7 +176,7 @@ func Decide(in Input) ([]Step, error) {
 			v.in = in.Instances[i]
 			v.in.State = cmp.Or(v.in.State, Idle)
 		} else {
-			v.in = Instance{Host: name, State: Idle}
+			v.in = Instance{Host: name}
 			v.dropped = true
 		}
 		if !v.in.Maintenance.IsZero() {

@@ -581,3 +581,31 @@ func TestValueSetsMatchTheAPI(t *testing.T) {
 		t.Errorf("api.OrchestrateModes %q", api.OrchestrateModes)
 	}
 }
+
+// TestSimulateBadInput: simulate's errors name the field under monitor.
+func TestSimulateBadInput(t *testing.T) {
+	for _, tc := range []struct{ monitor, want string }{
+		{`{"ready_period": "soon"}`, `monitor.ready_period must be a duration`},
+		{`{"flex_target": "2"}`, `monitor.flex_target must be a JSON value of Go type int`},
+		{`{"instances": [{"host": "a", "status": "up", "in_state_for": "x"}]}`, `monitor.instances.in_state_for must be a duration`},
+		{`{"instances": [{"host": "z", "status": "up"}]}`, `monitor.instances[0].host: "z" is not one of the snapshot's hosts`},
+		{`{"instances": [{"host": "a", "status": "up", "agent_up_for": "-1s"}]}`, `monitor.instances[0].agent_up_for: an age cannot be negative`},
+		{`{"instances": [{"host": "a", "status": "sideways"}]}`, `monitor.instances[0].status:`},
+		{`{"topology": "global"}`, `monitor.topology: a global cluster has no instance monitor`},
+		{`{"colour": 1}`, `unknown field "colour"`},
+	} {
+		s := placement.Snapshot{Cluster: "w", Hosts: []placement.Host{{Name: "a"}}, Monitor: []byte(tc.monitor)}
+		d, err := placement.Decide(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = Simulate(s, d)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.monitor, err, tc.want)
+		}
+	}
+	s := placement.Snapshot{Cluster: "w", Hosts: []placement.Host{{Name: "a"}}}
+	if ms, steps, err := Simulate(s, placement.Decision{}); ms != nil || steps != nil || err != nil {
+		t.Errorf("no monitor object: %v %v %v", ms, steps, err)
+	}
+}

@@ -1,8 +1,12 @@
 package monitor
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/grovehq/grove/api"
@@ -47,16 +51,16 @@ type Settings struct {
 // Duration is a time.Duration written as a Go duration string in JSON.
 type Duration time.Duration
 
-// UnmarshalJSON reads "16s", "1m30s" and the like.
+// UnmarshalJSON reads "16s", "1m30s" and the like. A bad value is an
+// UnmarshalTypeError, which encoding/json completes with the field's path.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
-	if len(b) < 2 || b[0] != '"' {
-		return fmt.Errorf("a duration is a string such as \"16s\", not %s", b)
+	if err := json.Unmarshal(b, &s); err != nil {
+		return &json.UnmarshalTypeError{Value: string(b), Type: reflect.TypeFor[Duration]()}
 	}
-	s = string(b[1 : len(b)-1])
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a duration such as \"16s\": %w", s, err)
+		return &json.UnmarshalTypeError{Value: strconv.Quote(s), Type: reflect.TypeFor[Duration]()}
 	}
 	*d = Duration(v)
 	return nil
@@ -74,27 +78,31 @@ type settings struct {
 	readyPeriod, maintenanceGrace, rejoinGrace time.Duration
 }
 
-func (s Settings) withDefaults() settings {
-	out := settings{Settings: s, readyPeriod: DefaultReadyPeriod, maintenanceGrace: DefaultMaintenanceGrace, rejoinGrace: DefaultRejoinGrace}
-	if out.Topology == "" {
-		out.Topology = Failover
-	}
-	if out.Orchestrate == "" {
-		out.Orchestrate = OrchestrateNo
-	}
-	out.flexTarget = s.FlexTarget
-	if out.flexTarget == 0 {
-		out.flexTarget = max(s.FlexMin, 1)
+// Defaults is the settings with every default filled in: failover,
+// orchestrate no, flex_target at flex_min (at least 1) for flex, the
+// default periods.
+func (s Settings) Defaults() Settings {
+	s.Topology = cmp.Or(s.Topology, Failover)
+	s.Orchestrate = cmp.Or(s.Orchestrate, OrchestrateNo)
+	if s.Topology == Flex && s.FlexTarget == 0 {
+		s.FlexTarget = max(s.FlexMin, 1)
 	}
 	for _, p := range []struct {
-		v   *Duration
-		dst *time.Duration
-	}{{s.ReadyPeriod, &out.readyPeriod}, {s.MaintenanceGracePeriod, &out.maintenanceGrace}, {s.RejoinGracePeriod, &out.rejoinGrace}} {
-		if p.v != nil {
-			*p.dst = time.Duration(*p.v)
+		v   **Duration
+		def time.Duration
+	}{{&s.ReadyPeriod, DefaultReadyPeriod}, {&s.MaintenanceGracePeriod, DefaultMaintenanceGrace}, {&s.RejoinGracePeriod, DefaultRejoinGrace}} {
+		if *p.v == nil {
+			d := Duration(p.def)
+			*p.v = &d
 		}
 	}
-	return out
+	return s
+}
+
+func (s Settings) withDefaults() settings {
+	d := s.Defaults()
+	return settings{Settings: d, flexTarget: max(d.FlexTarget, 1), readyPeriod: time.Duration(*d.ReadyPeriod),
+		maintenanceGrace: time.Duration(*d.MaintenanceGracePeriod), rejoinGrace: time.Duration(*d.RejoinGracePeriod)}
 }
 
 // FieldError is bad input, naming the field and the rule.
