@@ -441,22 +441,28 @@ func blocked(s settings, in Input, v *view, all []*view, isReady bool) string {
 
 // excess picks the local up instance for a stop when a flex cluster runs
 // more than flex_target: the worst-ranked up instances stop, those off
-// the candidates (overloaded, discarded) first (§A.5).
+// the candidates (overloaded, discarded) first (§A.5). Frozen instances
+// are not stopped but still count, so others stop in their place.
 func excess(s settings, v *view, all []*view) string {
 	up := countUp(all)
 	if up <= s.flexTarget {
 		return ""
 	}
-	var ups []*view
+	keep := s.flexTarget
+	var stoppable []*view
 	for _, p := range all {
-		if counts(p) {
-			ups = append(ups, p)
+		switch {
+		case !counts(p):
+		case p.frozen:
+			keep--
+		default:
+			stoppable = append(stoppable, p)
 		}
 	}
-	slices.SortStableFunc(ups, func(a, b *view) int {
+	slices.SortStableFunc(stoppable, func(a, b *view) int {
 		return cmp.Compare(rankKey(a.rank+1), rankKey(b.rank+1))
 	})
-	for _, p := range ups[s.flexTarget:] {
+	for _, p := range stoppable[min(max(keep, 0), len(stoppable)):] {
 		if p == v {
 			return fmt.Sprintf("%d instances are up, more than flex_target %d: this worst-ranked one stops", up, s.flexTarget)
 		}

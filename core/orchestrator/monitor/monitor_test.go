@@ -523,6 +523,13 @@ func TestFlex(t *testing.T) {
 	if got["c"].Next != Stopping || got["c"].Action != ActionStop || got["a"].Action != ActionNone || got["b"].Action != ActionNone {
 		t.Errorf("flex excess: a %s b %s c %q %s", got["a"].Action, got["b"].Action, got["c"].Next, got["c"].Action)
 	}
+	// A frozen up instance is not stopped; the worst-ranked other one is.
+	frozenC := idle("c", Up)
+	frozenC.Frozen = true
+	got = decide(t, Input{Settings: s, Placement: d, Instances: []Instance{idle("a", Up), idle("b", Up), frozenC}})
+	if got["b"].Action != ActionStop || got["a"].Action != ActionNone || got["c"].Action != ActionNone {
+		t.Errorf("flex excess with c frozen: a %s b %s c %s", got["a"].Action, got["b"].Action, got["c"].Action)
+	}
 	got = decide(t, Input{Settings: s, Placement: d, Instances: []Instance{idle("a", Up), idle("b", Up), idle("c", Down)}})
 	for h, st := range got {
 		if st.Next != Idle || st.Action != ActionNone {
