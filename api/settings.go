@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -18,6 +19,7 @@ const (
 	ConfigRestart      = "grove.restart"
 	ConfigUpdate       = "grove.update"
 	ConfigDependencies = "grove.dependencies"
+	ConfigFailover     = "grove.failover"
 )
 
 // Numeric bounds of the API (docs/api.md "Request limits"). Senlin keeps
@@ -48,6 +50,10 @@ var (
 	UpdateOrders      = []string{"stop-first", "start-first"}
 	Groupings         = []string{"require_all", "require_any", "optional_all", "exclude_all"}
 	RestartOn         = []string{"none", "error", "restart", "refresh"}
+	// Topologies and OrchestrateModes are OpenSVC's (semantics §A.5):
+	// replicated is today's default, global SwarmKit's one per host.
+	Topologies       = []string{"failover", "flex", "replicated", "global"}
+	OrchestrateModes = []string{"no", "start", "ha"}
 )
 
 // FieldError names a setting and the rule it breaks.
@@ -66,8 +72,8 @@ func ValidateSettings(config map[string]any) []FieldError {
 		errs = append(errs, FieldError{Field: field, Rule: fmt.Sprintf(format, args...)})
 	}
 	for k := range config {
-		if strings.HasPrefix(k, "grove.") && !slices.Contains([]string{ConfigPlacement, ConfigAffinity, ConfigRestart, ConfigUpdate, ConfigDependencies}, k) {
-			add("config."+k, "is not a Grove setting; known settings are %s, %s, %s, %s and %s.", ConfigPlacement, ConfigAffinity, ConfigRestart, ConfigUpdate, ConfigDependencies)
+		if strings.HasPrefix(k, "grove.") && !slices.Contains([]string{ConfigPlacement, ConfigAffinity, ConfigRestart, ConfigUpdate, ConfigDependencies, ConfigFailover}, k) {
+			add("config."+k, "is not a Grove setting; known settings are %s, %s, %s, %s, %s and %s.", ConfigPlacement, ConfigAffinity, ConfigRestart, ConfigUpdate, ConfigDependencies, ConfigFailover)
 		}
 	}
 	obj := func(key string) (map[string]any, bool) {
@@ -177,6 +183,9 @@ func ValidateSettings(config map[string]any) []FieldError {
 			oneOf("update.order", v, UpdateOrders)
 		}
 	}
+	if f, ok := obj(ConfigFailover); ok {
+		validateFailover(f, add, only, oneOf, duration, intAtLeast)
+	}
 	if d, ok := obj(ConfigDependencies); ok {
 		for name, v := range d {
 			dep, isMap := v.(map[string]any)
@@ -226,4 +235,49 @@ func quoteAll(ss []string) []string {
 		out[i] = fmt.Sprintf("%q", s)
 	}
 	return out
+}
+
+// validateFailover checks grove.failover (docs/failover.md): the topology
+// and orchestrate mode, the flex counts and their order, and the periods.
+// The engine does not act on it yet; it is checked so that a definition
+// written today keeps its meaning.
+func validateFailover(f map[string]any, add func(string, string, ...any), only func(string, map[string]any, ...string),
+	oneOf func(string, any, []string), duration func(string, any), intAtLeast func(string, any, float64)) {
+	only("failover", f, "topology", "orchestrate", "flex_min", "flex_max", "flex_target", "ready_period", "maintenance_grace_period", "rejoin_grace_period")
+	if v, ok := f["topology"]; ok {
+		oneOf("failover.topology", v, Topologies)
+	}
+	if v, ok := f["orchestrate"]; ok {
+		oneOf("failover.orchestrate", v, OrchestrateModes)
+	}
+	counts := map[string]float64{}
+	for _, k := range []string{"flex_min", "flex_max", "flex_target"} {
+		v, ok := f[k]
+		if !ok {
+			continue
+		}
+		if n, isNum := v.(float64); isNum && n == math.Trunc(n) && n >= 0 && n <= math.MaxInt32 {
+			counts[k] = n
+		}
+		intAtLeast("failover."+k, v, 0)
+		if t, _ := f["topology"].(string); t != "flex" {
+			add("failover."+k, "applies only to the flex topology; the topology is %s.", quote(cmp.Or(t, "failover")))
+		}
+	}
+	lo, hasLo := counts["flex_min"]
+	hi, hasHi := counts["flex_max"]
+	tg, hasTg := counts["flex_target"]
+	switch {
+	case hasLo && hasHi && lo > hi:
+		add("failover.flex_min", "%s is above flex_max %s.", quoteNumber(lo), quoteNumber(hi))
+	case hasTg && hasLo && tg < lo:
+		add("failover.flex_target", "%s is below flex_min %s.", quoteNumber(tg), quoteNumber(lo))
+	case hasTg && hasHi && tg > hi:
+		add("failover.flex_target", "%s is above flex_max %s.", quoteNumber(tg), quoteNumber(hi))
+	}
+	for _, k := range []string{"ready_period", "maintenance_grace_period", "rejoin_grace_period"} {
+		if v, ok := f[k]; ok {
+			duration("failover."+k, v)
+		}
+	}
 }

@@ -65,7 +65,9 @@ func commands() []*entry {
 
 		{name: "placement", synopsis: "Ask where nodes would go: simulate a placement decision on a snapshot."},
 		{name: "placement simulate", args: "-f SNAPSHOT.json [options]", synopsis: "Rank a snapshot's hosts for a placement policy and print the decision, touching no cluster.",
-			help: placementHelp, run: runPlacementSimulate},
+			help: placementHelp + "\n\nA snapshot with a monitor object also runs the failover instance monitor:\n" +
+				"each host's status, monitor state and flags, its next state, the action\n" +
+				"it takes (start, stop, freeze, thaw or none) and why (docs/failover.md).", run: runPlacementSimulate},
 
 		{name: "cluster", synopsis: "Manage clusters and run cluster actions.",
 			help: "Every subcommand that takes a CLUSTER accepts its name, id or short id."},

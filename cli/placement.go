@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,8 +11,10 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/core/orchestrator/monitor"
 	"github.com/grovehq/grove/core/orchestrator/placement"
 )
 
@@ -53,11 +56,43 @@ func runPlacementSimulate(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	ms, steps, err := monitor.Simulate(s, d)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	if g.json {
+		if ms != nil {
+			return printJSON(env.Stdout, map[string]any{"placement": d, "monitor": steps})
+		}
 		return printJSON(env.Stdout, d)
 	}
 	printPlacement(env.Stdout, s.Cluster, d)
+	if ms != nil {
+		printMonitor(env.Stdout, ms.Settings, steps)
+	}
 	return nil
+}
+
+// printMonitor shows the instance monitor's step on every host: the
+// seed's "<status> <monitor state> <flags>", then the next state, the
+// action and why.
+func printMonitor(out io.Writer, s monitor.Settings, steps []monitor.Step) {
+	d := s.Defaults()
+	fmt.Fprintf(out, "\nMonitor: topology %s, orchestrate %s, ready period %s.\n\n", d.Topology, d.Orchestrate, time.Duration(*d.ReadyPeriod))
+	var table bytes.Buffer
+	w := tabwriter.NewWriter(&table, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(w, "HOST\tSTATUS\tSTATE\tFLAGS\tNEXT\tACTION\tREASON")
+	for _, st := range steps {
+		flags := st.Flags
+		if flags == "" {
+			flags = "-"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", st.Host, cmp.Or(st.Status, "-"), cmp.Or(st.State, "-"), flags, cmp.Or(st.Next, "-"), st.Action, st.Reason)
+	}
+	w.Flush()
+	for line := range strings.Lines(table.String()) {
+		fmt.Fprintln(out, strings.TrimRight(line, " \n"))
+	}
 }
 
 // printPlacement shows a decision: the hosts table, then the leaders and

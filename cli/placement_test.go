@@ -61,6 +61,32 @@ func TestPlacementSimulate(t *testing.T) {
 	}
 }
 
+// TestPlacementSimulateMonitor: with a monitor object, -json prints the
+// placement and every host's monitor step.
+func TestPlacementSimulateMonitor(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "m.json")
+	body := `{"cluster":"web","hosts":[{"name":"a"},{"name":"b"}],"monitor":{"orchestrate":"ha","instances":[
+		{"host":"a","status":"down","state":"stop failed"},{"host":"b","status":"down","state":"idle"}]}}`
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := grove(t, "placement", "simulate", "-json", "-f", p)
+	var got struct {
+		Placement struct {
+			Leader string `json:"leader"`
+		} `json:"placement"`
+		Monitor []struct {
+			Host, Next, Action string
+		} `json:"monitor"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %s%s", code, err, out, errOut)
+	}
+	if got.Placement.Leader != "a" || len(got.Monitor) != 2 || got.Monitor[0].Next != "stop failed" || got.Monitor[1].Next != "ready" {
+		t.Errorf("%+v", got)
+	}
+}
+
 // TestClusterPlacement: grove cluster placement asks the agent's
 // /v1/clusters/{id}/placement and prints the decision as simulate does.
 func TestClusterPlacement(t *testing.T) {

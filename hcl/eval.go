@@ -54,16 +54,18 @@ var clusterSchema = &hclv2.BodySchema{
 		{Name: "hard_affinity"}, {Name: "hard_anti_affinity"}, {Name: "soft_affinity"}, {Name: "soft_anti_affinity"},
 	},
 	Blocks: []hclv2.BlockHeaderSchema{
-		{Type: "binding"}, {Type: "placement"}, {Type: "restart"}, {Type: "update"}, {Type: "dependency", LabelNames: []string{"name"}},
+		{Type: "binding"}, {Type: "placement"}, {Type: "restart"}, {Type: "update"}, {Type: "failover"}, {Type: "dependency", LabelNames: []string{"name"}},
 		{Type: "depends_on", LabelNames: []string{"name"}}, {Type: "dependent", LabelNames: []string{"name"}},
 	},
 }
 
 var settingSchemas = map[string]*hclv2.BodySchema{
-	"binding":    {Attributes: []hclv2.AttributeSchema{{Name: "policy", Required: true}, {Name: "enabled"}, {Name: "priority"}}},
-	"placement":  {Attributes: []hclv2.AttributeSchema{{Name: "policy"}, {Name: "hosts"}}},
-	"restart":    {Attributes: []hclv2.AttributeSchema{{Name: "condition"}, {Name: "delay"}, {Name: "max_attempts"}, {Name: "window"}}},
-	"update":     {Attributes: []hclv2.AttributeSchema{{Name: "parallelism"}, {Name: "delay"}, {Name: "failure_action"}, {Name: "monitor"}, {Name: "max_failure_ratio"}, {Name: "order"}}},
+	"binding":   {Attributes: []hclv2.AttributeSchema{{Name: "policy", Required: true}, {Name: "enabled"}, {Name: "priority"}}},
+	"placement": {Attributes: []hclv2.AttributeSchema{{Name: "policy"}, {Name: "hosts"}}},
+	"restart":   {Attributes: []hclv2.AttributeSchema{{Name: "condition"}, {Name: "delay"}, {Name: "max_attempts"}, {Name: "window"}}},
+	"update":    {Attributes: []hclv2.AttributeSchema{{Name: "parallelism"}, {Name: "delay"}, {Name: "failure_action"}, {Name: "monitor"}, {Name: "max_failure_ratio"}, {Name: "order"}}},
+	"failover": {Attributes: []hclv2.AttributeSchema{{Name: "topology"}, {Name: "orchestrate"}, {Name: "flex_min"}, {Name: "flex_max"}, {Name: "flex_target"},
+		{Name: "ready_period"}, {Name: "maintenance_grace_period"}, {Name: "rejoin_grace_period"}}},
 	"dependency": {Attributes: []hclv2.AttributeSchema{{Name: "grouping", Required: true}, {Name: "restart_on"}, {Name: "clusters", Required: true}}},
 	"depends_on": {Attributes: []hclv2.AttributeSchema{{Name: "grouping", Required: true}, {Name: "restart_on"}, {Name: "members", Required: true}}},
 	"dependent":  {Attributes: []hclv2.AttributeSchema{{Name: "grouping", Required: true}, {Name: "restart_on"}, {Name: "members", Required: true}}},
@@ -952,6 +954,8 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 			c.Config[api.ConfigRestart] = values
 		case "update":
 			c.Config[api.ConfigUpdate] = values
+		case "failover":
+			c.Config[api.ConfigFailover] = values
 		}
 	}
 	if len(deps) > 0 {

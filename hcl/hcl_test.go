@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -322,4 +323,43 @@ func TestAgentNameIsContentAddressed(t *testing.T) {
 	if a != b || a == c || !strings.HasPrefix(a, "web-") || AgentName("cluster", "web", "", "", nil) != "web" {
 		t.Fatalf("agent names: %s %s %s", a, b, c)
 	}
+}
+
+// TestFailoverBlock: a cluster's failover block becomes its grove.failover
+// setting, checked by the API's rules with each bad value pointed at.
+func TestFailoverBlock(t *testing.T) {
+	src := base + `
+cluster "c" {
+  profile = profile.p
+  failover {
+    topology    = "flex"
+    orchestrate = "ha"
+    flex_min    = 1
+    flex_target = 2
+    ready_period = "5s"
+  }
+}
+`
+	def, diags := load(t, src, Options{})
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	got := def.Clusters["c"].Config[api.ConfigFailover]
+	want := map[string]any{"topology": "flex", "orchestrate": "ha", "flex_min": float64(1), "flex_target": float64(2), "ready_period": "5s"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("grove.failover = %#v, want %#v", got, want)
+	}
+
+	src = base + `
+cluster "c" {
+  profile = profile.p
+  failover {
+    topology    = "mesh"
+    orchestrate = "always"
+  }
+}
+`
+	def, diags = load(t, src, Options{})
+	diagAt(t, def, diags, "failover.topology", 13, 19)
+	diagAt(t, def, diags, "failover.orchestrate", 14, 19)
 }

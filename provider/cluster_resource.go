@@ -48,6 +48,7 @@ type clusterModel struct {
 	Restart          types.Object   `tfsdk:"restart"`
 	Update           types.Object   `tfsdk:"update"`
 	Placement        types.Object   `tfsdk:"placement"`
+	Failover         types.Object   `tfsdk:"failover"`
 	HardAffinity     types.List     `tfsdk:"hard_affinity"`
 	HardAntiAffinity types.List     `tfsdk:"hard_anti_affinity"`
 	SoftAffinity     types.List     `tfsdk:"soft_affinity"`
@@ -64,7 +65,10 @@ var (
 	restartTypes = map[string]attr.Type{"condition": types.StringType, "delay": types.StringType, "max_attempts": types.Int64Type, "window": types.StringType}
 	updateTypes  = map[string]attr.Type{"parallelism": types.Int64Type, "delay": types.StringType, "failure_action": types.StringType,
 		"monitor": types.StringType, "max_failure_ratio": types.Float64Type, "order": types.StringType}
-	placementTypes  = map[string]attr.Type{"policy": types.StringType, "hosts": types.ListType{ElemType: types.StringType}}
+	placementTypes = map[string]attr.Type{"policy": types.StringType, "hosts": types.ListType{ElemType: types.StringType}}
+	failoverTypes  = map[string]attr.Type{"topology": types.StringType, "orchestrate": types.StringType, "flex_min": types.Int64Type,
+		"flex_max": types.Int64Type, "flex_target": types.Int64Type, "ready_period": types.StringType,
+		"maintenance_grace_period": types.StringType, "rejoin_grace_period": types.StringType}
 	dependencyTypes = map[string]attr.Type{"grouping": types.StringType, "restart_on": types.StringType, "clusters": types.ListType{ElemType: types.StringType}}
 	affinityKeys    = []string{"hard_affinity", "hard_anti_affinity", "soft_affinity", "soft_anti_affinity"}
 )
@@ -96,7 +100,7 @@ var nameRule = []validator.String{stringvalidator.RegexMatches(regexp.MustCompil
 // "does not start with grove.".
 var notSetting = mapvalidator.KeysAre(stringvalidator.RegexMatches(
 	regexp.MustCompile(`^(?:$|[^g]|g$|g[^r]|gr$|gr[^o]|gro$|gro[^v]|grov$|grov[^e]|grove$|grove[^.])`),
-	`must not start with "grove.": the orchestration settings have their own attributes (restart, update, placement, the affinities and dependency)`))
+	`must not start with "grove.": the orchestration settings have their own attributes (restart, update, placement, failover, the affinities and dependency)`))
 
 // count is the range of a size, count or priority the API accepts.
 var count = int64validator.Between(0, api.MaxCount)
@@ -142,6 +146,16 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"placement": schema.SingleNestedAttribute{Optional: true, Description: "Where nodes go.", Attributes: map[string]schema.Attribute{
 				"policy": optStr("nodes order, load avg, spread, score, shift or none.", oneOf(api.PlacementPolicies)),
 				"hosts":  strList("Candidate hosts."),
+			}},
+			"failover": schema.SingleNestedAttribute{Optional: true, Description: "OpenSVC's failover and flex topologies (docs/failover.md); validated, not acted on yet.", Attributes: map[string]schema.Attribute{
+				"topology":                 optStr("failover, flex, replicated or global.", oneOf(api.Topologies)),
+				"orchestrate":              optStr("no, start or ha.", oneOf(api.OrchestrateModes)),
+				"flex_min":                 schema.Int64Attribute{Optional: true, Description: "Flex: the fewest instances up.", Validators: []validator.Int64{count}},
+				"flex_max":                 schema.Int64Attribute{Optional: true, Description: "Flex: the most instances up.", Validators: []validator.Int64{count}},
+				"flex_target":              schema.Int64Attribute{Optional: true, Description: "Flex: the instances kept up.", Validators: []validator.Int64{count}},
+				"ready_period":             optStr("How long a host stays ready before it starts, such as \"16s\".", duration{}),
+				"maintenance_grace_period": optStr("How long peers keep a host's last state after its agent stops cleanly, such as \"60s\".", duration{}),
+				"rejoin_grace_period":      optStr("How long a restarted agent waits for its peers before it starts anything, such as \"90s\".", duration{}),
 			}},
 			"hard_affinity":      strList("Clusters whose hosts this cluster's nodes must share."),
 			"hard_anti_affinity": strList("Clusters whose hosts this cluster's nodes must avoid."),
@@ -226,6 +240,9 @@ func (r *clusterResource) remoteConfig(ctx context.Context, m *clusterModel, dia
 	}
 	if v := objMap(m.Placement); v != nil {
 		cfg[api.ConfigPlacement] = v
+	}
+	if v := objMap(m.Failover); v != nil {
+		cfg[api.ConfigFailover] = v
 	}
 	aff := map[string]any{}
 	for i, l := range []types.List{m.HardAffinity, m.HardAntiAffinity, m.SoftAffinity, m.SoftAntiAffinity} {
@@ -349,6 +366,7 @@ func (r *clusterResource) read(ctx context.Context, m *clusterModel, diags *diag
 	m.Restart = objectValue(restartTypes, cl.Config[api.ConfigRestart])
 	m.Update = objectValue(updateTypes, cl.Config[api.ConfigUpdate])
 	m.Placement = objectValue(placementTypes, cl.Config[api.ConfigPlacement])
+	m.Failover = objectValue(failoverTypes, cl.Config[api.ConfigFailover])
 	aff, _ := cl.Config[api.ConfigAffinity].(map[string]any)
 	for i, dst := range []*types.List{&m.HardAffinity, &m.HardAntiAffinity, &m.SoftAffinity, &m.SoftAntiAffinity} {
 		*dst = listValue(aff[affinityKeys[i]])

@@ -125,6 +125,13 @@ resource "grove_cluster" "web" {
     monitor     = "1s"
     order       = "start-first"
   }
+  failover = {
+    topology     = "flex"
+    orchestrate  = "ha"
+    flex_min     = 1
+    flex_target  = 2
+    ready_period = "16s"
+  }
 }
 
 resource "grove_cluster_policy_attachment" "oldest" {
@@ -169,6 +176,7 @@ resource "grove_profile" "bad" {
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("node_ids"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue("data.grove_nodes.web", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue("grove_cluster_policy_attachment.oldest", tfjsonpath.New("priority"), knownvalue.Int64Exact(300)),
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("failover").AtMapKey("flex_target"), knownvalue.Int64Exact(2)),
 				},
 				// The API hides the env, a sensitive property; the state
 				// keeps the configured value, so the next plan is empty.

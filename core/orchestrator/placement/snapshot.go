@@ -123,6 +123,10 @@ type Snapshot struct {
 	Remove int `json:"remove,omitempty"`
 	// Global asks for SwarmKit's global mode: one node per eligible host.
 	Global bool `json:"global,omitempty"`
+	// Monitor is the instance monitor's part of the snapshot (each host's
+	// instance status, monitor state and flags), read and checked by
+	// core/orchestrator/monitor, which this package does not know.
+	Monitor json.RawMessage `json:"monitor,omitempty"`
 }
 
 // Decode reads a snapshot from JSON strictly: an unknown field, a value of
