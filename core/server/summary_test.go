@@ -197,6 +197,21 @@ func TestLargeReadsAreSummarised(t *testing.T) {
 		t.Errorf("paging from the summary's marker returned %d nodes, want the other %d in index order", len(restIDs), big-api.MaxInlineIDs)
 	}
 
+	// Grove's Go client (the CLI's, the Terraform provider's) follows the
+	// summary to every id.
+	gc := api.NewClient(ts.URL)
+	full, err := gc.GetCluster(t.Context(), bigCluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := gc.ClusterNodeIDs(t.Context(), full)
+	if err != nil {
+		t.Fatalf("api.Client.ClusterNodeIDs: %v", err)
+	}
+	if !slices.Equal(all, bigNodes) {
+		t.Errorf("api.Client.ClusterNodeIDs returned %d ids, want all %d in index order", len(all), big)
+	}
+
 	// Large action: likewise, paged through GET /v1/actions?parent_id=.
 	act, err = actions.Get(sc, bigAction).Extract()
 	if err != nil {
