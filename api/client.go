@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -282,6 +283,30 @@ func (c *Client) GetCluster(ctx context.Context, ident string) (*Cluster, error)
 		return nil, err
 	}
 	return &out.Cluster, nil
+}
+
+// ClusterNodeIDs returns every node id of cl: its inlined ids, and when
+// the API summarised the rest (NodesSummary) the pages that follow, by
+// marker in the same order.
+func (c *Client) ClusterNodeIDs(ctx context.Context, cl *Cluster) ([]string, error) {
+	ids := slices.Clone(cl.Nodes)
+	if cl.NodesSummary == nil || len(ids) == 0 {
+		return ids, nil
+	}
+	for len(ids) < cl.NodesSummary.Total {
+		page, err := c.ListNodes(ctx, url.Values{"cluster_id": {cl.ID}, "sort": {"index"}, "limit": {strconv.Itoa(MaxInlineIDs)},
+			"marker": {ids[len(ids)-1]}})
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range page {
+			ids = append(ids, n.ID)
+		}
+		if len(page) < MaxInlineIDs {
+			break
+		}
+	}
+	return ids, nil
 }
 
 // ListNodes lists nodes with filters such as cluster_id.

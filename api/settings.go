@@ -34,6 +34,13 @@ const (
 	MaxCount = math.MaxInt32
 )
 
+// MaxInlineIDs is how many ids GET /v1/clusters/{id} shows in a cluster's
+// nodes and GET /v1/actions/{id} in an action's depends_on. Past it the
+// list holds its first MaxInlineIDs ids and a summary (IDsSummary) counts
+// the whole list by status and names the request that pages the rest, so
+// a read costs a page whatever the cluster's size.
+const MaxInlineIDs = 1000
+
 // NamePattern is Senlin's rule for the names of profiles, policies,
 // clusters and nodes (and of tokens and projects): 1 to 255 letters, digits,
 // '.', '_', '~' and '-', letters including CJK scripts. The agent holds every

@@ -62,6 +62,25 @@ type Cluster struct {
 	Config     map[string]any `json:"config"`
 	Nodes      []string       `json:"nodes"`
 	Policies   []string       `json:"policies"`
+	// NodesSummary is set when the cluster has more than MaxInlineIDs
+	// nodes: Nodes then holds only the first MaxInlineIDs (by index). A
+	// Grove addition Senlin clients ignore.
+	NodesSummary *IDsSummary `json:"nodes_summary,omitempty"`
+}
+
+// IDsSummary stands in for the part of a list of ids the API does not
+// inline (past MaxInlineIDs): how long the whole list is, its members
+// counted by status, and the request that returns the next page.
+type IDsSummary struct {
+	// Total counts the whole list; the response inlines its first Shown.
+	Total int `json:"total"`
+	Shown int `json:"shown"`
+	// ByStatus counts the whole list's members by status.
+	ByStatus map[string]int `json:"by_status"`
+	// Next is the path and query of the list request that returns the
+	// ids after the last one shown, in the same order; follow each page's
+	// last id as the next marker.
+	Next string `json:"next"`
 }
 
 // Node is a node as the API shows it.
@@ -120,6 +139,10 @@ type Action struct {
 	// it, lists leave it out. Grove's addition to Senlin's action: clients
 	// that do not know it ignore it.
 	Progress *ActionProgress `json:"progress,omitempty"`
+	// DependsOnSummary is set when the action has more than MaxInlineIDs
+	// children: DependsOn then holds only the first MaxInlineIDs (by
+	// creation). A Grove addition Senlin clients ignore.
+	DependsOnSummary *IDsSummary `json:"depends_on_summary,omitempty"`
 }
 
 // ActionProgress is how far an action has come: the step it is at, in

@@ -350,9 +350,14 @@ func (r *clusterResource) read(ctx context.Context, m *clusterModel, diags *diag
 	m.Metadata = mapValue(cl.Metadata)
 	m.Status = types.StringValue(cl.Status)
 	m.StatusReason = types.StringValue(cl.StatusReason)
-	ids := make([]attr.Value, len(cl.Nodes))
-	sort.Strings(cl.Nodes)
-	for i, id := range cl.Nodes {
+	nodeIDs, err := r.client.ClusterNodeIDs(ctx, &cl)
+	if err != nil {
+		diags.AddError("Cannot read the cluster's nodes", apiError(err))
+		return false
+	}
+	ids := make([]attr.Value, len(nodeIDs))
+	sort.Strings(nodeIDs)
+	for i, id := range nodeIDs {
 		ids[i] = types.StringValue(id)
 	}
 	m.NodeIDs = types.ListValueMust(types.StringType, ids)

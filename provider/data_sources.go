@@ -68,8 +68,13 @@ func (d *clusterDataSource) Read(ctx context.Context, req datasource.ReadRequest
 	m.ID, m.Name, m.ProfileID = types.StringValue(cl.ID), types.StringValue(cl.Name), types.StringValue(cl.ProfileID)
 	m.DesiredCapacity, m.MinSize, m.MaxSize = types.Int64Value(int64(cl.DesiredCapacity)), types.Int64Value(int64(cl.MinSize)), types.Int64Value(int64(cl.MaxSize))
 	m.Status, m.StatusReason = types.StringValue(cl.Status), types.StringValue(cl.StatusReason)
-	ids := make([]attr.Value, len(cl.Nodes))
-	for i, id := range cl.Nodes {
+	nodeIDs, err := d.client.ClusterNodeIDs(ctx, cl)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot read the cluster's nodes", apiError(err))
+		return
+	}
+	ids := make([]attr.Value, len(nodeIDs))
+	for i, id := range nodeIDs {
 		ids[i] = types.StringValue(id)
 	}
 	m.NodeIDs = types.ListValueMust(types.StringType, ids)

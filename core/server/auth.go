@@ -113,7 +113,11 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (engine.Ca
 			return engine.Caller{User: "admin_token", Project: s.opts.Project, Role: model.RoleAdmin}, true
 		}
 	}
-	c, err := s.e.Authenticate(r.Context(), secret)
+	st := s.s
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		st = s.r
+	}
+	c, err := s.e.AuthenticateFrom(r.Context(), st, secret)
 	if err != nil {
 		if status, _ := engine.HTTPStatus(err); status == http.StatusUnauthorized {
 			s.failures.fail(key, time.Now())

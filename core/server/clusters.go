@@ -12,7 +12,7 @@ func (s *Server) listClusters(w http.ResponseWriter, r *http.Request, c engine.C
 	if err != nil {
 		return err
 	}
-	cs, err := s.s.ListClusters(s.ctx(r), o)
+	cs, err := s.r.ListClusters(s.ctx(r), o)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func sizes(body map[string]any, desired, min, max, timeout **int) error {
 }
 
 func (s *Server) showCluster(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
-	cl, err := s.s.FindCluster(s.ctx(r), c.Project, r.PathValue("id"))
+	cl, err := s.r.FindCluster(s.ctx(r), c.Project, r.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/grovehq/grove/api"
@@ -46,15 +48,26 @@ func (s *Server) toCluster(ctx context.Context, c *model.Cluster) api.Cluster {
 		Metadata: orMap(c.Metadata), Data: orMap(c.Data), Dependents: orMap(c.Dependents), Config: orMap(c.Config),
 		Nodes: []string{}, Policies: []string{}}
 	out.RunState, out.RunReason = model.RunState(c)
-	if p, err := s.s.GetProfile(ctx, c.ProfileID); err == nil {
+	if p, err := s.r.GetProfile(ctx, c.ProfileID); err == nil {
 		out.ProfileName = p.Name
 	}
-	if nodes, err := s.s.ClusterNodes(ctx, c.ID); err == nil {
-		for _, n := range nodes {
-			out.Nodes = append(out.Nodes, n.ID)
+	// Ids and counts come from indexes; no node row is decoded, and past
+	// MaxInlineIDs the list is a page and a summary (api.IDsSummary).
+	if ids, err := s.r.ClusterNodeIDs(ctx, c.ID, api.MaxInlineIDs+1); err == nil {
+		if len(ids) > api.MaxInlineIDs {
+			ids = ids[:api.MaxInlineIDs]
+			if counts, err := s.r.CountNodesByStatus(ctx, c.ID); err == nil {
+				sum := &api.IDsSummary{Shown: len(ids), ByStatus: counts,
+					Next: "/v1/nodes?" + url.Values{"cluster_id": {c.ID}, "sort": {"index"}, "limit": {strconv.Itoa(api.MaxInlineIDs)}, "marker": {ids[len(ids)-1]}}.Encode()}
+				for _, n := range counts {
+					sum.Total += n
+				}
+				out.NodesSummary = sum
+			}
 		}
+		out.Nodes = append(out.Nodes, ids...)
 	}
-	if bs, err := s.s.ListBindings(ctx, c.ID); err == nil {
+	if bs, err := s.r.ListBindings(ctx, c.ID); err == nil {
 		for _, b := range bs {
 			out.Policies = append(out.Policies, b.PolicyID)
 		}
@@ -69,7 +82,7 @@ func (s *Server) toNode(ctx context.Context, n *model.Node, names map[string]str
 		Dependents: orMap(n.Dependents), Tainted: n.Tainted, Host: n.Host}
 	name, ok := names[n.ProfileID]
 	if !ok {
-		if p, err := s.s.GetProfile(ctx, n.ProfileID); err == nil {
+		if p, err := s.r.GetProfile(ctx, n.ProfileID); err == nil {
 			name = p.Name
 		}
 		names[n.ProfileID] = name

@@ -22,7 +22,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, c engine.Cal
 	if follow {
 		return s.followEvents(w, r, o)
 	}
-	evs, err := s.s.ListEvents(s.ctx(r), o)
+	evs, err := s.r.ListEvents(s.ctx(r), o)
 	if err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, c engine.Cal
 }
 
 func (s *Server) showEvent(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
-	e, err := s.s.GetEvent(s.ctx(r), r.PathValue("id"))
+	e, err := s.r.GetEvent(s.ctx(r), r.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -14,14 +14,14 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, c engine.Call
 	}
 	if ids := o.Filters["cluster_id"]; len(ids) > 0 {
 		for i, ident := range ids {
-			cl, err := s.s.FindCluster(s.ctx(r), c.Project, ident)
+			cl, err := s.r.FindCluster(s.ctx(r), c.Project, ident)
 			if err != nil {
 				return err
 			}
 			ids[i] = cl.ID
 		}
 	}
-	ns, err := s.s.ListNodes(s.ctx(r), o)
+	ns, err := s.r.ListNodes(s.ctx(r), o)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (s *Server) createNode(w http.ResponseWriter, r *http.Request, c engine.Cal
 }
 
 func (s *Server) showNode(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
-	n, err := s.s.FindNode(s.ctx(r), c.Project, r.PathValue("id"))
+	n, err := s.r.FindNode(s.ctx(r), c.Project, r.PathValue("id"))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,24 @@ import (
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
 )
+
+// countsOf counts actions by kind and status as CountChildren does.
+func countsOf(kids []*model.Action) []store.ChildCount {
+	var out []store.ChildCount
+next:
+	for _, k := range kids {
+		for i := range out {
+			if out[i].Action == k.Action && out[i].Status == k.Status {
+				out[i].N++
+				continue next
+			}
+		}
+		out = append(out, store.ChildCount{Action: k.Action, Status: k.Status, N: 1})
+	}
+	return out
+}
 
 func TestActionProgress(t *testing.T) {
 	kid := func(kind, status string) *model.Action { return &model.Action{Action: kind, Status: status} }
@@ -67,7 +84,7 @@ func TestActionProgress(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := actionProgress(tc.action, tc.kids); *got != tc.want {
+			if got := actionProgress(tc.action, countsOf(tc.kids)); *got != tc.want {
 				t.Errorf("actionProgress = %+v, want %+v", *got, tc.want)
 			}
 		})

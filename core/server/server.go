@@ -76,8 +76,13 @@ type Options struct {
 
 // Server serves the API.
 type Server struct {
-	e    *engine.Engine
-	s    store.Store
+	e *engine.Engine
+	s store.Store
+	// r is the store the API's top-level reads use: a pool of read-only
+	// connections on SQLite, so a read never waits for the engine's
+	// writes; s itself on PostgreSQL. Writes and reads inside the
+	// engine's transactions never go through it.
+	r    store.Store
 	opts Options
 	mux  *http.ServeMux
 	// table is the route table as registered, for the access tests.
@@ -116,7 +121,7 @@ func New(e *engine.Engine, opts Options) *Server {
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = 64
 	}
-	srv := &Server{e: e, s: e.Store(), opts: opts, mux: http.NewServeMux(), streams: make(chan struct{}, opts.MaxStreams),
+	srv := &Server{e: e, s: e.Store(), r: store.ReadsOf(e.Store()), opts: opts, mux: http.NewServeMux(), streams: make(chan struct{}, opts.MaxStreams),
 		failures: newFailures(opts.FailedAuthEvery, opts.FailedAuthBurst, opts.FailedAuthAddrs)}
 	if opts.AdminToken != "" {
 		sum := sha256.Sum256([]byte(opts.AdminToken))

@@ -110,7 +110,7 @@ func (s *Server) followEvents(w http.ResponseWriter, r *http.Request, o store.Li
 	first.Sort = []store.SortKey{{Key: "timestamp", Desc: true}}
 	var backlog []*model.Event
 	if o.Limit > 0 {
-		evs, err := s.s.ListEvents(ctx, first)
+		evs, err := s.r.ListEvents(ctx, first)
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func (s *Server) followEvents(w http.ResponseWriter, r *http.Request, o store.Li
 	// backlog of it is sent.
 	o.Limit = 0
 	o.Since = time.Now().Add(-followWindow)
-	recent, err := s.s.ListEvents(ctx, o)
+	recent, err := s.r.ListEvents(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (s *Server) followEvents(w http.ResponseWriter, r *http.Request, o store.Li
 		if !newest.IsZero() {
 			o.Since = newest.Add(-followWindow)
 		}
-		evs, err := s.s.ListEvents(ctx, o)
+		evs, err := s.r.ListEvents(ctx, o)
 		if err != nil {
 			if ctx.Err() == nil {
 				b, _ := json.Marshal(map[string]string{"error": "Reading events failed: " + err.Error()})

@@ -209,6 +209,33 @@ func (s *SQL) Children(ctx context.Context, parentID string) ([]*model.Action, e
 	return s.actionsWhere(ctx, "parent_id = ? ORDER BY created_at, id", parentID)
 }
 
+// ChildIDs implements Store.
+func (s *SQL) ChildIDs(ctx context.Context, parentID string, limit int) ([]string, error) {
+	ids, err := s.ids(ctx, "SELECT id FROM actions WHERE parent_id = ? ORDER BY created_at, id LIMIT ?", parentID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list children of action %s: %w", parentID, err)
+	}
+	return ids, nil
+}
+
+// CountChildren implements Store.
+func (s *SQL) CountChildren(ctx context.Context, parentID string) ([]ChildCount, error) {
+	rows, err := s.query(ctx, "SELECT action, status, COUNT(*) FROM actions WHERE parent_id = ? GROUP BY status, action", parentID)
+	if err != nil {
+		return nil, fmt.Errorf("count children of action %s: %w", parentID, err)
+	}
+	defer rows.Close()
+	var out []ChildCount
+	for rows.Next() {
+		var c ChildCount
+		if err := rows.Scan(&c.Action, &c.Status, &c.N); err != nil {
+			return nil, fmt.Errorf("count children of action %s: %w", parentID, err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
 // SummarizeChildren implements Store.
 func (s *SQL) SummarizeChildren(ctx context.Context, parentID string) (ChildSummary, error) {
 	var sum ChildSummary

@@ -161,3 +161,31 @@ func (s *SQL) CountNodes(ctx context.Context, clusterID string) (int, error) {
 	err := s.q.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM nodes WHERE cluster_id = ?"), clusterID).Scan(&n)
 	return n, err
 }
+
+// ClusterNodeIDs implements Store.
+func (s *SQL) ClusterNodeIDs(ctx context.Context, clusterID string, limit int) ([]string, error) {
+	ids, err := s.ids(ctx, "SELECT id FROM nodes WHERE cluster_id = ? ORDER BY idx, id LIMIT ?", clusterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list node ids of cluster %s: %w", clusterID, err)
+	}
+	return ids, nil
+}
+
+// CountNodesByStatus implements Store.
+func (s *SQL) CountNodesByStatus(ctx context.Context, clusterID string) (map[string]int, error) {
+	rows, err := s.query(ctx, "SELECT status, COUNT(*) FROM nodes WHERE cluster_id = ? GROUP BY status", clusterID)
+	if err != nil {
+		return nil, fmt.Errorf("count nodes of cluster %s: %w", clusterID, err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("count nodes of cluster %s: %w", clusterID, err)
+		}
+		out[st] = n
+	}
+	return out, rows.Err()
+}

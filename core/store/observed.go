@@ -22,3 +22,12 @@ func Observe(s Store, obs func(method string, took time.Duration)) *Observed {
 func (w *Observed) Unwrap() Store { return w.s }
 
 func (w *Observed) observe(method string, start time.Time) { w.obs(method, time.Since(start)) }
+
+// Reads implements Reader: the wrapped store's read pool, observed too.
+func (w *Observed) Reads() Store {
+	r := ReadsOf(w.s)
+	if r == w.s {
+		return w
+	}
+	return &Observed{s: r, obs: w.obs}
+}

@@ -213,6 +213,18 @@ func (w *Observed) CountNodes(ctx context.Context, clusterID string) (int, error
 	return w.s.CountNodes(ctx, clusterID)
 }
 
+// ClusterNodeIDs implements Store.
+func (w *Observed) ClusterNodeIDs(ctx context.Context, clusterID string, limit int) ([]string, error) {
+	defer w.observe("ClusterNodeIDs", time.Now())
+	return w.s.ClusterNodeIDs(ctx, clusterID, limit)
+}
+
+// CountNodesByStatus implements Store.
+func (w *Observed) CountNodesByStatus(ctx context.Context, clusterID string) (map[string]int, error) {
+	defer w.observe("CountNodesByStatus", time.Now())
+	return w.s.CountNodesByStatus(ctx, clusterID)
+}
+
 // CreateActions implements Store.
 func (w *Observed) CreateActions(ctx context.Context, actions []*model.Action) error {
 	defer w.observe("CreateActions", time.Now())
@@ -271,6 +283,18 @@ func (w *Observed) ReclaimActions(ctx context.Context, owner string, now time.Ti
 func (w *Observed) Children(ctx context.Context, parentID string) ([]*model.Action, error) {
 	defer w.observe("Children", time.Now())
 	return w.s.Children(ctx, parentID)
+}
+
+// ChildIDs implements Store.
+func (w *Observed) ChildIDs(ctx context.Context, parentID string, limit int) ([]string, error) {
+	defer w.observe("ChildIDs", time.Now())
+	return w.s.ChildIDs(ctx, parentID, limit)
+}
+
+// CountChildren implements Store.
+func (w *Observed) CountChildren(ctx context.Context, parentID string) ([]ChildCount, error) {
+	defer w.observe("CountChildren", time.Now())
+	return w.s.CountChildren(ctx, parentID)
 }
 
 // SummarizeChildren implements Store.

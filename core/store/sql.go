@@ -25,6 +25,9 @@ type SQL struct {
 	inTx     bool
 	// trace, when set, sees every query the list and claim paths run.
 	trace func(query string, args []any)
+	// reads is the store over a separate pool of read-only connections
+	// (SQLite in WAL mode), or nil where db serves reads as well.
+	reads *SQL
 }
 
 type querier interface {
@@ -71,7 +74,29 @@ func (s *SQL) Close() error {
 	if s == nil || s.db == nil {
 		return nil
 	}
+	if s.reads != nil {
+		_ = s.reads.db.Close()
+	}
 	return s.db.Close()
+}
+
+// SetReadPool has the store's Reads use db, a pool of read-only
+// connections to the same database; the store closes it with its own.
+func (s *SQL) SetReadPool(db *sql.DB) {
+	r := *s
+	r.db, r.q, r.inTx, r.reads = db, db, false, nil
+	s.reads = &r
+}
+
+// Reads implements Reader: the store over the read pool, or s itself when
+// it has none (PostgreSQL's pool already serves reads beside writes).
+// Only top-level reads belong there: a read inside a transaction must use
+// the transaction's store to see its own writes.
+func (s *SQL) Reads() Store {
+	if s.reads == nil || s.inTx {
+		return s
+	}
+	return s.reads
 }
 
 // DB exposes the database for tests and benchmarks.
@@ -137,7 +162,12 @@ func (s *SQL) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 // TraceQueries has fn see the queries the store's reads and claims run from
 // now on (nil stops it), so a test can check their plans; it is not safe to
 // call while the store is in use.
-func (s *SQL) TraceQueries(fn func(query string, args []any)) { s.trace = fn }
+func (s *SQL) TraceQueries(fn func(query string, args []any)) {
+	s.trace = fn
+	if s.reads != nil {
+		s.reads.trace = fn
+	}
+}
 
 // insertMany inserts rows in chunks of multi-row INSERTs: one statement per
 // few hundred rows is what makes a 10,000-node cluster cheap to write.
@@ -480,6 +510,24 @@ func (s *SQL) afterMarker(ctx context.Context, table, marker string, where []str
 		ors = append(ors, "("+strings.Join(ands, " AND ")+")")
 	}
 	return "(" + strings.Join(ors, " OR ") + ")", out, true, nil
+}
+
+// ids runs a query that selects one id column.
+func (s *SQL) ids(ctx context.Context, q string, args ...any) ([]string, error) {
+	rows, err := s.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }
 
 // scanID scans a row only to learn its id (the first column).

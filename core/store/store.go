@@ -142,6 +142,31 @@ type ChildSummary struct {
 	FirstFailure string
 }
 
+// Reader is a Store with a separate pool for reads.
+type Reader interface {
+	// Reads returns a Store whose reads wait for no write: on SQLite a
+	// pool of read-only connections beside the one writer, which in WAL
+	// mode read the last committed state while a write transaction is
+	// open. Writes through it fail.
+	Reads() Store
+}
+
+// ReadsOf returns the store the API's top-level reads use: s's read pool
+// where it has one, else s.
+func ReadsOf(s Store) Store {
+	if r, ok := s.(Reader); ok {
+		return r.Reads()
+	}
+	return s
+}
+
+// ChildCount is how many children of an action have one kind and status.
+type ChildCount struct {
+	Action string
+	Status string
+	N      int
+}
+
 // Store is everything the engine and the API persist.
 type Store interface {
 	// InTx runs fn in one transaction; nested calls join the outer one.
@@ -189,6 +214,12 @@ type Store interface {
 	SetNodeStatus(ctx context.Context, ids []string, status, reason string) error
 	DeleteNodes(ctx context.Context, ids []string) error
 	CountNodes(ctx context.Context, clusterID string) (int, error)
+	// ClusterNodeIDs returns the ids of up to limit of a cluster's nodes
+	// ordered by index, then id (ListNodes' order with sort=index), read
+	// from an index without decoding the rows.
+	ClusterNodeIDs(ctx context.Context, clusterID string, limit int) ([]string, error)
+	// CountNodesByStatus counts a cluster's nodes by status.
+	CountNodesByStatus(ctx context.Context, clusterID string) (map[string]int, error)
 
 	CreateActions(ctx context.Context, actions []*model.Action) error
 	GetAction(ctx context.Context, id string) (*model.Action, error)
@@ -213,6 +244,12 @@ type Store interface {
 	// expired before now, or when they belong to owner (pass "" for none).
 	ReclaimActions(ctx context.Context, owner string, now time.Time) (int, error)
 	Children(ctx context.Context, parentID string) ([]*model.Action, error)
+	// ChildIDs returns the ids of up to limit children of parentID in
+	// creation order (the order ListActions pages them by parent_id), read
+	// from an index without decoding the rows.
+	ChildIDs(ctx context.Context, parentID string, limit int) ([]string, error)
+	// CountChildren counts parentID's children by kind and status.
+	CountChildren(ctx context.Context, parentID string) ([]ChildCount, error)
 	SummarizeChildren(ctx context.Context, parentID string) (ChildSummary, error)
 	// ActiveActions lists non-terminal actions on a target.
 	ActiveActions(ctx context.Context, target string) ([]*model.Action, error)

@@ -33,6 +33,9 @@ func Open(ctx context.Context, dsn string) (*store.SQL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres store %s: %w", where, err)
 	}
+	// One pool serves the engine's writes and the API's reads: under
+	// PostgreSQL's MVCC a read never waits for a write transaction, so the
+	// store needs no separate read pool (its Reads is the store itself).
 	db.SetMaxOpenConns(16)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()

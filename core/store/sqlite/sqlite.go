@@ -121,8 +121,42 @@ func open(ctx context.Context, path string, fresh bool) (*store.SQL, error) {
 			s.Close()
 			return nil, damaged(path, err)
 		}
+		rdb, err := openReads(ctx, path)
+		if err != nil {
+			s.Close()
+			return nil, damaged(path, err)
+		}
+		s.SetReadPool(rdb)
 	}
 	return s, nil
+}
+
+// readConns is how many read-only connections serve the API's reads.
+const readConns = 4
+
+// openReads opens the pool the API's reads use beside the one writer. In
+// WAL mode a reader sees the last committed state and neither waits for
+// the writer nor makes it wait (except for a checkpoint, which only
+// reaches as far as the oldest open read), so a client polling a large
+// cluster does not slow its creation. The connections are read-only
+// twice over: opened with mode=ro and query_only, so a write sent through
+// them by mistake fails instead of taking the write lock.
+func openReads(ctx context.Context, path string) (*sql.DB, error) {
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "query_only(1)")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(readConns)
+	db.SetMaxIdleConns(readConns)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // damaged explains a failure to read an existing store file.

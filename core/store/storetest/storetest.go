@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Hosts", testHosts},
 		{"HostsMarkedDownOnce", testHostsDownOnce},
 		{"ClaimsFollowNodeHosts", testClaimHosts},
+		{"IDsAndCountsWithoutRows", testIDsAndCounts},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1164,4 +1165,54 @@ func actionTargets(as []*model.Action) []string {
 		out = append(out, a.Target)
 	}
 	return out
+}
+
+// testIDsAndCounts: the ids and counts the API shows of a large cluster
+// or action come in the order the matching list pages them, bounded by
+// the limit, and count every member.
+func testIDsAndCounts(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "counted", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, c))
+	var nodes []*model.Node
+	for i, idx := range []int{3, 1, 2} {
+		st := model.NodeActive
+		if i == 0 {
+			st = model.NodeError
+		}
+		nodes = append(nodes, &model.Node{ID: uuid.NewString(), Name: fmt.Sprintf("c%d", idx), ClusterID: c.ID, Index: idx, InitAt: t0, Status: st})
+	}
+	must(t, s.CreateNodes(ctx, nodes))
+	ids, err := s.ClusterNodeIDs(ctx, c.ID, 2)
+	must(t, err)
+	if len(ids) != 2 || ids[0] != nodes[1].ID || ids[1] != nodes[2].ID {
+		t.Errorf("ClusterNodeIDs(limit 2) = %v, want the nodes of index 1 and 2", ids)
+	}
+	byStatus, err := s.CountNodesByStatus(ctx, c.ID)
+	must(t, err)
+	if len(byStatus) != 2 || byStatus[model.NodeActive] != 2 || byStatus[model.NodeError] != 1 {
+		t.Errorf("CountNodesByStatus = %v, want 2 ACTIVE and 1 ERROR", byStatus)
+	}
+
+	p := action(model.ClusterCreateAction, "", t0)
+	k1, k2, k3 := action(model.NodeCreateAction, p.ID, t0.Add(3*time.Second)), action(model.NodeCreateAction, p.ID, t0.Add(time.Second)),
+		action(model.NodeDeleteAction, p.ID, t0.Add(2*time.Second))
+	k1.Status = model.ActionSucceeded
+	must(t, s.CreateActions(ctx, []*model.Action{p, k1, k2, k3}))
+	kids, err := s.ChildIDs(ctx, p.ID, 2)
+	must(t, err)
+	if len(kids) != 2 || kids[0] != k2.ID || kids[1] != k3.ID {
+		t.Errorf("ChildIDs(limit 2) = %v, want the first two children by creation", kids)
+	}
+	counts, err := s.CountChildren(ctx, p.ID)
+	must(t, err)
+	got := map[string]int{}
+	for _, n := range counts {
+		got[n.Action+"/"+n.Status] += n.N
+	}
+	want := map[string]int{model.NodeCreateAction + "/" + model.ActionSucceeded: 1, model.NodeCreateAction + "/" + model.ActionReady: 1,
+		model.NodeDeleteAction + "/" + model.ActionReady: 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("CountChildren = %v, want %v", got, want)
+	}
 }

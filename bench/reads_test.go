@@ -1,0 +1,163 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/api"
+)
+
+// bigAgent starts a dev agent that accepts clusters of up to max nodes
+// and has a grove.noop profile named noop.
+func bigAgent(b *testing.B, max int) *api.Client {
+	cfg := filepath.Join(b.TempDir(), "agent.hcl")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("workers {\n  max_nodes_per_cluster = %d\n}\n", max)), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	c, _ := startAgent(b, "-config", cfg)
+	if _, err := c.Do(context.Background(), http.MethodPost, "/v1/profiles", nil, map[string]any{"profile": map[string]any{"name": "noop",
+		"spec": map[string]any{"type": "grove.noop", "version": "1.0", "properties": map[string]any{}}}}, nil); err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// createNoop creates a cluster of n grove.noop nodes and returns the
+// CLUSTER_CREATE action's id and how long it took (to the action's end
+// time). poll, when set, runs beside the creation until it ends.
+func createNoop(b *testing.B, c *api.Client, name string, n int, poll func(ctx context.Context, actionID string)) (string, time.Duration) {
+	ctx := context.Background()
+	start := time.Now()
+	r, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": map[string]any{"name": name, "profile_id": "noop", "desired_capacity": n}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pctx, stop := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		if poll != nil {
+			poll(pctx, r.ActionID())
+		}
+	}()
+	act, err := c.WaitAction(ctx, r.ActionID(), nil)
+	stop()
+	<-polled
+	if err != nil {
+		b.Fatal(err)
+	}
+	if act.Status != "SUCCEEDED" {
+		b.Fatalf("create %d nodes: %s %s", n, act.Status, act.StatusReason)
+	}
+	return r.ActionID(), time.UnixMicro(int64(act.EndTime * 1e6)).Sub(start)
+}
+
+// BenchmarkReads measures the reads a user makes of a large cluster, at
+// 1,000, 10,000 and 100,000 grove.noop nodes: GET /v1/actions/{id} of the
+// CLUSTER_CREATE action, GET /v1/clusters/{id}, and one 100-node page of
+// GET /v1/nodes, the first and the last (reached by marker). The requests
+// run interleaved, 50 of each; p50 and p99 are reported in milliseconds.
+func BenchmarkReads(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				c := bigAgent(b, n)
+				actionID, took := createNoop(b, c, "big", n, nil)
+				ctx := context.Background()
+				var cl struct {
+					Cluster api.Cluster `json:"cluster"`
+				}
+				if _, err := c.Do(ctx, http.MethodGet, "/v1/clusters/big", nil, nil, &cl); err != nil {
+					b.Fatal(err)
+				}
+				// The marker that reaches the last page: the 101st node from
+				// the end in the list's default order.
+				var last struct {
+					Nodes []api.Node `json:"nodes"`
+				}
+				if _, err := c.Do(ctx, http.MethodGet, "/v1/nodes", url.Values{"cluster_id": {cl.Cluster.ID}, "sort": {"init_at:desc"}, "limit": {"101"}}, nil, &last); err != nil {
+					b.Fatal(err)
+				}
+				marker := last.Nodes[len(last.Nodes)-1].ID
+				get := func(path string, q url.Values, check func(body map[string]any) error) func() error {
+					return func() error {
+						var body map[string]any
+						if _, err := c.Do(ctx, http.MethodGet, path, q, nil, &body); err != nil {
+							return err
+						}
+						return check(body)
+					}
+				}
+				page := func(body map[string]any) error {
+					if got := len(body["nodes"].([]any)); got != 100 {
+						return fmt.Errorf("a page of %d nodes, want 100", got)
+					}
+					return nil
+				}
+				b.StartTimer()
+				p50, p99 := interleaved(b, 50,
+					get("/v1/actions/"+actionID, nil, func(map[string]any) error { return nil }),
+					get("/v1/clusters/"+cl.Cluster.ID, nil, func(map[string]any) error { return nil }),
+					get("/v1/nodes", url.Values{"limit": {"100"}}, page),
+					get("/v1/nodes", url.Values{"limit": {"100"}, "marker": {marker}}, page),
+				)
+				b.StopTimer()
+				for i, name := range []string{"action", "cluster", "nodes-first", "nodes-last"} {
+					b.ReportMetric(p50[i]/1000, name+"-p50-ms")
+					b.ReportMetric(p99[i]/1000, name+"-p99-ms")
+				}
+				b.ReportMetric(float64(n)/took.Seconds(), "create-nodes/s")
+			}
+		})
+	}
+}
+
+// BenchmarkCreatePolled creates 10,000 grove.noop nodes twice per
+// iteration on one agent, once alone and once with a client polling
+// GET /v1/actions/{id} and GET /v1/clusters/{id} every 100 ms, in
+// alternating order so that drift touches both alike.
+func BenchmarkCreatePolled(b *testing.B) {
+	const n = 10000
+	poll := func(c *api.Client) func(ctx context.Context, actionID string) {
+		return func(ctx context.Context, actionID string) {
+			t := time.NewTicker(100 * time.Millisecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+				_, _ = c.Do(ctx, http.MethodGet, "/v1/actions/"+actionID, nil, nil, nil)
+				_, _ = c.Do(ctx, http.MethodGet, "/v1/clusters/polled", nil, nil, nil)
+			}
+		}
+	}
+	var alone, polled time.Duration
+	for i := range b.N {
+		b.StopTimer()
+		for j := range 2 {
+			c := bigAgent(b, n)
+			if (i+j)%2 == 0 {
+				_, took := createNoop(b, c, "alone", n, nil)
+				alone += took
+				b.Logf("run %d alone: %.0f nodes/s", i+1, n/took.Seconds())
+			} else {
+				_, took := createNoop(b, c, "polled", n, poll(c))
+				polled += took
+				b.Logf("run %d polled: %.0f nodes/s", i+1, n/took.Seconds())
+			}
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/alone.Seconds(), "alone-nodes/s")
+	b.ReportMetric(float64(n*b.N)/polled.Seconds(), "polled-nodes/s")
+	b.ReportMetric(polled.Seconds()/alone.Seconds(), "polled/alone")
+}
