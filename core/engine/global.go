@@ -66,11 +66,23 @@ func (e *Engine) globalSync(ctx context.Context, cl *model.Cluster) error {
 	}
 	s := decisionSnapshot(cl.Name, props, hosts)
 	s.Global = true
+	onHost := map[string]bool{}
 	for i, in := range s.Instances {
+		if in.Cluster != cl.Name {
+			continue
+		}
+		n := byName[in.Node]
+		if n == nil {
+			// A cluster of the same name in another project: not ours to
+			// count or shut down.
+			s.Instances[i].Cluster = cl.Name + " (another project's)"
+			continue
+		}
+		onHost[n.ID] = true
 		// A failed node on a host that takes nodes is the restart
 		// supervisor's to recover (or to leave, as its limits say), not
 		// the global mode's to replace; on a paused host it is shut down.
-		if n := byName[in.Node]; in.Cluster == cl.Name && n != nil && in.State == placement.InstanceFailed && open[in.Host] {
+		if in.State == placement.InstanceFailed && open[in.Host] {
 			s.Instances[i].State = placement.InstanceStarting
 		}
 	}
@@ -79,6 +91,15 @@ func (e *Engine) globalSync(ctx context.Context, cl *model.Cluster) error {
 		return fmt.Errorf("the global placement of cluster '%s': %w", cl.Name, err)
 	}
 	in := model.ClusterGlobalSyncInputs{Create: d.Global.Create, Reasons: map[string]string{}}
+	for _, n := range nodes {
+		// One node per host: a node that is on no host (made before the
+		// cluster became global, or before any host was recorded) is not
+		// one of them.
+		if !onHost[n.ID] && n.Status != model.NodeInit && n.Status != model.NodeCreating {
+			in.Shutdown = append(in.Shutdown, n.ID)
+			in.Reasons[n.ID] = fmt.Sprintf("Node %s is shut down, not replaced: it runs on no host, and a global cluster runs one node on each eligible host.", n.Name)
+		}
+	}
 	for _, v := range d.Global.Shutdown {
 		n := byName[v.Node]
 		if n == nil || slices.Contains(in.Shutdown, n.ID) {
@@ -174,4 +195,34 @@ func (e *Engine) doGlobalSync(ctx context.Context, a *model.Action) error {
 		parts = append(parts, fmt.Sprintf("shut down %d nodes whose hosts are not eligible", len(in.Shutdown)))
 	}
 	return e.end(ctx, a, cl.ID, "Global cluster follows its hosts: "+strings.Join(parts, "; ")+".")
+}
+
+// restartableInPlace keeps the dead nodes of a global cluster that the
+// restart supervisor may recover: those on a host that is up and active.
+// On a paused, draining or down host a failed node is shut down by the
+// global sync, not restarted (§B.4).
+func (e *Engine) restartableInPlace(ctx context.Context, dead []*model.Node) ([]*model.Node, error) {
+	if len(dead) == 0 {
+		return dead, nil
+	}
+	hosts, err := e.store.ListHosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]*model.Host, len(hosts))
+	for _, h := range hosts {
+		byName[h.Name] = h
+	}
+	var out []*model.Node
+	for _, n := range dead {
+		host := n.Host
+		if host == "" {
+			host = placedOn(n.Data)
+		}
+		if h := byName[host]; h != nil && !h.Schedulable() {
+			continue
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }

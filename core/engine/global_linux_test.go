@@ -238,3 +238,42 @@ func (h *harness) downAfterHeartbeats(t *testing.T, silent string, live ...strin
 		return hs.State == model.HostDown, fmt.Sprintf("host %s is %s, want down", silent, hs.State)
 	})
 }
+
+// TestGlobalPausedHostFailedNode: a paused host keeps its node, but once
+// that node fails it is shut down, not restarted and not replaced, and
+// the cluster's desired capacity drops with it; back to active, the host
+// gets a new node.
+func TestGlobalPausedHostFailedNode(t *testing.T) {
+	h, seen := globalHarness(t)
+	h.hostEngine("engine-b", "b")
+	h.profileOf("proc", process.TypeName, map[string]any{"command": []any{"sleep", "600"}, "stop_timeout": 0})
+	// Restarts are immediate: only the paused host stops one.
+	cl := h.create(engine.ClusterCreate{Name: "everywhere", Profile: "proc", Config: globalConfig(map[string]any{"grove.restart": map[string]any{"delay": "0s"}})})
+	waitFor(t, 20*time.Second, func() (bool, string) { return h.followsHosts(cl.ID, "a", "b") })
+	seen(cl.ID)
+	pause, active := model.HostPause, model.HostActive
+	if _, err := h.eng.UpdateHost(h.ctx(), "b", engine.HostUpdate{Availability: &pause}); err != nil {
+		t.Fatal(err)
+	}
+	var onB *model.Node
+	for _, n := range h.nodes(cl.ID) {
+		if n.Host == "b" {
+			onB = n
+		}
+	}
+	if ok, why := h.followsHosts(cl.ID, "a", "b"); !ok {
+		t.Fatalf("after pausing b: %s; want its node kept", why)
+	}
+	if err := syscall.Kill(-int(onB.Data["pid"].(float64)), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, func() (bool, string) { return h.followsHosts(cl.ID, "a") })
+	if _, err := h.store.GetNode(h.ctx(), onB.ID); err == nil {
+		t.Errorf("the failed node %s of paused host b is still there", onB.Name)
+	}
+	if _, err := h.eng.UpdateHost(h.ctx(), "b", engine.HostUpdate{Availability: &active}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, func() (bool, string) { return h.followsHosts(cl.ID, "a", "b") })
+	seen(cl.ID)
+}

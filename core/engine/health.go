@@ -269,6 +269,11 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 	if governed {
 		recovery = &reg
 	}
+	if isGlobal(cl) {
+		if dead, err = e.restartableInPlace(ctx, dead); err != nil {
+			return err
+		}
+	}
 	return e.superviseRestarts(ctx, cl, dead, now, recovery)
 }
 
