@@ -277,3 +277,19 @@ func TestGlobalPausedHostFailedNode(t *testing.T) {
 	waitFor(t, 20*time.Second, func() (bool, string) { return h.followsHosts(cl.ID, "a", "b") })
 	seen(cl.ID)
 }
+
+// TestGlobalFromReplicated: a replicated cluster made global by a config
+// update keeps one node per host: the extra nodes go, and its desired
+// capacity becomes the host count.
+func TestGlobalFromReplicated(t *testing.T) {
+	h, seen := globalHarness(t)
+	h.hostEngine("engine-b", "b")
+	h.profileOf("proc", process.TypeName, map[string]any{"command": []any{"sleep", "600"}, "stop_timeout": 0})
+	three := 3
+	cl := h.create(engine.ClusterCreate{Name: "was-replicated", Profile: "proc", DesiredCapacity: &three})
+	seen(cl.ID)
+	_, upd, err := h.eng.UpdateCluster(h.ctx(), caller, cl.ID, engine.ClusterUpdate{Config: globalConfig(nil)})
+	h.ok(upd, err)
+	waitFor(t, 20*time.Second, func() (bool, string) { return h.followsHosts(cl.ID, "a", "b") })
+	seen(cl.ID)
+}
