@@ -42,15 +42,6 @@ func globalHarness(t *testing.T) (*harness, func(clusterID string)) {
 	return h, seen
 }
 
-// globalConfig is a cluster config with the global topology.
-func globalConfig(extra map[string]any) map[string]any {
-	cfg := map[string]any{"grove.failover": map[string]any{"topology": "global"}}
-	for k, v := range extra {
-		cfg[k] = v
-	}
-	return cfg
-}
-
 // followsHosts says whether a global cluster settled on one node per host
 // of want and its desired capacity is their count.
 func (h *harness) followsHosts(clusterID string, want ...string) (bool, string) {
