@@ -60,7 +60,9 @@
 //     restart supervision), hosts.go (this agent's host: heartbeats,
 //     marking late hosts down, the operator's availability, which host a
 //     local.process node goes to, moving nodes off down and draining
-//     hosts), healthpolicy.go (what a bound health policy
+//     hosts), global.go (global clusters: one node per eligible host,
+//     from the pure global-mode decision, on the health round),
+//     healthpolicy.go (what a bound health policy
 //     changes: interval, detection modes, polling a URL per node, the
 //     recovery action), reconcile.go (nodes left mid-operation at
 //     start-up), reaper.go (retention of finished actions and events).

@@ -119,7 +119,12 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 		if err := e.checkCluster(ctx, cl, reported[cl.ID], own); err != nil && ctx.Err() == nil {
 			e.log.Warn("health check of a cluster failed", "cluster", cl.Name, "error", err)
 		}
-		if own {
+		switch {
+		case own && isGlobal(cl):
+			if err := e.globalSync(ctx, cl); err != nil && ctx.Err() == nil {
+				e.log.Warn("global cluster sync failed", "cluster", cl.Name, "error", err)
+			}
+		case own:
 			if err := e.moveOffHosts(ctx, cl, hosts); err != nil && ctx.Err() == nil {
 				e.log.Warn("moving nodes off their hosts failed", "cluster", cl.Name, "error", err)
 			}
@@ -263,6 +268,11 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 	var recovery *model.HealthRegistry
 	if governed {
 		recovery = &reg
+	}
+	if isGlobal(cl) {
+		if dead, err = e.restartableInPlace(ctx, dead); err != nil {
+			return err
+		}
 	}
 	return e.superviseRestarts(ctx, cl, dead, now, recovery)
 }

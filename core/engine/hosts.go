@@ -172,7 +172,8 @@ func (e *Engine) UpdateHost(ctx context.Context, name string, u HostUpdate) (*mo
 	if err := e.store.UpdateHost(ctx, h); err != nil {
 		return nil, err
 	}
-	if h.Availability == model.HostDrain {
+	if u.Availability != nil || u.Labels != nil {
+		// Drained nodes move, and a global cluster follows any change.
 		select {
 		case e.healthNow <- struct{}{}:
 		default:

@@ -147,31 +147,12 @@ const PlacementPolicyType = "grove.policy.placement"
 // rank, flags and reason, the leaders, and the node that would leave
 // first. It changes nothing.
 func (e *Engine) ClusterPlacement(ctx context.Context, cl *model.Cluster) (placement.Decision, error) {
-	bindings, err := e.store.ListBindings(ctx, cl.ID)
+	props, bound, err := e.boundPlacement(ctx, cl)
 	if err != nil {
 		return placement.Decision{}, err
 	}
-	var pol *model.Policy
-	for _, b := range bindings {
-		p, err := e.store.GetPolicy(ctx, b.PolicyID)
-		if err != nil {
-			return placement.Decision{}, err
-		}
-		if p.Type == PlacementPolicyType {
-			pol = p
-			break
-		}
-	}
-	if pol == nil {
+	if !bound {
 		return placement.Decision{}, BadRequest("The cluster '%s' has no %s policy attached; attach one to see where its nodes go.", cl.Name, PlacementPolicyType)
-	}
-	var props placement.Policy
-	raw, err := json.Marshal(pol.Properties)
-	if err == nil {
-		err = json.Unmarshal(raw, &props)
-	}
-	if err != nil {
-		return placement.Decision{}, fmt.Errorf("the properties of policy '%s' cannot be read: %w", pol.Name, err)
 	}
 	hosts, err := e.placementSnapshot(ctx, cl)
 	if err != nil {
@@ -180,7 +161,46 @@ func (e *Engine) ClusterPlacement(ctx context.Context, cl *model.Cluster) (place
 	if hosts.Err != "" {
 		return placement.Decision{}, Conflict("FeatureNotSupported", "The hosts of cluster '%s' cannot be read: %s.", cl.Name, hosts.Err)
 	}
-	s := placement.Snapshot{Cluster: cl.Name, Policy: props, Add: 1}
+	s := decisionSnapshot(cl.Name, props, hosts)
+	s.Add = 1
+	d, err := placement.Decide(s)
+	if err != nil {
+		return placement.Decision{}, fmt.Errorf("the placement of cluster '%s': %w", cl.Name, err)
+	}
+	return d, nil
+}
+
+// boundPlacement reads the properties of the cluster's
+// grove.policy.placement policy; bound says whether one is attached.
+func (e *Engine) boundPlacement(ctx context.Context, cl *model.Cluster) (props placement.Policy, bound bool, err error) {
+	bindings, err := e.store.ListBindings(ctx, cl.ID)
+	if err != nil {
+		return props, false, err
+	}
+	for _, b := range bindings {
+		p, err := e.store.GetPolicy(ctx, b.PolicyID)
+		if err != nil {
+			return props, false, err
+		}
+		if p.Type != PlacementPolicyType {
+			continue
+		}
+		raw, err := json.Marshal(p.Properties)
+		if err == nil {
+			err = json.Unmarshal(raw, &props)
+		}
+		if err != nil {
+			return props, false, fmt.Errorf("the properties of policy '%s' cannot be read: %w", p.Name, err)
+		}
+		return props, true, nil
+	}
+	return props, false, nil
+}
+
+// decisionSnapshot is the pure decision's snapshot of the hosts and
+// instances the engine read.
+func decisionSnapshot(cluster string, props placement.Policy, hosts *sdk.HostSnapshot) placement.Snapshot {
+	s := placement.Snapshot{Cluster: cluster, Policy: props}
 	for _, h := range hosts.Hosts {
 		s.Hosts = append(s.Hosts, placement.Host{Name: h.Name, Labels: h.Labels, Load: h.Load, MemAvail: h.MemAvail, SwapAvail: h.SwapAvail,
 			State: h.State, Availability: h.Availability, Frozen: h.Frozen, Overloaded: h.Overloaded})
@@ -188,9 +208,5 @@ func (e *Engine) ClusterPlacement(ctx context.Context, cl *model.Cluster) (place
 	for _, in := range hosts.Instances {
 		s.Instances = append(s.Instances, placement.Instance{Cluster: in.Cluster, Node: in.Node, Host: in.Host, State: in.State})
 	}
-	d, err := placement.Decide(s)
-	if err != nil {
-		return placement.Decision{}, fmt.Errorf("the placement of cluster '%s': %w", cl.Name, err)
-	}
-	return d, nil
+	return s
 }

@@ -66,6 +66,8 @@ func (e *Engine) dispatch(ctx context.Context, a *model.Action) error {
 		return e.doReplaceNodes(ctx, a)
 	case model.ClusterMoveNodesAction:
 		return e.doMoveNodes(ctx, a)
+	case model.ClusterGlobalSyncAction:
+		return e.doGlobalSync(ctx, a)
 	case model.ClusterResizeAction, model.ClusterScaleInAction, model.ClusterScaleOutAction:
 		return e.doResize(ctx, a)
 	case model.ClusterCheckAction:

@@ -65,6 +65,9 @@ func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body
 	if err != nil {
 		return nil, err
 	}
+	if isGlobal(cl) && slices.Contains([]string{"add_nodes", "del_nodes", "resize", "scale_in", "scale_out"}, name) {
+		return nil, globalRefusal(cl, name)
+	}
 	var action string
 	var inputs any
 	switch name {

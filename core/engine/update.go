@@ -136,6 +136,12 @@ func (e *Engine) rollingUpdate(ctx context.Context, a *model.Action, clusterID, 
 	} else {
 		plan.Plan = nil
 	}
+	if isGlobal(cl) {
+		// Host by host: a global cluster's nodes are one per host, each
+		// updated in place (a start-first replacement could land on
+		// another host).
+		pol.Parallelism, pol.Order, plan.Plan, planned = 1, "stop-first", nil, false
+	}
 	key := "update"
 	if rollingBack && !asked {
 		key = "rollback" // an automatic rollback inside this action

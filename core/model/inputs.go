@@ -68,6 +68,15 @@ type ClusterMoveNodesInputs struct {
 	Reason string   `json:"reason,omitempty"`
 }
 
+// ClusterGlobalSyncInputs are CLUSTER_GLOBAL_SYNC's inputs, the global
+// mode's decision: the hosts that get a new node, and the nodes shut down
+// (deleted, not replaced elsewhere) with why.
+type ClusterGlobalSyncInputs struct {
+	Create   []string          `json:"create,omitempty"`
+	Shutdown []string          `json:"shutdown,omitempty"`
+	Reasons  map[string]string `json:"reasons,omitempty"`
+}
+
 // ClusterReplaceNodesInputs are CLUSTER_REPLACE_NODES's inputs: old node id
 // to the id of the orphan that replaces it.
 type ClusterReplaceNodesInputs struct {
@@ -196,6 +205,8 @@ func InputsFor(action string) any {
 		return &ClusterReplaceNodesInputs{}
 	case ClusterMoveNodesAction:
 		return &ClusterMoveNodesInputs{}
+	case ClusterGlobalSyncAction:
+		return &ClusterGlobalSyncInputs{}
 	case ClusterResizeAction:
 		return &ClusterResizeInputs{}
 	case ClusterScaleOutAction, ClusterScaleInAction:

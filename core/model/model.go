@@ -98,6 +98,9 @@ const (
 	// ClusterMoveNodesAction moves host-local nodes off hosts that are
 	// down or draining; the engine starts it, never a request.
 	ClusterMoveNodesAction = "CLUSTER_MOVE_NODES"
+	// ClusterGlobalSyncAction brings a global cluster to one node per
+	// eligible host; the engine starts it, never a request.
+	ClusterGlobalSyncAction = "CLUSTER_GLOBAL_SYNC"
 )
 
 // Event levels, stored as Python logging's numbers as Senlin does.
