@@ -49,8 +49,38 @@ func TestMain(m *testing.M) {
 	}
 	os.Setenv("TMPDIR", runRoot)
 	code := run(m)
+	killRunProcesses()
 	os.RemoveAll(runRoot)
 	os.Exit(code)
+}
+
+// killRunProcesses kills, at the end of the run, every node process this
+// run started that a test's own clean-up left behind (node processes are
+// meant to outlive their agent, so stopping an agent does not end them):
+// the wrappers whose runtime directory lies under runRoot and what they
+// started, found by that path and nothing a user's process could share.
+func killRunProcesses() {
+	var ours []int
+	for _, pid := range pids() {
+		if !isZombie(pid) && ourWrapper(pid) {
+			ours = append(ours, pid)
+		}
+	}
+	for _, pid := range ours {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		alive := false
+		for _, pid := range ours {
+			if f := statFields(pid); f != nil && f[0] != "Z" {
+				alive = true
+			}
+		}
+		if !alive {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func run(m *testing.M) int {

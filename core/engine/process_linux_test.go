@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,7 +20,49 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == process.WrapCommand {
 		os.Exit(process.RunWrapper(os.Args[2:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	killRunWrappers()
+	os.Exit(code)
+}
+
+// killRunWrappers kills, at the end of the run, the local.process wrappers
+// this test binary started (argv[0] is this very binary, built for this run)
+// and their children, which a test's clean-up left behind: node processes
+// are meant to outlive their engine.
+func killRunWrappers() {
+	self, err := os.Executable()
+	if err != nil {
+		return
+	}
+	entries, _ := os.ReadDir("/proc")
+	wrappers := map[int]bool{}
+	parents := map[int]int{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil {
+			argv := strings.Split(string(b), "\x00")
+			if len(argv) > 1 && argv[0] == self && argv[1] == process.WrapCommand {
+				wrappers[pid] = true
+			}
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			// The command may hold spaces and parentheses: fields start
+			// after the last ')'.
+			if i := strings.LastIndexByte(string(b), ')'); i > 0 {
+				if f := strings.Fields(string(b)[i+1:]); len(f) > 1 {
+					parents[pid], _ = strconv.Atoi(f[1])
+				}
+			}
+		}
+	}
+	for pid, ppid := range parents {
+		if wrappers[pid] || wrappers[ppid] {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }
 
 // pids returns the process of each node of a local.process cluster, by node id.
