@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/grovehq/grove/internal/novatest"
 	"github.com/grovehq/grove/plugins/builtin/noop"
 )
 
@@ -54,4 +55,35 @@ func TestPlacementPolicyEndToEnd(t *testing.T) {
 			t.Errorf("grove cluster placement does not say %q:\n%s", want, out)
 		}
 	}
+}
+
+// TestPlacementPolicyOnNova: grove.policy.placement on os.nova.server
+// nodes of a real Nova ranks the hypervisors (never the zones Nova also
+// reports), and each server boots on the hypervisor its node was given:
+// a policy that names only host-a puts every new server there, which
+// Nova's scheduler (which picks host-drs-1 here) would not do.
+func TestPlacementPolicyOnNova(t *testing.T) {
+	n := novatest.Shared(t)
+	a := startAgentWith(t, agentOptions{env: n.Env()}, t.TempDir())
+	novaProfile(a, n, "placed-prof", nil)
+	a.mustDo(http.MethodPost, "/v1/policies", map[string]any{"policy": map[string]any{"name": "one-host",
+		"spec": map[string]any{"type": "grove.policy.placement", "version": "1.0", "properties": map[string]any{"hosts": []any{"host-a", "nova"}}}}}, nil)
+	if act := a.waitAction(a.createCluster("placed-nova", "placed-prof", 0, nil)); act.Status != "SUCCEEDED" {
+		t.Fatalf("create: %s %s", act.Status, act.StatusReason)
+	}
+	if act := a.waitAction(a.clusterAction("placed-nova", "policy_attach", map[string]any{"policy_id": "one-host"})); act.Status != "SUCCEEDED" {
+		t.Fatalf("attach: %s %s", act.Status, act.StatusReason)
+	}
+	if act := a.waitAction(a.clusterAction("placed-nova", "scale_out", map[string]any{"count": 3})); act.Status != "SUCCEEDED" {
+		t.Fatalf("scale-out: %s %s", act.Status, act.StatusReason)
+	}
+	// Where Nova put each server, as Nova says it.
+	clusterID := a.cluster("placed-nova").ID
+	srv := clusterServers(t, n.Compute("2.56"), clusterID)
+	for _, nd := range a.nodes(clusterID) {
+		if s, ok := srv[nd.ID]; !ok || s.Host != "host-a" || nd.Status != "ACTIVE" {
+			t.Errorf("node %s (%s): its server is on %q, want host-a", nd.Name, nd.Status, s.Host)
+		}
+	}
+	a.waitAction(a.mustDo(http.MethodDelete, "/v1/clusters/placed-nova", nil, nil).ActionID())
 }

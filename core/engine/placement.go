@@ -61,6 +61,11 @@ func (e *Engine) placementSnapshot(ctx context.Context, cl *model.Cluster) (*sdk
 		}
 	} else {
 		for _, r := range reported {
+			if r.Attributes["kind"] == "availability_zone" {
+				// A zone groups hosts (Nova reports its zones beside its
+				// hypervisors): no node is placed on a zone itself.
+				continue
+			}
 			h := byName[r.Name]
 			if h == nil || h.Driver != prof.Type {
 				// Not recorded (a name that is no valid host name, or an

@@ -150,10 +150,12 @@ func (d *Driver) createIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []s
 }
 
 // placement is the node's data.placement, as placement policies give it
-// (Senlin's zone and region placement, affinity's server group).
+// (Senlin's zone and region placement, affinity's server group,
+// grove.policy.placement's hypervisor).
 type placement struct {
 	Zone        string `json:"zone"`
 	ServerGroup string `json:"servergroup"`
+	Host        string `json:"host"`
 }
 
 func placementOf(n sdk.Node) (placement, error) {
@@ -198,6 +200,11 @@ func createOpts(r *resolved, n sdk.Node) (servers.CreateOptsBuilder, servers.Sch
 	}
 	if pl.Zone != "" {
 		opts.AvailabilityZone = pl.Zone
+	}
+	if pl.Host != "" {
+		// Nova's "ZONE::NODE" form boots on the named hypervisor (an
+		// administrator's request), skipping the scheduler's choice.
+		opts.AvailabilityZone += "::" + pl.Host
 	}
 	if pr.UserData != "" {
 		// Encoded here, as Senlin does: gophercloud would send text that
