@@ -263,7 +263,7 @@ func (s *SQL) SummarizeChildren(ctx context.Context, parentID string) (ChildSumm
 		return sum, err
 	}
 	if sum.Failed > 0 {
-		err := s.q.QueryRowContext(ctx, s.rebind("SELECT status_reason FROM actions WHERE parent_id = ? AND status IN (?, ?) ORDER BY updated_at, id LIMIT 1"),
+		err := s.queryRow(ctx, "SELECT status_reason FROM actions WHERE parent_id = ? AND status IN (?, ?) ORDER BY updated_at, id LIMIT 1",
 			parentID, model.ActionFailed, model.ActionCancelled).Scan(&sum.FirstFailure)
 		if err != nil {
 			return sum, err

@@ -39,7 +39,7 @@ func (s *SQL) GetToken(ctx context.Context, id string) (*model.Token, error) {
 
 // TokenByHash implements Store.
 func (s *SQL) TokenByHash(ctx context.Context, hash string) (*model.Token, error) {
-	t, err := scanToken(s.q.QueryRowContext(ctx, s.rebind("SELECT "+tokenCols+" FROM tokens WHERE hash = ?"), hash))
+	t, err := scanToken(s.queryRow(ctx, "SELECT "+tokenCols+" FROM tokens WHERE hash = ?", hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		// The hash is not named: it is derived from a secret.
 		return nil, &NotFoundError{Kind: "token", Ident: "(by secret)"}

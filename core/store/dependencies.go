@@ -49,7 +49,7 @@ func (s *SQL) ReplaceDeclaredDependencies(ctx context.Context, declarer string, 
 				return fmt.Errorf("dependency group %s on %s is declared by %s, not %s", g.Name, g.ClusterID, g.DeclaredBy, declarer)
 			}
 			var other string
-			err := t.q.QueryRowContext(ctx, t.rebind("SELECT declared_by FROM cluster_dependencies WHERE cluster_id = ? AND name = ?"), g.ClusterID, g.Name).Scan(&other)
+			err := t.queryRow(ctx, "SELECT declared_by FROM cluster_dependencies WHERE cluster_id = ? AND name = ?", g.ClusterID, g.Name).Scan(&other)
 			if err == nil {
 				return fmt.Errorf("Cluster %s already holds a dependency group named %q, declared by cluster %s: %w", g.ClusterID, g.Name, other, ErrDuplicate)
 			}

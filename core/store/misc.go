@@ -37,7 +37,7 @@ func (s *SQL) CreateBinding(ctx context.Context, b *model.Binding) error {
 
 // GetBinding implements Store.
 func (s *SQL) GetBinding(ctx context.Context, clusterID, policyID string) (*model.Binding, error) {
-	b, err := scanBinding(s.q.QueryRowContext(ctx, s.rebind("SELECT "+bindingCols+" FROM bindings WHERE cluster_id = ? AND policy_id = ?"), clusterID, policyID))
+	b, err := scanBinding(s.queryRow(ctx, "SELECT "+bindingCols+" FROM bindings WHERE cluster_id = ? AND policy_id = ?", clusterID, policyID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{Kind: "policy binding", Ident: policyID}
 	}
@@ -125,7 +125,7 @@ func (s *SQL) AcquireClusterLock(ctx context.Context, clusterID, actionID string
 		if t.dialect == "postgres" {
 			forUpdate = " FOR UPDATE"
 		}
-		err := t.q.QueryRowContext(ctx, t.rebind("SELECT action_ids, semaphore FROM cluster_locks WHERE cluster_id = ?"+forUpdate), clusterID).Scan(&idsJSON, &sem)
+		err := t.queryRow(ctx, "SELECT action_ids, semaphore FROM cluster_locks WHERE cluster_id = ?"+forUpdate, clusterID).Scan(&idsJSON, &sem)
 		if errors.Is(err, sql.ErrNoRows) {
 			ids, _ := json.Marshal([]string{actionID})
 			if _, err := t.exec(ctx, "INSERT INTO cluster_locks (cluster_id, action_ids, semaphore) VALUES (?, ?, ?)", clusterID, string(ids), scope); err != nil {
@@ -164,7 +164,7 @@ func (s *SQL) ReleaseClusterLock(ctx context.Context, clusterID, actionID string
 		t := tx.(*SQL)
 		var idsJSON string
 		var sem int
-		err := t.q.QueryRowContext(ctx, t.rebind("SELECT action_ids, semaphore FROM cluster_locks WHERE cluster_id = ?"), clusterID).Scan(&idsJSON, &sem)
+		err := t.queryRow(ctx, "SELECT action_ids, semaphore FROM cluster_locks WHERE cluster_id = ?", clusterID).Scan(&idsJSON, &sem)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -194,7 +194,7 @@ func (s *SQL) AcquireNodeLock(ctx context.Context, nodeID, actionID string) (boo
 	err := s.InTx(ctx, func(tx Store) error {
 		t := tx.(*SQL)
 		var holder string
-		err := t.q.QueryRowContext(ctx, t.rebind("SELECT action_id FROM node_locks WHERE node_id = ?"), nodeID).Scan(&holder)
+		err := t.queryRow(ctx, "SELECT action_id FROM node_locks WHERE node_id = ?", nodeID).Scan(&holder)
 		if errors.Is(err, sql.ErrNoRows) {
 			_, err = t.exec(ctx, "INSERT INTO node_locks (node_id, action_id) VALUES (?, ?)", nodeID, actionID)
 			ok = err == nil

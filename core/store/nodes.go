@@ -158,7 +158,7 @@ func (s *SQL) DeleteNodes(ctx context.Context, ids []string) error {
 // CountNodes implements Store.
 func (s *SQL) CountNodes(ctx context.Context, clusterID string) (int, error) {
 	var n int
-	err := s.q.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM nodes WHERE cluster_id = ?"), clusterID).Scan(&n)
+	err := s.queryRow(ctx, "SELECT COUNT(*) FROM nodes WHERE cluster_id = ?", clusterID).Scan(&n)
 	return n, err
 }
 

@@ -25,7 +25,7 @@ func scanProfile(r scanner) (*model.Profile, error) {
 }
 
 func getOne[T any](ctx context.Context, s *SQL, kind, q string, scan func(scanner) (T, error), id string) (T, error) {
-	v, err := scan(s.q.QueryRowContext(ctx, s.rebind(q), id))
+	v, err := scan(s.queryRow(ctx, q, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return v, &NotFoundError{Kind: kind, Ident: id}
 	}
@@ -87,7 +87,7 @@ func (s *SQL) DeleteProfile(ctx context.Context, id string) error {
 
 func (s *SQL) exists(ctx context.Context, q string, args ...any) (bool, error) {
 	var n int
-	if err := s.q.QueryRowContext(ctx, s.rebind(q), args...).Scan(&n); err != nil {
+	if err := s.queryRow(ctx, q, args...).Scan(&n); err != nil {
 		return false, err
 	}
 	return n > 0, nil

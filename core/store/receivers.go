@@ -49,7 +49,7 @@ func (s *SQL) FindReceiver(ctx context.Context, project, ident string) (v *model
 
 // ReceiverByHash implements Store.
 func (s *SQL) ReceiverByHash(ctx context.Context, hash string) (*model.Receiver, error) {
-	v, err := scanReceiver(s.q.QueryRowContext(ctx, s.rebind("SELECT "+receiverCols+" FROM receivers WHERE hash = ?"), hash))
+	v, err := scanReceiver(s.queryRow(ctx, "SELECT "+receiverCols+" FROM receivers WHERE hash = ?", hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		// The hash is not named: it is derived from a secret.
 		return nil, &NotFoundError{Kind: "webhook", Ident: "(by secret)"}

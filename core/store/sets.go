@@ -38,7 +38,7 @@ func (s *SQL) SetObjects(ctx context.Context, project, set string) ([]SetObject,
 // OwnerOf returns the set owning an object, or nil.
 func (s *SQL) OwnerOf(ctx context.Context, kind, id string) (*SetObject, error) {
 	var o SetObject
-	err := s.q.QueryRowContext(ctx, s.rebind("SELECT project, set_name, kind, name, object_id FROM set_objects WHERE kind = ? AND object_id = ?"), kind, id).
+	err := s.queryRow(ctx, "SELECT project, set_name, kind, name, object_id FROM set_objects WHERE kind = ? AND object_id = ?", kind, id).
 		Scan(&o.Project, &o.Set, &o.Kind, &o.Name, &o.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
