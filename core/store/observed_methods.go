@@ -651,6 +651,24 @@ func (w *Observed) HostClusters(ctx context.Context, host string) ([]string, err
 	return w.s.HostClusters(ctx, host)
 }
 
+// ListInstances implements Store.
+func (w *Observed) ListInstances(ctx context.Context, clusterID string) ([]*model.Instance, error) {
+	defer w.observe("ListInstances", time.Now())
+	return w.s.ListInstances(ctx, clusterID)
+}
+
+// PutInstance implements Store.
+func (w *Observed) PutInstance(ctx context.Context, x *model.Instance) error {
+	defer w.observe("PutInstance", time.Now())
+	return w.s.PutInstance(ctx, x)
+}
+
+// DeleteInstance implements Store.
+func (w *Observed) DeleteInstance(ctx context.Context, clusterID string, host string) error {
+	defer w.observe("DeleteInstance", time.Now())
+	return w.s.DeleteInstance(ctx, clusterID, host)
+}
+
 // ListGrants implements Store.
 func (w *Observed) ListGrants(ctx context.Context, project string) ([]string, error) {
 	defer w.observe("ListGrants", time.Now())

@@ -376,6 +376,16 @@ type Store interface {
 	// HostClusters lists the clusters with nodes on a host.
 	HostClusters(ctx context.Context, host string) ([]string, error)
 
+	// ListInstances lists a failover or flex cluster's instances by host.
+	ListInstances(ctx context.Context, clusterID string) ([]*model.Instance, error)
+	// PutInstance writes an instance: a new one when its Version is 0,
+	// else only if the stored row still has that Version. Another writer
+	// having come first is a ConflictError. On success the Version
+	// counts the write.
+	PutInstance(ctx context.Context, x *model.Instance) error
+	// DeleteInstance deletes an instance; a missing one is no error.
+	DeleteInstance(ctx context.Context, clusterID, host string) error
+
 	// ListGrants lists the host-access profile types granted to a project.
 	ListGrants(ctx context.Context, project string) ([]string, error)
 	// PutGrant grants a project a type; granting twice is not an error.

@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"DependenciesAndMilestones", testDependencies},
 		{"Hosts", testHosts},
 		{"HostsMarkedDownOnce", testHostsDownOnce},
+		{"InstancesVersioned", testInstances},
 		{"ClaimsFollowNodeHosts", testClaimHosts},
 		{"IDsAndCountsWithoutRows", testIDsAndCounts},
 	}
@@ -1214,5 +1215,41 @@ func testIDsAndCounts(t *testing.T, s store.Store) {
 		model.NodeDeleteAction + "/" + model.ActionReady: 1}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("CountChildren = %v, want %v", got, want)
+	}
+}
+
+// testInstances: an instance is written new once, then only by a writer
+// that read its latest version, and goes with its cluster.
+func testInstances(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	x := &model.Instance{ClusterID: "c1", Host: "h1", State: "idle", Since: t0, UpdatedAt: t0}
+	must(t, s.PutInstance(ctx, x))
+	if x.Version != 1 {
+		t.Fatalf("version after insert %d, want 1", x.Version)
+	}
+	again := &model.Instance{ClusterID: "c1", Host: "h1", State: "ready", Since: t0, UpdatedAt: t0}
+	if err := s.PutInstance(ctx, again); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a second insert of the same instance: %v, want a conflict", err)
+	}
+	stale := *x
+	x.State, x.Frozen, x.Restarts, x.Outcome, x.Reason, x.Since = "ready", true, 2, "failed", "leader", t0.Add(time.Second)
+	must(t, s.PutInstance(ctx, x))
+	if err := s.PutInstance(ctx, &stale); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a write from a stale read: %v, want a conflict", err)
+	}
+	must(t, s.PutInstance(ctx, &model.Instance{ClusterID: "c1", Host: "h0", State: "idle", Since: t0, UpdatedAt: t0}))
+	must(t, s.PutInstance(ctx, &model.Instance{ClusterID: "c2", Host: "h1", State: "idle", Since: t0, UpdatedAt: t0}))
+	got, err := s.ListInstances(ctx, "c1")
+	must(t, err)
+	if len(got) != 2 || got[0].Host != "h0" || got[1].Host != "h1" {
+		t.Fatalf("instances of c1 by host: %+v", got)
+	}
+	if g := got[1]; g.State != "ready" || !g.Frozen || g.Restarts != 2 || g.Outcome != "failed" || g.Reason != "leader" || !g.Since.Equal(t0.Add(time.Second)) || g.Version != 2 {
+		t.Fatalf("instance read back: %+v", g)
+	}
+	must(t, s.DeleteInstance(ctx, "c1", "h0"))
+	must(t, s.DeleteInstance(ctx, "c1", "h0"))
+	if got, _ = s.ListInstances(ctx, "c1"); len(got) != 1 {
+		t.Fatalf("after delete: %+v", got)
 	}
 }
