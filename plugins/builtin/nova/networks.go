@@ -100,6 +100,9 @@ func replug(ctx context.Context, r *resolved, nodeID, id, name string, old []net
 			return apiError(ctx, fmt.Sprintf("detach port %s from server %s", port, name), err)
 		}
 		if portNames[port] != "" {
+			if err := dropFloating(ctx, c, nodeID, port); err != nil {
+				return err
+			}
 			if err := deletePorts(ctx, c, []string{port}); err != nil {
 				return err
 			}

@@ -329,6 +329,24 @@ func dropPorts(ctx context.Context, c *clients, nodeID string, unattachedOnly bo
 	return deletePorts(ctx, c, ids)
 }
 
+// dropFloating deletes the floating IPs Grove made for a node on a port.
+func dropFloating(ctx context.Context, c *clients, nodeID, port string) error {
+	pages, err := floatingips.List(c.network, floatingips.ListOpts{PortID: port, Description: portDescription(nodeID)}).AllPages(ctx)
+	if err != nil {
+		return apiError(ctx, "list the floating IPs of port "+port, err)
+	}
+	fips, err := floatingips.ExtractFloatingIPs(pages)
+	if err != nil {
+		return err
+	}
+	for _, f := range fips {
+		if err := floatingips.Delete(ctx, c.network, f.ID).ExtractErr(); err != nil && !gophercloud.ResponseCodeIs(err, 404) {
+			return apiError(ctx, "delete floating IP "+f.FloatingIP, err)
+		}
+	}
+	return nil
+}
+
 func deletePorts(ctx context.Context, c *clients, ids []string) error {
 	for _, id := range ids {
 		if err := ports.Delete(ctx, c.network, id).ExtractErr(); err != nil && !gophercloud.ResponseCodeIs(err, 404) {
@@ -401,11 +419,10 @@ func (d *Driver) finishNeutron(ctx context.Context, r *resolved, n sdk.Node, ser
 		return nil, err
 	}
 	var portIDs, addrs []any
-	for i, e := range r.entries {
+	for i := range r.entries {
 		if r.specs[i].Make {
 			portIDs = append(portIDs, nets[i].Port)
 		}
-		_ = e
 		if !r.specs[i].floating() || nets[i].Port == "" {
 			continue
 		}
