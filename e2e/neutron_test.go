@@ -183,4 +183,43 @@ func TestNovaNeutronPorts(t *testing.T) {
 	if s := clusterServers(t, c, clusterID); len(s) != 0 {
 		t.Errorf("%d servers left after delete", len(s))
 	}
+
+	// A server that goes ERROR (NoValidHost: m1.xlarge fits no fake host)
+	// fails its node, and the port and floating IP made for it go too.
+	huge := spec(item)
+	huge["properties"].(map[string]any)["flavor"] = "m1.xlarge"
+	a.mustDo(http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": "huge-ported", "spec": huge}}, nil)
+	act = a.waitFailed(a.createCluster("huge-ported", "huge-ported", 1, nil))
+	if !strings.Contains(act.StatusReason, "No valid host") {
+		t.Errorf("the failed create's reason: %s", act.StatusReason)
+	}
+	hugeID := a.cluster("huge-ported").ID
+	for _, n := range a.nodes(hugeID) {
+		if ps, fips := groveNeutron(t, net, n.ID); len(ps) != 0 || len(fips) != 0 {
+			t.Errorf("node %s, whose server failed, left ports %+v and floating IPs %+v", n.Name, ps, fips)
+		}
+	}
+	if act := a.waitAction(a.mustDo(http.MethodDelete, "/v1/clusters/huge-ported", nil, nil).ActionID()); act.Status != "SUCCEEDED" {
+		t.Errorf("delete huge-ported: %s %s", act.Status, act.StatusReason)
+	}
+
+	// Nothing at all is left: the private network holds only the router's
+	// interfaces, and there are no floating IPs.
+	pages, err := ports.List(net, ports.ListOpts{NetworkID: nt.NetworkID}).AllPages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := ports.ExtractPorts(pages)
+	for _, p := range all {
+		if p.DeviceOwner != "network:router_interface" {
+			t.Errorf("port %s (%s, %q) left on the private network", p.ID, p.DeviceOwner, p.Description)
+		}
+	}
+	fpages, err := floatingips.List(net, nil).AllPages(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fips, _ := floatingips.ExtractFloatingIPs(fpages); len(fips) != 0 {
+		t.Errorf("%d floating IPs left: %+v", len(fips), fips)
+	}
 }
