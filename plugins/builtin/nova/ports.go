@@ -143,11 +143,7 @@ func findSubnet(ctx context.Context, c *clients, field, value, netID string) (st
 	for i, s := range all {
 		cands[i] = found{s.ID, s.Name}
 	}
-	what := "subnet"
-	if netID != "" {
-		what = "subnet on the item's network named"
-	}
-	f, d := pick(field, what, value, cands)
+	f, d := pick(field, "subnet", value, cands)
 	return f.id, d
 }
 
