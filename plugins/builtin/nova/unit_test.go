@@ -423,3 +423,53 @@ func TestSpecInRegion(t *testing.T) {
 		t.Errorf("no region: %+v", r)
 	}
 }
+
+// TestPortKeys: which items Grove makes Neutron things for, and that an
+// item's key changes with anything its port or floating IP depends on
+// (so an update replugs it) and not otherwise.
+func TestPortKeys(t *testing.T) {
+	for _, c := range []struct {
+		n    Network
+		want bool
+	}{
+		{Network{Network: "n"}, false},
+		{Network{Network: "n", FixedIP: "10.0.0.3"}, false},
+		{Network{Port: "p"}, false},
+		{Network{Network: "n", Subnet: "s"}, true},
+		{Network{Network: "n", SecurityGroups: []string{"web"}}, true},
+		{Network{Network: "n", VNICType: "direct"}, true},
+		{Network{Network: "n", FloatingNetwork: "public"}, true},
+		{Network{Port: "p", FloatingIP: "172.24.4.9"}, true},
+	} {
+		if got := needsNeutron(c.n); got != c.want {
+			t.Errorf("needsNeutron(%+v) = %v", c.n, got)
+		}
+	}
+	net := servers.Network{UUID: "net-1"}
+	base := portSpec{Make: true, SubnetID: "s1", SecurityGroups: []string{"g1"}}
+	if (portSpec{}).key(net) != "" {
+		t.Error("an item with nothing for Grove to make has a key")
+	}
+	k := base.key(net)
+	if k == "" || k != base.key(net) {
+		t.Fatalf("key %q is not stable", k)
+	}
+	for name, other := range map[string]struct {
+		s   portSpec
+		net servers.Network
+	}{
+		"another subnet":    {portSpec{Make: true, SubnetID: "s2", SecurityGroups: []string{"g1"}}, net},
+		"another group":     {portSpec{Make: true, SubnetID: "s1", SecurityGroups: []string{"g2"}}, net},
+		"a floating IP":     {portSpec{Make: true, SubnetID: "s1", SecurityGroups: []string{"g1"}, FloatingNetworkID: "pub"}, net},
+		"a fixed IP":        {base, servers.Network{UUID: "net-1", FixedIP: "10.0.0.3"}},
+		"another network":   {base, servers.Network{UUID: "net-2"}},
+		"another vNIC type": {portSpec{Make: true, SubnetID: "s1", SecurityGroups: []string{"g1"}, VNICType: "direct"}, net},
+	} {
+		if other.s.key(other.net) == k {
+			t.Errorf("%s: same key %s", name, k)
+		}
+	}
+	if !strings.HasPrefix(portName("node-1", k), portName("node-1", "")) {
+		t.Errorf("portName(node-1, %s) = %s", k, portName("node-1", k))
+	}
+}
