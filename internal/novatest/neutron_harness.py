@@ -187,9 +187,11 @@ def main(argv):
             shutil.rmtree(state, ignore_errors=True)
         os._exit(0)
 
-    signal.signal(signal.SIGTERM, lambda s, f: exit_now())
-    signal.signal(signal.SIGINT, lambda s, f: exit_now())
+    def install_handlers():
+        signal.signal(signal.SIGTERM, lambda s, f: exit_now())
+        signal.signal(signal.SIGINT, lambda s, f: exit_now())
 
+    install_handlers()
     try:
         import eventlet
         eventlet.monkey_patch()
@@ -236,6 +238,9 @@ def main(argv):
                 exit_now()
 
     eventlet.spawn_n(housekeeping)
+    # Something in Neutron's start-up replaces the SIGTERM handler (without
+    # this the process ignored SIGTERM): put ours back.
+    install_handlers()
     sys.__stdout__.write(text + "GROVE_NEUTRON_READY=1\n")
     sys.__stdout__.flush()
     access = open(os.path.join(state, "neutron-access.log"), "a", buffering=1)
