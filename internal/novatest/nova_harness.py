@@ -52,6 +52,9 @@ def parse_args(argv):
     p.add_argument("--paste", default=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "api-paste.ini"),
         help="the paste config holding osapi_compute")
+    p.add_argument("--neutron-endpoint", default="",
+                   help="a real Neutron's endpoint (neutron_harness.py) "
+                        "to use instead of Nova's Neutron fixture")
     p.add_argument("--die-with-parent", action="store_true",
                    help="exit when the parent process is gone")
     p.add_argument("--remove-state-on-exit", action="store_true",
@@ -165,25 +168,10 @@ def main(argv):
         sys.__stderr__.write(traceback.format_exc())
         fail("Nova did not start: %s" % e)
 
-    # The Neutron fixture gives every port the same address (its default
-    # port's 192.168.1.30); a load balancer's members must differ by
-    # address, so each new port gets its own on the private subnet.
-    neutron = harness.neutron
-    fixture_create_port = neutron.create_port
-    next_host = [0]
-
-    def create_port(body=None):
-        out = fixture_create_port(body)
-        port = out["port"]
-        host = 2 + next_host[0] % 250
-        next_host[0] += 1
-        ips = [{"ip_address": "192.168.1.%d" % host,
-                "subnet_id": neutron.subnet_1["id"]}]
-        port["fixed_ips"] = ips
-        neutron._ports[port["id"]]["fixed_ips"] = copy.deepcopy(ips)
-        return out
-
-    neutron.create_port = create_port
+    if args.neutron_endpoint:
+        use_neutron(args.neutron_endpoint)
+    else:
+        spread_fixture_addresses(harness.neutron)
 
     # The test base keeps INFO logs in memory; send them to a file instead
     # so a long-running harness does not grow and its log can be read.
@@ -224,7 +212,10 @@ def main(argv):
         ("GROVE_NOVA_HOSTS", ",".join(hosts)),
         ("GROVE_NOVA_PID", str(os.getpid())),
     ]
-    write_clouds_yaml(os.path.join(state, "clouds.yaml"), base)
+    if args.neutron_endpoint:
+        env.append(("GROVE_NOVA_NETWORK_ENDPOINT", args.neutron_endpoint))
+    write_clouds_yaml(os.path.join(state, "clouds.yaml"), base,
+                      args.neutron_endpoint)
     text = "".join("%s=%s\n" % kv for kv in env)
     with open(os.path.join(state, "env.tmp"), "w") as f:
         f.write(text)
@@ -313,7 +304,48 @@ def image_view(base, image):
     return view
 
 
-def write_clouds_yaml(path, base):
+def spread_fixture_addresses(neutron):
+    """The Neutron fixture gives every port the same address (its default
+    port's 192.168.1.30); a load balancer's members must differ by
+    address, so each new port gets its own on the private subnet."""
+    fixture_create_port = neutron.create_port
+    next_host = [0]
+
+    def create_port(body=None):
+        out = fixture_create_port(body)
+        port = out["port"]
+        host = 2 + next_host[0] % 250
+        next_host[0] += 1
+        ips = [{"ip_address": "192.168.1.%d" % host,
+                "subnet_id": neutron.subnet_1["id"]}]
+        port["fixed_ips"] = ips
+        neutron._ports[port["id"]]["fixed_ips"] = copy.deepcopy(ips)
+        return out
+
+    neutron.create_port = create_port
+
+
+def use_neutron(endpoint):
+    """Points Nova's Neutron client at a real Neutron instead of the
+    fixture the test base installed. The Neutron harness reads the token as
+    USER:PROJECT, as Nova's noauth2 does, so each call acts as the user and
+    project of Nova's request context (admin:admin when it has none)."""
+    from neutronclient.v2_0 import client as clientv20
+    import nova.network.neutron as nova_neutron
+
+    def get_client(context, admin=False):
+        user = getattr(context, "user_id", None) or "admin"
+        project = getattr(context, "project_id", None) or "admin"
+        if admin or (context.is_admin and not context.auth_token):
+            user = "admin"
+        c = clientv20.Client(endpoint_url=endpoint.rstrip("/"),
+                             token="%s:%s" % (user, project))
+        return nova_neutron.ClientWrapper(c, admin=admin or context.is_admin)
+
+    nova_neutron.get_client = get_client
+
+
+def write_clouds_yaml(path, base, network=""):
     # JSON is YAML; no YAML library is needed to write it.
     doc = {"clouds": {"grove-nova": {
         "auth_type": "admin_token",
@@ -321,6 +353,8 @@ def write_clouds_yaml(path, base):
         "compute_endpoint_override": base + "/v2.1/",
         "image_endpoint_override": base + "/image/",
     }}}
+    if network:
+        doc["clouds"]["grove-nova"]["network_endpoint_override"] = network
     with open(path, "w") as f:
         f.write("# The local Nova harness (internal/novatest/nova_harness.py).\n")
         json.dump(doc, f, indent=2)

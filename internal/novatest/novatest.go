@@ -33,7 +33,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 )
 
-//go:embed nova_harness.py api-paste.ini
+//go:embed nova_harness.py api-paste.ini neutron_harness.py
 var harnessFiles embed.FS
 
 // Python is the interpreter the Debian packages are installed for; a pyenv
@@ -42,6 +42,10 @@ const Python = "/usr/bin/python3"
 
 // Packages are the Debian packages the harness needs.
 const Packages = "python3-nova python3-placement python3-oslotest python3-wsgi-intercept python3-requests-mock python3-ddt"
+
+// NeutronPackages are the Debian packages a Nova with a real Neutron
+// (Options.Neutron) needs beside Packages.
+const NeutronPackages = "python3-neutron"
 
 // Token is the noauth2 token: user "admin" (an admin) in project "admin".
 const Token = "admin:admin"
@@ -74,18 +78,55 @@ type Nova struct {
 	// harness.log), env and clouds.yaml.
 	Dir string
 
+	// Neutron is the real Neutron Nova uses when Options.Neutron asked
+	// for one; nil when Nova uses its own Neutron fixture.
+	Neutron *Neutron
+
 	vars map[string]string
 	cmd  *exec.Cmd
 	done chan struct{}
 }
 
+// Neutron is a real Neutron (neutron_harness.py): Debian's Neutron 21
+// (Zed) API with the ML2 plugin (flat and local networks, a mechanism
+// driver that binds every port without agents) and the L3 router plugin,
+// on SQLite, with noauth reading X-Auth-Token as USER:PROJECT.
+type Neutron struct {
+	// Endpoint is http://127.0.0.1:PORT/ (gophercloud adds v2.0/).
+	Endpoint string
+	// Network and NetworkID name the private network; Subnet, SubnetID and
+	// Subnet2 two of its subnets (both routed to the external network).
+	Network, NetworkID        string
+	Subnet, SubnetID, Subnet2 string
+	// ExternalNetwork and ExternalNetworkID name the network floating IPs
+	// come from.
+	ExternalNetwork, ExternalNetworkID string
+	// SecurityGroup and SecurityGroupID name a security group.
+	SecurityGroup, SecurityGroupID string
+
+	proc *proc
+}
+
+// proc is a harness process.
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	vars map[string]string
+}
+
 // Available says why the harness cannot run here, or nil when it can.
-func Available() error {
+func Available() error { return available(Packages) }
+
+// AvailableNeutron says why the harness with a real Neutron cannot run
+// here, or nil when it can.
+func AvailableNeutron() error { return available(Packages + " " + NeutronPackages) }
+
+func available(packages string) error {
 	if _, err := os.Stat(Python); err != nil {
 		return fmt.Errorf("the local Nova needs Debian's %s: %w", Python, err)
 	}
 	var missing []string
-	for _, p := range strings.Fields(Packages) {
+	for _, p := range strings.Fields(packages) {
 		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p).Output()
 		if err != nil || !strings.Contains(string(out), "install ok installed") {
 			missing = append(missing, p)
@@ -93,7 +134,7 @@ func Available() error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("the local Nova needs the Debian packages %s; install them with: apt-get install -y --no-install-recommends %s",
-			strings.Join(missing, ", "), Packages)
+			strings.Join(missing, ", "), packages)
 	}
 	return nil
 }
@@ -106,6 +147,10 @@ type Options struct {
 	Hosts []string
 	// RemoveDir removes dir when the harness exits.
 	RemoveDir bool
+	// Neutron runs a real Neutron beside Nova (in its own process, under
+	// dir/neutron) and points Nova's network API at it instead of Nova's
+	// Neutron fixture.
+	Neutron bool
 }
 
 // Start runs the harness with its files in dir and returns once Nova
@@ -113,7 +158,11 @@ type Options struct {
 // gone. It takes about 5 seconds on an idle machine, longer on a busy one;
 // ctx bounds the wait.
 func Start(ctx context.Context, dir string, opts Options) (*Nova, error) {
-	if err := Available(); err != nil {
+	check := Available
+	if opts.Neutron {
+		check = AvailableNeutron
+	}
+	if err := check(); err != nil {
 		return nil, err
 	}
 	dir, err := filepath.Abs(dir)
@@ -123,6 +172,12 @@ func Start(ctx context.Context, dir string, opts Options) (*Nova, error) {
 	script, err := WriteHarness(filepath.Join(dir, "harness"))
 	if err != nil {
 		return nil, err
+	}
+	var neutron *Neutron
+	if opts.Neutron {
+		if neutron, err = startNeutron(ctx, filepath.Join(dir, "neutron"), filepath.Join(dir, "harness", "neutron_harness.py")); err != nil {
+			return nil, err
+		}
 	}
 	listen := opts.Listen
 	if listen == "" {
@@ -135,8 +190,12 @@ func Start(ctx context.Context, dir string, opts Options) (*Nova, error) {
 	if opts.RemoveDir {
 		args = append(args, "--remove-state-on-exit")
 	}
+	if neutron != nil {
+		args = append(args, "--neutron-endpoint", neutron.Endpoint)
+	}
 	logf, err := os.Create(filepath.Join(dir, "harness.log"))
 	if err != nil {
+		neutron.stop()
 		return nil, err
 	}
 	defer logf.Close()
@@ -149,9 +208,10 @@ func Start(ctx context.Context, dir string, opts Options) (*Nova, error) {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		neutron.stop()
 		return nil, fmt.Errorf("start the Nova harness: %w", err)
 	}
-	n := &Nova{Dir: dir, cmd: cmd, done: make(chan struct{}), vars: map[string]string{}}
+	n := &Nova{Dir: dir, cmd: cmd, done: make(chan struct{}), vars: map[string]string{}, Neutron: neutron}
 	ready := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -200,7 +260,7 @@ func WriteHarness(dir string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	for _, name := range []string{"nova_harness.py", "api-paste.ini"} {
+	for _, name := range []string{"nova_harness.py", "api-paste.ini", "neutron_harness.py"} {
 		b, err := harnessFiles.ReadFile(name)
 		if err != nil {
 			return "", err
@@ -225,6 +285,7 @@ func tail(path string) string {
 // Stop ends the harness and waits for it to exit: SIGTERM, then SIGKILL
 // after 10 seconds.
 func (n *Nova) Stop() {
+	defer n.Neutron.stop()
 	if n.cmd.Process == nil {
 		return
 	}
@@ -235,6 +296,90 @@ func (n *Nova) Stop() {
 		_ = n.cmd.Process.Kill()
 		<-n.done
 	}
+}
+
+// startNeutron runs neutron_harness.py with its files in dir and returns
+// once Neutron serves.
+func startNeutron(ctx context.Context, dir, script string) (*Neutron, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(dir, "harness.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(Python, script, "--state-dir", dir, "--die-with-parent")
+	cmd.Dir = dir
+	cmd.Stderr = logf
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the Neutron harness: %w", err)
+	}
+	p := &proc{cmd: cmd, done: make(chan struct{}), vars: map[string]string{}}
+	ready := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), "=")
+			if k == "GROVE_NEUTRON_READY" {
+				ready <- nil
+				break
+			}
+			p.vars[k] = v
+		}
+		_, _ = io.Copy(io.Discard, out)
+		err := cmd.Wait()
+		close(p.done)
+		ready <- fmt.Errorf("the Neutron harness exited before it was ready (%v): %s", err, tail(filepath.Join(dir, "harness.log")))
+	}()
+	nt := &Neutron{proc: p}
+	select {
+	case err := <-ready:
+		if err != nil {
+			return nil, err
+		}
+	case <-ctx.Done():
+		nt.stop()
+		return nil, fmt.Errorf("the Neutron harness was not ready: %w; see %s", ctx.Err(), filepath.Join(dir, "neutron.log"))
+	}
+	v := p.vars
+	nt.Endpoint = v["GROVE_NEUTRON_ENDPOINT"]
+	nt.Network, nt.NetworkID = v["GROVE_NEUTRON_NETWORK"], v["GROVE_NEUTRON_NETWORK_ID"]
+	nt.Subnet, nt.SubnetID, nt.Subnet2 = v["GROVE_NEUTRON_SUBNET"], v["GROVE_NEUTRON_SUBNET_ID"], v["GROVE_NEUTRON_SUBNET2"]
+	nt.ExternalNetwork, nt.ExternalNetworkID = v["GROVE_NEUTRON_EXTERNAL_NETWORK"], v["GROVE_NEUTRON_EXTERNAL_NETWORK_ID"]
+	nt.SecurityGroup, nt.SecurityGroupID = v["GROVE_NEUTRON_SECURITY_GROUP"], v["GROVE_NEUTRON_SECURITY_GROUP_ID"]
+	if nt.Endpoint == "" {
+		nt.stop()
+		return nil, fmt.Errorf("the Neutron harness printed no GROVE_NEUTRON_ENDPOINT: %v", v)
+	}
+	return nt, nil
+}
+
+// stop ends the Neutron harness (nothing when nt is nil): SIGTERM, then
+// SIGKILL after 10 seconds.
+func (nt *Neutron) stop() {
+	if nt == nil || nt.proc.cmd.Process == nil {
+		return
+	}
+	_ = nt.proc.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-nt.proc.done:
+	case <-time.After(10 * time.Second):
+		_ = nt.proc.cmd.Process.Kill()
+		<-nt.proc.done
+	}
+}
+
+// Client is a gophercloud networking v2 client for this Neutron.
+func (nt *Neutron) Client() *gophercloud.ServiceClient {
+	p := &gophercloud.ProviderClient{}
+	p.SetToken(Token)
+	return &gophercloud.ServiceClient{ProviderClient: p, Endpoint: nt.Endpoint, ResourceBase: nt.Endpoint + "v2.0/", Type: "network"}
 }
 
 // Pid is the harness process's id.
@@ -248,9 +393,12 @@ func (n *Nova) Env() []string {
 	keys := []string{"OS_AUTH_TYPE", "OS_TOKEN", "OS_ENDPOINT", "OS_PROJECT_ID",
 		"GROVE_NOVA_CLOUDS_YAML", "GROVE_NOVA_IMAGE_ENDPOINT", "GROVE_NOVA_IMAGE_ID", "GROVE_NOVA_IMAGE_NAME",
 		"GROVE_NOVA_IMAGE2_ID", "GROVE_NOVA_IMAGE2_NAME", "GROVE_NOVA_FLAVORS", "GROVE_NOVA_HOSTS"}
-	env := make([]string, 0, len(keys))
+	env := make([]string, 0, len(keys)+1)
 	for _, k := range keys {
 		env = append(env, k+"="+n.vars[k])
+	}
+	if n.Neutron != nil {
+		env = append(env, "GROVE_NOVA_NETWORK_ENDPOINT="+n.Neutron.Endpoint)
 	}
 	return env
 }
@@ -284,6 +432,50 @@ func Need(t testing.TB) {
 		t.Fatalf("%v (.ci/run installs them)", err)
 	}
 	t.Skip(err)
+}
+
+// NeedNeutron is Need for the harness with a real Neutron.
+func NeedNeutron(t testing.TB) {
+	t.Helper()
+	err := AvailableNeutron()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%v (.ci/run installs them)", err)
+	}
+	t.Skip(err)
+}
+
+// sharedNeutron is the test binary's one harness with a real Neutron.
+var sharedNeutron struct {
+	once sync.Once
+	nova *Nova
+	err  error
+}
+
+// SharedNeutron is Shared for a Nova that uses a real Neutron (a harness
+// of its own, started on first use after NeedNeutron).
+func SharedNeutron(t testing.TB) *Nova {
+	t.Helper()
+	NeedNeutron(t)
+	sharedNeutron.once.Do(func() {
+		dir, err := os.MkdirTemp("", "grove-novatest-")
+		if err != nil {
+			sharedNeutron.err = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		sharedNeutron.nova, sharedNeutron.err = Start(ctx, dir, Options{RemoveDir: true, Neutron: true})
+		if sharedNeutron.err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	})
+	if sharedNeutron.err != nil {
+		t.Fatal(sharedNeutron.err)
+	}
+	return sharedNeutron.nova
 }
 
 // shared is the test binary's one harness: Nova takes seconds to start,

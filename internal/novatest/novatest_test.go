@@ -386,9 +386,37 @@ func TestNovaScriptUpDown(t *testing.T) {
 	if again := run("up"); !strings.Contains(again, "OS_ENDPOINT="+vars["OS_ENDPOINT"]) {
 		t.Errorf("a second up printed another endpoint:\n%s", again)
 	}
+	// With python3-neutron installed, a real Neutron runs beside Nova and
+	// the clouds.yaml points at it; down stops it too.
+	npid := 0
+	if novatest.AvailableNeutron() == nil {
+		ep := vars["GROVE_NOVA_NETWORK_ENDPOINT"]
+		if !strings.HasPrefix(ep, "http://127.0.0.1:") || vars["GROVE_NEUTRON_ENDPOINT"] != ep || vars["GROVE_NEUTRON_NETWORK"] == "" {
+			t.Errorf("GROVE_NOVA_NETWORK_ENDPOINT=%q GROVE_NEUTRON_ENDPOINT=%q GROVE_NEUTRON_NETWORK=%q", ep, vars["GROVE_NEUTRON_ENDPOINT"], vars["GROVE_NEUTRON_NETWORK"])
+		}
+		if !strings.Contains(string(yaml), `"network_endpoint_override": "`+ep+`"`) {
+			t.Errorf("clouds.yaml has no network_endpoint_override %s:\n%s", ep, yaml)
+		}
+		resp, err := http.Get(ep + "v2.0/networks?name=" + vars["GROVE_NEUTRON_NETWORK"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), vars["GROVE_NEUTRON_NETWORK_ID"]) {
+			t.Errorf("GET networks: %s %s", resp.Status, body)
+		}
+		npid, _ = strconv.Atoi(vars["GROVE_NEUTRON_PID"])
+		if !alive(npid) {
+			t.Errorf("Neutron %d is not running after up", npid)
+		}
+	}
 	run("down")
 	if alive(pid) {
 		t.Errorf("harness %d still runs after down", pid)
+	}
+	if npid != 0 && alive(npid) {
+		t.Errorf("Neutron %d still runs after down", npid)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 	"strconv"
@@ -169,7 +170,7 @@ func placementOf(n sdk.Node) (placement, error) {
 }
 
 // createOpts builds one node's boot request.
-func createOpts(r *resolved, n sdk.Node) (servers.CreateOptsBuilder, servers.SchedulerHintOptsBuilder, error) {
+func createOpts(r *resolved, n sdk.Node, nets []servers.Network) (servers.CreateOptsBuilder, servers.SchedulerHintOptsBuilder, error) {
 	pr := r.pr
 	pl, err := placementOf(n)
 	if err != nil {
@@ -213,8 +214,8 @@ func createOpts(r *resolved, n sdk.Node) (servers.CreateOptsBuilder, servers.Sch
 	}
 	// No networks boots with none, as Senlin did on Nova before 2.37.
 	opts.Networks = "none"
-	if len(r.networks) > 0 {
-		opts.Networks = r.networks
+	if len(nets) > 0 {
+		opts.Networks = nets
 	}
 	for _, f := range pr.Personality {
 		opts.Personality = append(opts.Personality, &servers.File{Path: f.Path, Contents: []byte(f.Contents)})
@@ -253,13 +254,21 @@ func (d *Driver) boot(ctx context.Context, r *resolved, n sdk.Node) sdk.Result {
 	if err := ctx.Err(); err != nil {
 		return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
 	}
-	opts, hints, err := createOpts(r, n)
+	nets, made, err := makePorts(ctx, r.c, n.ID, r.entries, r.specs)
 	if err != nil {
+		return sdk.Result{ID: n.ID, Err: err}
+	}
+	opts, hints, err := createOpts(r, n, nets)
+	if err != nil {
+		_ = deletePorts(context.WithoutCancel(ctx), r.c, made)
 		return sdk.Result{ID: n.ID, Err: err}
 	}
 	name := serverName(r.pr, n)
 	s, err := servers.Create(ctx, r.c.compute, opts, hints).Extract()
 	if err != nil {
+		if derr := deletePorts(context.WithoutCancel(ctx), r.c, made); derr != nil {
+			err = fmt.Errorf("%w; deleting its ports failed: %v", err, derr)
+		}
 		return sdk.Result{ID: n.ID, Err: apiError(ctx, "boot server "+name, err)}
 	}
 	return d.await(ctx, r, n, s.ID)
@@ -300,12 +309,22 @@ func (d *Driver) await(ctx context.Context, r *resolved, n sdk.Node, id string) 
 			reason = "Nova gave no fault"
 		}
 		err := fmt.Errorf("server %s (%s) went ERROR: %s", name, id, reason)
-		if derr := deleteAndWait(context.WithoutCancel(ctx), r.c, id, time.Minute); derr != nil {
+		if derr := d.discard(context.WithoutCancel(ctx), r, n, id); derr != nil {
 			err = fmt.Errorf("%w; deleting it failed: %v", err, derr)
 		}
 		return sdk.Result{ID: n.ID, Err: err}
 	}
+	var neutron map[string]any
+	if r.usesNeutron() {
+		if neutron, err = d.finishNeutron(ctx, r, n, id); err != nil {
+			if derr := d.discard(context.WithoutCancel(ctx), r, n, id); derr != nil {
+				err = fmt.Errorf("%w; deleting it failed: %v", err, derr)
+			}
+			return sdk.Result{ID: n.ID, Err: err}
+		}
+	}
 	res := result(n, *s)
+	maps.Copy(res.Data, neutron)
 	res.Healthy = true
 	res.Reason = "server ACTIVE"
 	return res

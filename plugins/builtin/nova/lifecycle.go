@@ -37,6 +37,7 @@ func (d *Driver) deleteIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []s
 	if err != nil {
 		return failAll(ctx, nodes, apiError(ctx, "list the servers of the batch", err))
 	}
+	neutron := slices.ContainsFunc(pr.Networks, needsNeutron)
 	return each(nodes, func(n sdk.Node) sdk.Result {
 		r := sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State}
 		ids := []string{}
@@ -50,6 +51,12 @@ func (d *Driver) deleteIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []s
 			if err := deleteAndWait(ctx, c, id, deleteLimit); err != nil {
 				r.Err = err
 				return r
+			}
+		}
+		if neutron || n.Data["ports"] != nil || n.Data["floating_ips"] != nil {
+			// Only once the server is gone: Nova has let go of the ports.
+			if err := dropPorts(ctx, c, n.ID, false); err != nil {
+				r.Err = err
 			}
 		}
 		return r
@@ -129,16 +136,16 @@ func (d *Driver) updateIn(ctx context.Context, old, new sdk.Spec, nodes []sdk.No
 	if err != nil {
 		return failAll(ctx, nodes, err)
 	}
-	var oldNets []servers.Network
+	var oldNets []netEntry
 	if !sameNetworks(oldPr.Networks, r.pr.Networks) {
 		// The old profile's names, resolved as they were (its own cache).
 		or, err := d.resolve(ctx, old)
 		if err != nil {
 			return failAll(ctx, nodes, fmt.Errorf("resolve the networks of the profile being replaced: %w", err))
 		}
-		oldNets = or.networks
+		oldNets = or.entries
 	} else {
-		oldNets = r.networks
+		oldNets = r.entries
 	}
 	return each(nodes, func(n sdk.Node) sdk.Result { return d.update(ctx, r, oldPr, oldNets, n) })
 }
@@ -149,7 +156,7 @@ func sameNetworks(a, b []Network) bool {
 	return string(x) == string(y)
 }
 
-func (d *Driver) update(ctx context.Context, r *resolved, old Properties, oldNets []servers.Network, n sdk.Node) sdk.Result {
+func (d *Driver) update(ctx context.Context, r *resolved, old Properties, oldNets []netEntry, n sdk.Node) sdk.Result {
 	c, pr := r.c, r.pr
 	id := stateOf(n).ServerID
 	name := serverName(pr, n)
@@ -188,10 +195,18 @@ func (d *Driver) update(ctx context.Context, r *resolved, old Properties, oldNet
 			return fail(err)
 		}
 	}
-	if err := replug(ctx, c, id, name, oldNets, r.networks); err != nil {
+	if err := replug(ctx, r, n.ID, id, name, oldNets); err != nil {
 		return fail(err)
 	}
-	return describe(ctx, c, n, id, name)
+	res := describe(ctx, c, n, id, name)
+	if res.Err == nil && r.usesNeutron() {
+		neutron, err := d.finishNeutron(ctx, r, n, id)
+		if err != nil {
+			return fail(err)
+		}
+		maps.Copy(res.Data, neutron)
+	}
+	return res
 }
 
 // describe reads a node's server after a change: healthy when ACTIVE.

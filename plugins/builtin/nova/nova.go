@@ -151,16 +151,17 @@ func Schema() schema.Schema {
 		"key_name":     {Type: schema.String, Description: "The key pair injected into each server."},
 		"metadata":     {Type: schema.Map, Elem: strs, Updatable: true, Description: "Server metadata; changed in place. Grove adds cluster_id, cluster_node_id and cluster_node_index, as Senlin does."},
 		"name":         {Type: schema.String, Updatable: true, Description: "The server name (default: the node's name); changed in place."},
-		"networks": {Type: schema.List, Updatable: true, Description: "The networks of each server, in order; a change detaches and attaches interfaces. Empty or left out, servers boot with no network.",
+		"networks": {Type: schema.List, Updatable: true, Description: "The networks of each server, in order; a change detaches and attaches interfaces. Empty or left out, servers boot with no network. " +
+			"An item with vnic_type, security_groups, subnet, floating_network or floating_ip gets a Neutron port (and floating IP) Grove makes before the boot and deletes with the node.",
 			Elem: &schema.Property{Type: schema.Map, Schema: schema.Schema{
 				"network":          str("The network, by name or id."),
 				"port":             str("An existing port, by id."),
-				"vnic_type":        str("The port's vNIC type (needs Neutron ports; not supported yet)."),
-				"fixed_ip":         str("A fixed IP address on the network."),
-				"security_groups":  {Type: schema.List, Elem: strs, Description: "Security groups of the port (needs Neutron ports; not supported yet)."},
-				"floating_network": str("A network to take a floating IP from (not supported yet)."),
-				"floating_ip":      str("A floating IP address to associate (not supported yet)."),
-				"subnet":           str("The subnet of the port (needs Neutron ports; not supported yet)."),
+				"vnic_type":        str("The vNIC type (binding:vnic_type) of the Neutron port Grove makes for this item (normal, direct, macvtap ...)."),
+				"fixed_ip":         str("A fixed IP address on the network (on subnet, when given)."),
+				"security_groups":  {Type: schema.List, Elem: strs, Description: "Security groups, by name or id, of the Neutron port Grove makes for this item."},
+				"floating_network": str("A network, by name or id, to take a new floating IP from for this item's port; Grove deletes it with the node."),
+				"floating_ip":      str("An existing floating IP, by address, to associate with this item's port."),
+				"subnet":           str("The subnet, by name or id, of the Neutron port Grove makes for this item."),
 			}}},
 		"personality": {Type: schema.List, Description: "Files injected into each server (Nova's personality).",
 			Elem: &schema.Property{Type: schema.Map, Schema: schema.Schema{
@@ -261,14 +262,18 @@ func (pr Properties) check() schema.Diagnostics {
 		if n.Port != "" && (n.Network != "" || n.FixedIP != "") {
 			ds = append(ds, schema.Diagnostic{Field: field("port"), Message: "cannot be combined with network or fixed_ip: the port already says both."})
 		}
-		for _, f := range []struct {
-			key string
-			set bool
-		}{{"vnic_type", n.VNICType != ""}, {"security_groups", len(n.SecurityGroups) > 0}, {"floating_network", n.FloatingNetwork != ""},
-			{"floating_ip", n.FloatingIP != ""}, {"subnet", n.Subnet != ""}} {
-			if f.set {
-				ds = append(ds, schema.Diagnostic{Field: field(f.key), Message: "needs a Neutron port made by Grove, which os.nova.server does not do yet; create the port yourself and give its id as port."})
+		if n.Port != "" {
+			for _, f := range []struct {
+				key string
+				set bool
+			}{{"vnic_type", n.VNICType != ""}, {"security_groups", len(n.SecurityGroups) > 0}, {"subnet", n.Subnet != ""}} {
+				if f.set {
+					ds = append(ds, schema.Diagnostic{Field: field(f.key), Message: "cannot be combined with port: Grove sets it only on a port it makes for a network."})
+				}
 			}
+		}
+		if n.FloatingNetwork != "" && n.FloatingIP != "" {
+			ds = append(ds, schema.Diagnostic{Field: field("floating_ip"), Message: "cannot be combined with floating_network: give an existing floating IP, or a network to take a new one from."})
 		}
 	}
 	return ds

@@ -27,6 +27,10 @@ type resolved struct {
 	flavorID   string
 	flavorName string
 	networks   []servers.Network
+	// entries and specs are networks item by item: what Nova is asked for
+	// and what Grove does in Neutron for it.
+	entries []netEntry
+	specs   []portSpec
 }
 
 var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$`)
@@ -104,7 +108,11 @@ func resolve(ctx context.Context, c *clients, pr Properties) (*resolved, schema.
 			net.UUID, d = findNetwork(ctx, c, fmt.Sprintf("properties.networks[%d].network", i), n.Network)
 			add(d)
 		}
+		spec, pds := resolvePort(ctx, c, i, n, net.UUID)
+		ds = append(ds, pds...)
 		r.networks = append(r.networks, net)
+		r.entries = append(r.entries, netEntry{Net: net, Key: spec.key(net)})
+		r.specs = append(r.specs, spec)
 	}
 	if len(ds) > 0 {
 		return nil, ds

@@ -75,7 +75,15 @@ func TestCheckWithoutCloud(t *testing.T) {
 		{"no image nor volume", Properties{Flavor: "f"}, "properties.image"},
 		{"grove's metadata key", Properties{Flavor: "f", Image: "i", Metadata: map[string]string{"cluster_node_id": "x"}}, "properties.metadata.cluster_node_id"},
 		{"network without network", Properties{Flavor: "f", Image: "i", Networks: []Network{{FixedIP: "10.0.0.3"}}}, "properties.networks[0]"},
-		{"floating ip", Properties{Flavor: "f", Image: "i", Networks: []Network{{Network: "n", FloatingNetwork: "public"}}}, "properties.networks[0].floating_network"},
+		{"floating network and floating ip", Properties{Flavor: "f", Image: "i", Networks: []Network{{Network: "n", FloatingNetwork: "public", FloatingIP: "172.24.4.9"}}}, "properties.networks[0].floating_ip"},
+		{"security groups on a given port", Properties{Flavor: "f", Image: "i", Networks: []Network{{Port: "p", SecurityGroups: []string{"web"}}}}, "properties.networks[0].security_groups"},
+		{"subnet on a given port", Properties{Flavor: "f", Image: "i", Networks: []Network{{Port: "p", Subnet: "s"}}}, "properties.networks[0].subnet"},
+	}
+	// What Grove makes a port for passes check (the cloud resolves it).
+	ok := Properties{Flavor: "f", Image: "i", Networks: []Network{{Network: "n", Subnet: "s", FixedIP: "10.0.0.3", SecurityGroups: []string{"web"},
+		VNICType: "normal", FloatingNetwork: "public"}, {Port: "p", FloatingIP: "172.24.4.9"}}}
+	if ds := ok.check(); len(ds) != 0 {
+		t.Errorf("port options: %v", ds)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,7 +104,7 @@ func TestCreateRequest(t *testing.T) {
 		imageID: "image-id", flavorID: "1"}
 	n := sdk.Node{ID: "node-1", Name: "web-1", Index: 3, ClusterID: "cl-1",
 		Data: map[string]any{"placement": map[string]any{"zone": "az1", "servergroup": "1f3a7e52-3b6d-4b8e-9d9a-2a1f0c9e5b11"}}}
-	opts, hints, err := createOpts(r, n)
+	opts, hints, err := createOpts(r, n, r.networks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +134,7 @@ func TestCreateRequest(t *testing.T) {
 
 	// Text that happens to be base64 is still encoded, as Senlin does.
 	r.pr.UserData = "abcd"
-	opts, _, _ = createOpts(r, n)
+	opts, _, _ = createOpts(r, n, r.networks)
 	body, _ = opts.ToServerCreateMap()
 	if ud := body["server"].(map[string]any)["user_data"]; ud == nil || *ud.(*string) != "YWJjZA==" {
 		t.Errorf("user_data abcd sent as %v", ud)
@@ -134,7 +142,7 @@ func TestCreateRequest(t *testing.T) {
 
 	r.networks = []servers.Network{{UUID: "net-1"}, {Port: "port-1"}}
 	r.pr.Name = "fixed"
-	opts, _, _ = createOpts(r, sdk.Node{ID: "n2", Name: "web-2"})
+	opts, _, _ = createOpts(r, sdk.Node{ID: "n2", Name: "web-2"}, r.networks)
 	body, _ = opts.ToServerCreateMap()
 	b, _ = json.Marshal(body["server"])
 	if !strings.Contains(string(b), `"networks":[{"uuid":"net-1"},{"port":"port-1"}]`) || !strings.Contains(string(b), `"name":"fixed"`) ||
@@ -227,10 +235,15 @@ func TestAPIErrorShowsNovasMessage(t *testing.T) {
 }
 
 func TestNetworkDiff(t *testing.T) {
-	a, b, c := servers.Network{UUID: "a"}, servers.Network{UUID: "b"}, servers.Network{Port: "p"}
-	gone, added := networkDiff([]servers.Network{a, b, a}, []servers.Network{a, c, b})
+	a, b, c := netEntry{Net: servers.Network{UUID: "a"}}, netEntry{Net: servers.Network{UUID: "b"}}, netEntry{Net: servers.Network{Port: "p"}}
+	gone, added := networkDiff([]netEntry{a, b, a}, []netEntry{a, c, b})
 	if len(gone) != 1 || gone[0] != a || len(added) != 1 || added[0] != c {
 		t.Errorf("networkDiff = %v, %v; want one a gone and the port added", gone, added)
+	}
+	// The same network with a Grove port (a key) is another interface.
+	k := netEntry{Net: servers.Network{UUID: "a"}, Key: "k1"}
+	if gone, added := networkDiff([]netEntry{a}, []netEntry{k}); len(gone) != 1 || gone[0] != a || len(added) != 1 || added[0] != k {
+		t.Errorf("networkDiff(a, a with a port) = %v, %v", gone, added)
 	}
 	if gone, added := networkDiff(nil, nil); gone != nil || added != nil {
 		t.Errorf("no networks: %v %v", gone, added)
@@ -408,5 +421,55 @@ func TestSpecInRegion(t *testing.T) {
 	}
 	if r := specIn(p, ""); r.ID != "p" {
 		t.Errorf("no region: %+v", r)
+	}
+}
+
+// TestPortKeys: which items Grove makes Neutron things for, and that an
+// item's key changes with anything its port or floating IP depends on
+// (so an update replugs it) and not otherwise.
+func TestPortKeys(t *testing.T) {
+	for _, c := range []struct {
+		n    Network
+		want bool
+	}{
+		{Network{Network: "n"}, false},
+		{Network{Network: "n", FixedIP: "10.0.0.3"}, false},
+		{Network{Port: "p"}, false},
+		{Network{Network: "n", Subnet: "s"}, true},
+		{Network{Network: "n", SecurityGroups: []string{"web"}}, true},
+		{Network{Network: "n", VNICType: "direct"}, true},
+		{Network{Network: "n", FloatingNetwork: "public"}, true},
+		{Network{Port: "p", FloatingIP: "172.24.4.9"}, true},
+	} {
+		if got := needsNeutron(c.n); got != c.want {
+			t.Errorf("needsNeutron(%+v) = %v", c.n, got)
+		}
+	}
+	net := servers.Network{UUID: "net-1"}
+	base := portSpec{Make: true, SubnetID: "s1", SecurityGroups: []string{"g1"}}
+	if (portSpec{}).key(net) != "" {
+		t.Error("an item with nothing for Grove to make has a key")
+	}
+	k := base.key(net)
+	if k == "" || k != base.key(net) {
+		t.Fatalf("key %q is not stable", k)
+	}
+	for name, other := range map[string]struct {
+		s   portSpec
+		net servers.Network
+	}{
+		"another subnet":    {portSpec{Make: true, SubnetID: "s2", SecurityGroups: []string{"g1"}}, net},
+		"another group":     {portSpec{Make: true, SubnetID: "s1", SecurityGroups: []string{"g2"}}, net},
+		"a floating IP":     {portSpec{Make: true, SubnetID: "s1", SecurityGroups: []string{"g1"}, FloatingNetworkID: "pub"}, net},
+		"a fixed IP":        {base, servers.Network{UUID: "net-1", FixedIP: "10.0.0.3"}},
+		"another network":   {base, servers.Network{UUID: "net-2"}},
+		"another vNIC type": {portSpec{Make: true, SubnetID: "s1", SecurityGroups: []string{"g1"}, VNICType: "direct"}, net},
+	} {
+		if other.s.key(other.net) == k {
+			t.Errorf("%s: same key %s", name, k)
+		}
+	}
+	if !strings.HasPrefix(portName("node-1", k), portName("node-1", "")) {
+		t.Errorf("portName(node-1, %s) = %s", k, portName("node-1", k))
 	}
 }
