@@ -21,6 +21,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	dcontainer "github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
@@ -347,11 +350,13 @@ func benchReplacement(b *testing.B, events bool) {
 }
 
 // BenchmarkContainers50 creates 50 containers of the demo image on the
-// same engine twice per iteration: as a Grove cluster (API request to the
-// CLUSTER_CREATE action's end), and with `xargs -P4 docker run -d` of the
-// same containers (host networking, a port each, the same limits). It needs
-// a container engine (DOCKER_HOST, or podman and runc for scripts/engine.sh)
-// and the docker CLI.
+// same engine four ways per iteration: as a Grove cluster (API request to
+// the CLUSTER_CREATE action's end; the driver creates 8 at once), with the
+// moby client creating and starting the same containers directly from 8
+// goroutines (the floor on that engine at Grove's concurrency), and with
+// `xargs -P4` and `xargs -P8 docker run -d` (host networking, a port each,
+// the same limits). It needs a container engine (DOCKER_HOST, or podman and
+// runc for scripts/engine.sh) and the docker CLI.
 func BenchmarkContainers50(b *testing.B) {
 	const n = 50
 	dockerHost, err := containertest.Ensure()
@@ -362,6 +367,11 @@ func BenchmarkContainers50(b *testing.B) {
 	if err != nil {
 		b.Skip("the baseline needs the docker CLI on PATH")
 	}
+	eng, err := client.New(client.WithHost(dockerHost))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
 	c, _ := startAgent(b)
 	ctx := context.Background()
 	if _, err := c.Do(ctx, http.MethodPost, "/v1/profiles", nil, map[string]any{"profile": map[string]any{"name": "box",
@@ -369,7 +379,15 @@ func BenchmarkContainers50(b *testing.B) {
 			"image": container.DemoImage, "memory": 64, "stop_timeout": 1}}}}, nil); err != nil {
 		b.Fatal(err)
 	}
-	var groveTotal, xargsTotal time.Duration
+	removeBaseline := func() {
+		rm := exec.Command("sh", "-c", dockerCLI+` rm -f $(`+dockerCLI+` ps -aq --filter label=grove.bench=true)`)
+		rm.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost)
+		if out, err := rm.CombinedOutput(); err != nil {
+			b.Fatalf("remove the baseline's containers: %v\n%s", err, out)
+		}
+	}
+	var groveTotal, directTotal time.Duration
+	xargsTotal := map[int]time.Duration{}
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
 		r, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": map[string]any{"name": "boxes", "profile_id": "box", "desired_capacity": n}}, nil)
@@ -389,32 +407,77 @@ func BenchmarkContainers50(b *testing.B) {
 			b.Fatal(err)
 		}
 
-		var lines strings.Builder
-		for j := 0; j < n; j++ {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				b.Fatal(err)
-			}
-			port := l.Addr().(*net.TCPAddr).Port
-			l.Close()
-			fmt.Fprintf(&lines, "--name bench-%d-%d --label grove.bench=true --network host --memory 64m --stop-timeout 1 -e PORT=%d -e GROVE_NODE_NAME=bench-%d %s\n",
-				i, j, port, j, container.DemoImage)
-		}
-		xargs := exec.Command("xargs", "-P4", "-L1", dockerCLI, "run", "-d")
-		xargs.Stdin = strings.NewReader(lines.String())
-		xargs.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost)
 		start = time.Now()
-		if out, err := xargs.CombinedOutput(); err != nil {
-			b.Fatalf("xargs docker run: %v\n%s", err, out)
+		if err := createDirect(ctx, eng, fmt.Sprintf("bench-direct-%d", i), n, 8); err != nil {
+			b.Fatal(err)
 		}
-		xargsTotal += time.Since(start)
-		rm := exec.Command("sh", "-c", dockerCLI+` rm -f $(`+dockerCLI+` ps -aq --filter label=grove.bench=true)`)
-		rm.Env = xargs.Env
-		if out, err := rm.CombinedOutput(); err != nil {
-			b.Fatalf("remove the baseline's containers: %v\n%s", err, out)
+		directTotal += time.Since(start)
+		removeBaseline()
+
+		for _, par := range []int{4, 8} {
+			var lines strings.Builder
+			for j := 0; j < n; j++ {
+				fmt.Fprintf(&lines, "--name bench-%d-%d-%d --label grove.bench=true --network host --memory 64m --stop-timeout 1 -e PORT=%d -e GROVE_NODE_NAME=bench-%d %s\n",
+					par, i, j, freePort(b), j, container.DemoImage)
+			}
+			xargs := exec.Command("xargs", "-P"+strconv.Itoa(par), "-L1", dockerCLI, "run", "-d")
+			xargs.Stdin = strings.NewReader(lines.String())
+			xargs.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost)
+			start = time.Now()
+			if out, err := xargs.CombinedOutput(); err != nil {
+				b.Fatalf("xargs -P%d docker run: %v\n%s", par, err, out)
+			}
+			xargsTotal[par] += time.Since(start)
+			removeBaseline()
 		}
 	}
-	b.ReportMetric(groveTotal.Seconds()/float64(b.N), "grove-s")
-	b.ReportMetric(xargsTotal.Seconds()/float64(b.N), "xargs-s")
-	b.ReportMetric(groveTotal.Seconds()/xargsTotal.Seconds(), "grove/xargs")
+	per := func(d time.Duration) float64 { return d.Seconds() / float64(b.N) }
+	b.ReportMetric(per(groveTotal), "grove-s")
+	b.ReportMetric(per(directTotal), "direct-s")
+	b.ReportMetric(per(xargsTotal[4]), "xargs4-s")
+	b.ReportMetric(per(xargsTotal[8]), "xargs8-s")
+	b.ReportMetric(groveTotal.Seconds()/directTotal.Seconds(), "grove/direct")
+	b.ReportMetric(groveTotal.Seconds()/xargsTotal[8].Seconds(), "grove/xargs8")
+}
+
+// freePort is a 127.0.0.1 port free when asked, for a baseline container.
+func freePort(b *testing.B) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// createDirect creates and starts n demo containers as the driver does
+// (host network, a port each, 64 MiB, stop timeout 1 s), from conc
+// goroutines through one moby client: what the engine itself costs.
+func createDirect(ctx context.Context, eng *client.Client, prefix string, n, conc int) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(conc)
+	for j := 0; j < n; j++ {
+		name, port := fmt.Sprintf("%s-%d", prefix, j), 0
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		g.Go(func() error {
+			stop := 1
+			cfg := &dcontainer.Config{Image: container.DemoImage, StopTimeout: &stop, Labels: map[string]string{"grove.bench": "true"},
+				Env: []string{"PORT=" + strconv.Itoa(port), "GROVE_NODE_NAME=" + name}}
+			hc := &dcontainer.HostConfig{NetworkMode: "host", Resources: dcontainer.Resources{Memory: 64 << 20}}
+			created, err := eng.ContainerCreate(ctx, client.ContainerCreateOptions{Name: name, Config: cfg, HostConfig: hc})
+			if err != nil {
+				return fmt.Errorf("create %s: %w", name, err)
+			}
+			if _, err := eng.ContainerStart(ctx, created.ID, client.ContainerStartOptions{}); err != nil {
+				return fmt.Errorf("start %s: %w", name, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
