@@ -29,10 +29,10 @@ const Microversion = "2.56"
 // EnvNames are the agent's environment variables the driver reads: the
 // OpenStack client's, as `openstack` and gophercloud read them, plus the
 // endpoint and token of a cloud without Keystone (OS_AUTH_TYPE=admin_token,
-// OS_ENDPOINT, OS_TOKEN). The plugin host passes exactly these (and the
+// OS_ENDPOINT, OS_TOKEN, and OS_NETWORK_ENDPOINT_OVERRIDE for Neutron). The plugin host passes exactly these (and the
 // other declared ones) to the built-in plugin.
 func EnvNames() []string {
-	return []string{"OS_CLOUD", "OS_CLIENT_CONFIG_FILE", "OS_AUTH_TYPE", "OS_AUTH_URL", "OS_ENDPOINT", "OS_TOKEN",
+	return []string{"OS_CLOUD", "OS_CLIENT_CONFIG_FILE", "OS_AUTH_TYPE", "OS_AUTH_URL", "OS_ENDPOINT", "OS_TOKEN", "OS_NETWORK_ENDPOINT_OVERRIDE",
 		"OS_USERNAME", "OS_USERID", "OS_PASSWORD", "OS_PASSCODE", "OS_PROJECT_ID", "OS_PROJECT_NAME", "OS_TENANT_ID", "OS_TENANT_NAME",
 		"OS_DOMAIN_ID", "OS_DOMAIN_NAME", "OS_USER_DOMAIN_ID", "OS_USER_DOMAIN_NAME", "OS_PROJECT_DOMAIN_ID", "OS_PROJECT_DOMAIN_NAME",
 		"OS_APPLICATION_CREDENTIAL_ID", "OS_APPLICATION_CREDENTIAL_NAME", "OS_APPLICATION_CREDENTIAL_SECRET", "OS_SYSTEM_SCOPE",
@@ -372,7 +372,15 @@ func (d *Driver) dial(ctx context.Context, cx Context) (*clients, error) {
 			return nil, noRegionError{fmt.Errorf("the compute endpoint OS_ENDPOINT names has no region %q: an endpoint and a token have no catalog to find regions in; "+
 				"use a clouds.yaml cloud that lists its regions (regions:, each with its auth.endpoint under values:)", r)}
 		}
-		return endpointClients(os.Getenv("OS_ENDPOINT"), os.Getenv("OS_TOKEN"))
+		c, err := endpointClients(os.Getenv("OS_ENDPOINT"), os.Getenv("OS_TOKEN"))
+		if err != nil {
+			return nil, err
+		}
+		// An endpoint has no catalog to find Neutron in: openstacksdk reads
+		// OS_NETWORK_ENDPOINT_OVERRIDE as network_endpoint_override, and so
+		// does this form.
+		c.network = override(c, os.Getenv("OS_NETWORK_ENDPOINT_OVERRIDE"), "network", "v2.0/")
+		return c, nil
 	}
 	if os.Getenv("OS_AUTH_URL") == "" {
 		return nil, errors.New("no OpenStack credentials: set OS_CLOUD (with a clouds.yaml) or the OS_AUTH_URL family of variables in the agent's environment, " +

@@ -209,6 +209,14 @@ func TestCredentials(t *testing.T) {
 	if err != nil || c.compute.TokenID != "u:p" || c.image != nil {
 		t.Errorf("OS_ENDPOINT: %+v %v", c, err)
 	}
+	if c != nil && c.network != nil {
+		t.Errorf("OS_ENDPOINT alone names no Neutron, got %+v", c.network)
+	}
+	t.Setenv("OS_NETWORK_ENDPOINT_OVERRIDE", "http://127.0.0.1:9696")
+	c, err = New().connect(ctx, Context{})
+	if err != nil || c.network == nil || c.network.ResourceBase != "http://127.0.0.1:9696/v2.0/" || c.network.TokenID != "u:p" {
+		t.Errorf("OS_NETWORK_ENDPOINT_OVERRIDE: %+v %v", c, err)
+	}
 	t.Setenv("OS_TOKEN", "")
 	if _, err := New().connect(ctx, Context{}); err == nil || !strings.Contains(err.Error(), "token") {
 		t.Errorf("an endpoint without a token: %v", err)
