@@ -424,67 +424,58 @@ func (n *Nova) Image() *gophercloud.ServiceClient {
 // since CI installs them (.ci/run).
 func Need(t testing.TB) {
 	t.Helper()
-	err := Available()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%v (.ci/run installs them)", err)
-	}
-	t.Skip(err)
+	need(t, Available())
 }
 
 // NeedNeutron is Need for the harness with a real Neutron.
 func NeedNeutron(t testing.TB) {
 	t.Helper()
-	err := AvailableNeutron()
-	if err == nil {
+	need(t, AvailableNeutron())
+}
+
+func need(t testing.TB, missing error) {
+	t.Helper()
+	if missing == nil {
 		return
 	}
 	if os.Getenv("CI") != "" {
-		t.Fatalf("%v (.ci/run installs them)", err)
+		t.Fatalf("%v (.ci/run installs them)", missing)
 	}
-	t.Skip(err)
+	t.Skip(missing)
 }
 
-// sharedNeutron is the test binary's one harness with a real Neutron.
-var sharedNeutron struct {
+// sharedHarness is one harness of the test binary, started on first use.
+type sharedHarness struct {
 	once sync.Once
 	nova *Nova
 	err  error
 }
 
-// SharedNeutron is Shared for a Nova that uses a real Neutron (a harness
-// of its own, started on first use after NeedNeutron).
-func SharedNeutron(t testing.TB) *Nova {
+func (s *sharedHarness) get(t testing.TB, opts Options) *Nova {
 	t.Helper()
-	NeedNeutron(t)
-	sharedNeutron.once.Do(func() {
+	s.once.Do(func() {
 		dir, err := os.MkdirTemp("", "grove-novatest-")
 		if err != nil {
-			sharedNeutron.err = err
+			s.err = err
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		sharedNeutron.nova, sharedNeutron.err = Start(ctx, dir, Options{RemoveDir: true, Neutron: true})
-		if sharedNeutron.err != nil {
+		opts.RemoveDir = true
+		s.nova, s.err = Start(ctx, dir, opts)
+		if s.err != nil {
 			_ = os.RemoveAll(dir)
 		}
 	})
-	if sharedNeutron.err != nil {
-		t.Fatal(sharedNeutron.err)
+	if s.err != nil {
+		t.Fatal(s.err)
 	}
-	return sharedNeutron.nova
+	return s.nova
 }
 
-// shared is the test binary's one harness: Nova takes seconds to start,
-// and tests that create their own servers can share it.
-var shared struct {
-	once sync.Once
-	nova *Nova
-	err  error
-}
+// shared and sharedNeutron are the test binary's harnesses: Nova takes
+// seconds to start, and tests that create their own servers can share one.
+var shared, sharedNeutron sharedHarness
 
 // Shared returns a harness shared by every test of the test binary,
 // started on first use (after Need). It is never stopped: it exits, and
@@ -493,23 +484,15 @@ var shared struct {
 func Shared(t testing.TB) *Nova {
 	t.Helper()
 	Need(t)
-	shared.once.Do(func() {
-		dir, err := os.MkdirTemp("", "grove-novatest-")
-		if err != nil {
-			shared.err = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		shared.nova, shared.err = Start(ctx, dir, Options{RemoveDir: true})
-		if shared.err != nil {
-			_ = os.RemoveAll(dir)
-		}
-	})
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	return shared.nova
+	return shared.get(t, Options{})
+}
+
+// SharedNeutron is Shared for a Nova that uses a real Neutron (a harness
+// of its own, started on first use after NeedNeutron).
+func SharedNeutron(t testing.TB) *Nova {
+	t.Helper()
+	NeedNeutron(t)
+	return sharedNeutron.get(t, Options{Neutron: true})
 }
 
 // WaitServer polls a server until its status is one of statuses and
