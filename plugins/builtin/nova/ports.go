@@ -121,53 +121,73 @@ func resolvePort(ctx context.Context, c *clients, i int, n Network, netID string
 }
 
 func findSubnet(ctx context.Context, c *clients, field, value, netID string) (string, *schema.Diagnostic) {
-	if uuidRE.MatchString(value) {
-		if s, err := subnets.Get(ctx, c.network, value).Extract(); err == nil {
-			if netID != "" && s.NetworkID != netID {
-				return "", &schema.Diagnostic{Field: field, Message: fmt.Sprintf("subnet %q is not on the item's network.", value)}
+	var wrongNet bool
+	id, d := lookupNeutron(ctx, field, "subnet", value,
+		func() (string, error) {
+			s, err := subnets.Get(ctx, c.network, value).Extract()
+			if err != nil {
+				return "", err
 			}
+			wrongNet = netID != "" && s.NetworkID != netID
 			return s.ID, nil
-		} else if !gophercloud.ResponseCodeIs(err, 404) {
-			return "", lookupError(ctx, field, "subnet", value, err)
-		}
+		},
+		func() ([]found, error) {
+			pages, err := subnets.List(c.network, subnets.ListOpts{Name: value, NetworkID: netID}).AllPages(ctx)
+			if err != nil {
+				return nil, err
+			}
+			all, err := subnets.ExtractSubnets(pages)
+			cands := make([]found, len(all))
+			for i, s := range all {
+				cands[i] = found{s.ID, s.Name}
+			}
+			return cands, err
+		})
+	if wrongNet {
+		return "", &schema.Diagnostic{Field: field, Message: fmt.Sprintf("subnet %q is not on the item's network.", value)}
 	}
-	pages, err := subnets.List(c.network, subnets.ListOpts{Name: value, NetworkID: netID}).AllPages(ctx)
-	if err != nil {
-		return "", lookupError(ctx, field, "subnet", value, err)
-	}
-	all, err := subnets.ExtractSubnets(pages)
-	if err != nil {
-		return "", lookupError(ctx, field, "subnet", value, err)
-	}
-	cands := make([]found, len(all))
-	for i, s := range all {
-		cands[i] = found{s.ID, s.Name}
-	}
-	f, d := pick(field, "subnet", value, cands)
-	return f.id, d
+	return id, d
 }
 
 func findSecurityGroup(ctx context.Context, c *clients, field, value string) (string, *schema.Diagnostic) {
-	if uuidRE.MatchString(value) {
-		if g, err := groups.Get(ctx, c.network, value).Extract(); err == nil {
+	return lookupNeutron(ctx, field, "security group", value,
+		func() (string, error) {
+			g, err := groups.Get(ctx, c.network, value).Extract()
+			if err != nil {
+				return "", err
+			}
 			return g.ID, nil
+		},
+		func() ([]found, error) {
+			pages, err := groups.List(c.network, groups.ListOpts{Name: value}).AllPages(ctx)
+			if err != nil {
+				return nil, err
+			}
+			all, err := groups.ExtractGroups(pages)
+			cands := make([]found, len(all))
+			for i, g := range all {
+				cands[i] = found{g.ID, g.Name}
+			}
+			return cands, err
+		})
+}
+
+// lookupNeutron resolves a value that names a Neutron object by id (get,
+// tried when the value looks like one; a 404 falls through to names) or
+// by name (list, the objects of that name).
+func lookupNeutron(ctx context.Context, field, kind, value string, get func() (string, error), list func() ([]found, error)) (string, *schema.Diagnostic) {
+	if uuidRE.MatchString(value) {
+		if id, err := get(); err == nil {
+			return id, nil
 		} else if !gophercloud.ResponseCodeIs(err, 404) {
-			return "", lookupError(ctx, field, "security group", value, err)
+			return "", lookupError(ctx, field, kind, value, err)
 		}
 	}
-	pages, err := groups.List(c.network, groups.ListOpts{Name: value}).AllPages(ctx)
+	cands, err := list()
 	if err != nil {
-		return "", lookupError(ctx, field, "security group", value, err)
+		return "", lookupError(ctx, field, kind, value, err)
 	}
-	all, err := groups.ExtractGroups(pages)
-	if err != nil {
-		return "", lookupError(ctx, field, "security group", value, err)
-	}
-	cands := make([]found, len(all))
-	for i, g := range all {
-		cands[i] = found{g.ID, g.Name}
-	}
-	f, d := pick(field, "security group", value, cands)
+	f, d := pick(field, kind, value, cands)
 	return f.id, d
 }
 
