@@ -102,9 +102,22 @@ func BenchmarkReads(b *testing.B) {
 					}
 					return nil
 				}
+				// The action's outputs name at most api.MaxInlineIDs nodes and
+				// count them all (api.md).
+				bounded := func(body map[string]any) error {
+					act, _ := body["action"].(map[string]any)
+					out, _ := act["outputs"].(map[string]any)
+					added, _ := out["nodes_added"].([]any)
+					count, counted := out["nodes_added_count"].(float64)
+					if len(added) != min(n, api.MaxInlineIDs) || counted != (n > api.MaxInlineIDs) || (counted && int(count) != n) {
+						return fmt.Errorf("outputs.nodes_added has %d ids and nodes_added_count %v, want %d ids and the count %d past %d",
+							len(added), out["nodes_added_count"], min(n, api.MaxInlineIDs), n, api.MaxInlineIDs)
+					}
+					return nil
+				}
 				b.StartTimer()
 				p50, p99 := interleaved(b, 50,
-					get("/v1/actions/"+actionID, nil, func(map[string]any) error { return nil }),
+					get("/v1/actions/"+actionID, nil, bounded),
 					get("/v1/clusters/"+cl.Cluster.ID, nil, func(map[string]any) error { return nil }),
 					get("/v1/nodes", url.Values{"limit": {"100"}}, page),
 					get("/v1/nodes", url.Values{"limit": {"100"}, "marker": {marker}}, page),

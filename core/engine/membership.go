@@ -38,7 +38,7 @@ func (e *Engine) doAddNodes(ctx context.Context, a *model.Action) error {
 				return fmt.Errorf("The node '%s' is %s; only ACTIVE nodes can be added.", n.Name, n.Status)
 			}
 		}
-		a.Outputs["nodes_added"] = ids
+		setIDs(a, "nodes_added", ids)
 		return e.join(ctx, tx, a, cl.ID, ids)
 	})
 	if err != nil {
@@ -149,7 +149,7 @@ func (e *Engine) removeNodes(ctx context.Context, a *model.Action, victims []str
 	if len(victims) == 0 {
 		return nil
 	}
-	a.Outputs["nodes_removed"] = victims
+	setIDs(a, "nodes_removed", victims)
 	// A deletion policy's lifecycle hook holds the deletions (not nodes
 	// that only leave) until completed or timed out.
 	hooks, hooked, err := dataOf[model.HooksData](a, model.DataHooks)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
 )
@@ -158,13 +159,47 @@ func (e *Engine) forkCreateWith(ctx context.Context, tx store.Store, a *model.Ac
 	return ids, tx.CreateActions(ctx, kids)
 }
 
-// addOutput appends node ids to a list in the action's outputs.
+// An action's outputs are decoded on every read of the action, so a list of
+// node ids as long as the cluster would make GET /v1/actions/{id} cost what
+// the cluster weighs (benchmarks.md). A list in the outputs keeps at most
+// api.MaxInlineIDs ids, the bound the API puts on a cluster's node ids:
+// below it the list is Senlin's, whole; past it the list holds its first
+// api.MaxInlineIDs ids and key+"_count" counts the whole list. The rest stay
+// reachable as the action's children or the cluster's nodes (api.md).
+
+// countKey names the output that counts a bounded list's ids.
+func countKey(key string) string { return key + "_count" }
+
+// setIDs records node ids under key in the action's outputs, bounded.
+func setIDs(a *model.Action, key string, ids []string) {
+	delete(a.Outputs, countKey(key))
+	if len(ids) > api.MaxInlineIDs {
+		a.Outputs[countKey(key)] = len(ids)
+		ids = ids[:api.MaxInlineIDs:api.MaxInlineIDs]
+	}
+	a.Outputs[key] = ids
+}
+
+// addOutput appends node ids to a list in the action's outputs, bounded as
+// setIDs bounds it: past the bound only the count grows.
 func addOutput(a *model.Action, key string, ids []string) error {
 	var had []string
 	if err := decodeDoc(a.Outputs[key], &had); err != nil {
 		return fmt.Errorf("The %s action %s has outputs Grove cannot read: %s.", a.Action, a.ID, docError("outputs."+key, err))
 	}
-	a.Outputs[key] = append(had, ids...)
+	total := len(had)
+	if doc, ok := a.Outputs[countKey(key)]; ok {
+		if err := decodeDoc(doc, &total); err != nil || total < len(had) {
+			return fmt.Errorf("The %s action %s has outputs Grove cannot read: outputs.%s must be a whole number at least the length of outputs.%s, got %v.",
+				a.Action, a.ID, countKey(key), key, doc)
+		}
+	}
+	total += len(ids)
+	room := max(api.MaxInlineIDs-len(had), 0)
+	a.Outputs[key] = append(had, ids[:min(room, len(ids))]...)
+	if total > api.MaxInlineIDs {
+		a.Outputs[countKey(key)] = total
+	}
 	return nil
 }
 
