@@ -47,6 +47,13 @@ func TestConsole(t *testing.T) {
 	p.waitFor(10*time.Second, "live updates on", `document.getElementById('live').dataset.state === 'live'`)
 	p.waitFor(20*time.Second, "the cluster ACTIVE with 3 of 3", `document.querySelector('tbody tr').innerText.includes('ACTIVE') && document.querySelector('tbody tr').innerText.includes('3 / 3')`)
 	p.screenshot("clusters")
+	// The filter narrows the list, and says so when nothing is left.
+	p.run("filter", chromedp.SetValue(chromedp.CSS(`form[aria-label="Filter clusters"] input`), "no-such"),
+		chromedp.Click(chromedp.CSS(`form[aria-label="Filter clusters"] button`)))
+	p.waitFor(10*time.Second, "no cluster matching", `location.hash.includes('q=no-such') && document.querySelector('main').innerText.includes('No clusters match.')`)
+	p.run("filter again", chromedp.SetValue(chromedp.CSS(`form[aria-label="Filter clusters"] input`), "ui-w"),
+		chromedp.Click(chromedp.CSS(`form[aria-label="Filter clusters"] button`)))
+	p.waitFor(10*time.Second, "the cluster matching", `location.hash.includes('q=ui-w') && [...document.querySelectorAll('tbody th a')].some(a => a.innerText === 'ui-web')`)
 
 	// Its page: three ACTIVE nodes.
 	p.run("open the cluster", chromedp.Click(chromedp.CSS(`tbody th a`)))
@@ -102,20 +109,20 @@ func TestConsole(t *testing.T) {
 		"spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{"command": []any{"/nonexistent/grove-ui-test"}}}}}, nil)
 	a.do("POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "ui-broken", "profile_id": "ui-broken", "desired_capacity": 1}}, nil)
 	p.run("open the actions", chromedp.Navigate(a.addr+"/ui/#/actions?status=FAILED&action=CLUSTER_CREATE"))
-	p.waitFor(30*time.Second, "the failed create listed", `[...document.querySelectorAll('tbody tr')].some(r => r.innerText.includes('FAILED'))`)
+	p.waitFor(30*time.Second, "the failed create listed", `document.querySelector('h1').innerText === 'Actions' && [...document.querySelectorAll('tbody tr')].some(r => r.innerText.includes('FAILED'))`)
 	p.run("open the failed action", chromedp.Click(chromedp.CSS(`tbody th a`)))
-	p.waitFor(10*time.Second, "its reason", `document.querySelector('dl').innerText.includes('no such file or directory')`)
+	p.waitFor(10*time.Second, "its reason", `document.querySelector('h1').innerText.startsWith('Action ') && document.querySelector('dl').innerText.includes('no such file or directory')`)
 	if r := p.text("dl"); !strings.Contains(r, "FAILED") || !strings.Contains(r, "/nonexistent/grove-ui-test") {
 		t.Fatalf("the failed action's page does not give its status and reason:\n%s", r)
 	}
 	p.screenshot("action-failed")
 
 	for _, shot := range []struct{ hash, ready, name string }{
-		{"#/actions", `document.querySelectorAll('tbody tr').length > 0`, "actions"},
-		{"#/events", `document.querySelectorAll('tbody tr').length > 0`, "events"},
-		{"#/hosts", `document.querySelector('tbody tr') && /up/.test(document.querySelector('tbody tr').innerText)`, "hosts"},
-		{"#/profiles", `document.querySelectorAll('tbody tr').length >= 3`, "profiles"},
-		{"#/types/profile/local.process-1.0", `document.querySelector('tbody') && document.querySelector('tbody').innerText.includes('command')`, "profile-type"},
+		{"#/actions", `document.querySelector('h1').innerText === 'Actions' && document.querySelectorAll('tbody tr').length > 0`, "actions"},
+		{"#/events", `document.querySelector('h1').innerText === 'Events' && document.querySelectorAll('tbody tr').length > 0`, "events"},
+		{"#/hosts", `document.querySelector('h1').innerText === 'Hosts' && /up/.test(document.querySelector('tbody tr').innerText)`, "hosts"},
+		{"#/profiles", `document.querySelector('h1').innerText === 'Profiles' && document.querySelectorAll('tbody tr').length >= 3`, "profiles"},
+		{"#/types/profile/local.process-1.0", `document.querySelector('h1').innerText.startsWith('Profile type') && document.querySelector('tbody').innerText.includes('command')`, "profile-type"},
 	} {
 		p.run("open "+shot.hash, chromedp.Navigate(a.addr+"/ui/"+shot.hash))
 		p.waitFor(10*time.Second, shot.name+" page", shot.ready)
@@ -124,7 +131,7 @@ func TestConsole(t *testing.T) {
 
 	// A profile's env is sensitive: its page shows it redacted.
 	p.run("open the v2 profile", chromedp.Navigate(a.addr+"/ui/#/profiles/"+profileID(a, "ui-web-v2")))
-	p.waitFor(10*time.Second, "the profile's spec", `!!document.querySelector('pre')`)
+	p.waitFor(10*time.Second, "the profile's spec", `document.querySelector('h1').innerText === 'Profile ui-web-v2' && !!document.querySelector('pre')`)
 	if spec := p.text("pre"); strings.Contains(spec, `"v2"`) || !strings.Contains(spec, "GREETING") {
 		t.Fatalf("the profile page shows a sensitive value, or not its key:\n%s", spec)
 	}
@@ -132,7 +139,7 @@ func TestConsole(t *testing.T) {
 
 	// Phone width: the cluster page still fits.
 	p.run("phone width", chromedp.EmulateViewport(375, 800), chromedp.Navigate(a.addr+"/ui/#/clusters/ui-web"))
-	p.waitFor(10*time.Second, "the cluster at 375px", activeNodes(5))
+	p.waitFor(10*time.Second, "the cluster at 375px", `document.querySelector('h1').innerText === 'Cluster ui-web' && `+activeNodes(5))
 	if overflow, err := eval[bool](p, `document.documentElement.scrollWidth > 375`); err != nil || overflow {
 		t.Fatalf("the page is wider than a 375px screen (err %v)", err)
 	}

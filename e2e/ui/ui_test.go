@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -216,8 +217,18 @@ func (p *page) run(what string, steps ...chromedp.Action[chromedp.Void]) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, 30*time.Second)
 	defer cancel()
-	if err := chromedp.Do(ctx, steps...); err != nil {
-		p.t.Fatalf("%s: %v", what, err)
+	for try := 1; ; try++ {
+		err := chromedp.Do(ctx, steps...)
+		// A live refresh may replace the page's elements between a step's
+		// query and its action; the steps query again. Each step that
+		// found no node did nothing, so running them again is safe.
+		if err != nil && strings.Contains(err.Error(), "No node with given id") && try < 5 {
+			continue
+		}
+		if err != nil {
+			p.t.Fatalf("%s: %v", what, err)
+		}
+		return
 	}
 }
 
@@ -237,7 +248,7 @@ func (p *page) waitFor(d time.Duration, what, expr string) {
 		if err != nil {
 			return false, err.Error()
 		}
-		text, _ := eval[string](p, `document.querySelector('main').innerText.slice(0, 1500)`)
+		text, _ := eval[string](p, `location.href + ' | ' + document.readyState + ' | ' + document.body.innerText.slice(0, 1500)`)
 		return ok, text
 	})
 }

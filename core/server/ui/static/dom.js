@@ -78,3 +78,8 @@ export function confirm(text, okLabel = 'Delete') {
   dlg.showModal();
   return new Promise((resolve) => dlg.addEventListener('close', () => resolve(dlg.returnValue === 'ok'), { once: true }));
 }
+
+/** add appends kids to el, skipping empty ones (null, false, undefined). */
+export function add(el, ...kids) {
+  el.append(...h('div', {}, ...kids).childNodes);
+}

@@ -2,7 +2,7 @@
 // builds it into el, and wires its operations to the API; the shell
 // (app.js) swaps it in and re-runs it when the event stream reports change.
 import * as api from './api.js';
-import { h, status, table, reason, dl, json, short, when, confirm } from './dom.js';
+import { h, add, status, table, reason, dl, json, short, when, confirm } from './dom.js';
 
 const PAGE = 20;
 
@@ -106,7 +106,7 @@ export const views = {
     const needle = (query.get('q') || '').toLowerCase();
     const list = cl.clusters.filter((c) => !needle || c.name.toLowerCase().includes(needle) || (c.profile_name || '').toLowerCase().includes(needle));
     const q = h('input', { type: 'search', name: 'q', value: query.get('q') || '' });
-    el.append(h('h1', {}, 'Clusters'),
+    add(el, h('h1', {}, 'Clusters'),
       form('Filter clusters', [
         ['Name or profile contains', q],
         ['Status', select('status', [['', 'Any'], ...['ACTIVE', 'WARNING', 'ERROR', 'RESIZING', 'UPDATING', 'CHECKING', 'RECOVERING', 'INIT', 'CRITICAL'].map((s) => [s, s])], query.get('status') || '')],
@@ -143,7 +143,7 @@ export const views = {
       updateOps.push(button('Resume update', () => act(ctx, 'Resume update', () => post({ update_resume: {} }))));
       updateOps.push(button('Roll back update', () => act(ctx, 'Roll back update', () => post({ update_rollback: {} }))));
     }
-    el.append(
+    add(el, 
       h('h1', {}, `Cluster ${c.name}`),
       dl([['Status', status(c.status)], ['Reason', c.status_reason], ['Desired / actual', `${c.desired_capacity} / ${c.nodes.length}`],
         ['Min / max', `${c.min_size} / ${c.max_size}`], ['Profile', link('profiles', c.profile_id, c.profile_name)],
@@ -183,7 +183,7 @@ export const views = {
     const [acts] = await actionsTable({ target: n.id, sort: 'created_at:desc', limit: 10 }, 'Latest actions on this node');
     const [evs] = await eventsTable({ oid: n.id, sort: 'timestamp:desc', limit: 10 }, 'Latest events of this node');
     const post = (body) => api.call('POST', `/v1/nodes/${n.id}/actions`, body);
-    el.append(h('h1', {}, `Node ${n.name}`),
+    add(el, h('h1', {}, `Node ${n.name}`),
       dl([['Status', status(n.status)], ['Reason', n.status_reason], ['Cluster', link('clusters', n.cluster_id)],
         ['Host', n.host], ['Address', n.data && n.data.address], ['Physical id', n.physical_id],
         ['Restarts', String((n.data && n.data.restarts && n.data.restarts.count) || 0)],
@@ -202,7 +202,7 @@ export const views = {
   async hosts(el) {
     const hs = (await api.get('/v1/hosts')).hosts;
     const load = (l) => (l ? ['load1', 'load5', 'load15'].map((k) => (l[k] ?? '–')).join(' / ') : '');
-    el.append(h('h1', {}, 'Hosts'),
+    add(el, h('h1', {}, 'Hosts'),
       table(`${hs.length} hosts`, ['Host', 'State', 'Availability', 'Kind', 'Driver', 'Load (1 / 5 / 15 min)', 'Nodes', 'Heartbeat'], hs.map((x) => [
         x.name, status(x.state), status(x.availability), x.kind, x.driver, load(x.load), String(x.nodes ?? ''), when(x.heartbeat)]), 'No hosts.'));
   },
@@ -212,7 +212,7 @@ export const views = {
     const p = listParams(query);
     const params = { ...p, sort: 'created_at:desc', status: query.get('status'), cluster_id: query.get('cluster_id'), action: query.get('action') };
     const [t, acts] = await actionsTable(params, 'Actions, newest first');
-    el.append(h('h1', {}, 'Actions'),
+    add(el, h('h1', {}, 'Actions'),
       form('Filter actions', [
         ['Status', select('status', [['', 'Any'], ...['RUNNING', 'WAITING', 'READY', 'SUCCEEDED', 'FAILED', 'CANCELLED'].map((s) => [s, s])], query.get('status') || '')],
         ['Kind', h('input', { name: 'action', value: query.get('action') || '', placeholder: 'CLUSTER_RESIZE' })],
@@ -225,7 +225,7 @@ export const views = {
     const kids = (await api.get('/v1/actions', { parent_id: a.id, limit: 100 })).actions;
     const pr = a.progress || {};
     const done = ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(a.status);
-    el.append(h('h1', {}, `Action ${a.name}`),
+    add(el, h('h1', {}, `Action ${a.name}`),
       dl([['Status', status(a.status)], ['Reason', a.status_reason], ['Kind', a.action], ['Cause', a.cause],
         ['Target', a.target === a.cluster_id ? link('clusters', a.target) : link('nodes', a.target)],
         ['Progress', pr.step ? `${pr.step}: ${pr.done || 0} of ${pr.nodes || 0} nodes done${pr.failed ? `, ${pr.failed} failed` : ''}${pr.batches ? `, batch ${pr.batch} of ${pr.batches}` : ''}` : ''],
@@ -241,7 +241,7 @@ export const views = {
     const p = listParams(query);
     const params = { ...p, sort: 'timestamp:desc', level: query.get('level'), otype: query.get('otype'), cluster_id: query.get('cluster_id') };
     const [t, evs] = await eventsTable(params, 'Events, newest first');
-    el.append(h('h1', {}, 'Events'),
+    add(el, h('h1', {}, 'Events'),
       form('Filter events', [
         ['Level', select('level', [['', 'Any'], ...['INFO', 'WARNING', 'ERROR', 'CRITICAL'].map((s) => [s, s])], query.get('level') || '')],
         ['Object', select('otype', [['', 'Any'], ['CLUSTER', 'Cluster'], ['NODE', 'Node']], query.get('otype') || '')],
@@ -258,7 +258,7 @@ export const views = {
     const [kind, name] = ctx.args;
     const t = (await api.get(`/v1/${kind}-types/${name}`))[`${kind}_type`];
     const rows = Object.entries(t.schema || {}).map(([k, s]) => [k, s.type, s.required ? 'yes' : 'no', s.updatable ? 'yes' : 'no', s.sensitive ? 'yes' : '', reason(s.description)]);
-    el.append(h('h1', {}, `${kind === 'profile' ? 'Profile' : 'Policy'} type ${t.name}`),
+    add(el, h('h1', {}, `${kind === 'profile' ? 'Profile' : 'Policy'} type ${t.name}`),
       table('Properties', ['Property', 'Type', 'Required', 'Updatable', 'Sensitive', 'Description'], rows, 'No properties.'),
       h('h2', {}, 'Schema'), json(t.schema));
   },
@@ -268,7 +268,7 @@ async function specList(el, ctx, path, title, kind) {
   const p = listParams(ctx.query);
   const [list, types] = await Promise.all([api.get(`/v1/${path}`, { ...p, sort: 'name' }), api.get(`/v1/${kind}-types`)]);
   const items = list[path];
-  el.append(h('h1', {}, title),
+  add(el, h('h1', {}, title),
     table(`${items.length} ${path} on this page`, ['Name', 'Type', 'Created'], items.map((x) => [link(path, x.id, x.name), typeLink(kind, x.type), when(x.created_at)]), `No ${path}.`),
     pager(ctx.query, items, p.limit),
     h('h2', {}, 'Types'),
@@ -281,7 +281,7 @@ function typeLink(kind, type) {
 
 async function specOne(el, ctx, path, kind) {
   const x = (await api.get(`/v1/${path}/${ctx.args[0]}`))[kind];
-  el.append(h('h1', {}, `${kind === 'profile' ? 'Profile' : 'Policy'} ${x.name}`),
+  add(el, h('h1', {}, `${kind === 'profile' ? 'Profile' : 'Policy'} ${x.name}`),
     dl([['Type', typeLink(kind, x.type)], ['Created', when(x.created_at)], ['Updated', when(x.updated_at)], ['ID', x.id]]),
     h('h2', {}, 'Spec'), h('p', { class: 'muted' }, 'Sensitive values are shown as the agent redacts them.'), json(x.spec),
     h('div', { class: 'ops' }, h('button', {
