@@ -70,10 +70,12 @@ func TestConsole(t *testing.T) {
 	if pid <= 1 {
 		t.Fatalf("node %s has no pid in its data: %v", victim.Name, victim.Data)
 	}
+	killed := time.Now()
 	if err := syscall.Kill(int(pid), syscall.SIGKILL); err != nil {
 		t.Fatalf("kill node %s's process %d: %v", victim.Name, int(pid), err)
 	}
 	p.waitFor(30*time.Second, "the killed node seen down", fmt.Sprintf(`window.seen.some(s => s.startsWith(%q) && !s.endsWith(' ACTIVE'))`, victim.Name+" "))
+	t.Logf("the console showed node %s down %s after its process was killed", victim.Name, time.Since(killed).Round(10*time.Millisecond))
 	p.waitFor(30*time.Second, "the killed node back and restarted", fmt.Sprintf(`(() => { const r = %s.find(r => r[0] === %q); return r && r[1] === 'ACTIVE' && r[2] === '1' && r[3] !== 'pid %d'; })()`, nodeRows, victim.Name, int(pid)))
 	same, _ := eval[string](p, `window.marker || ''`)
 	if same != "same page" {
