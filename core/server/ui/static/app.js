@@ -28,7 +28,7 @@ const logout = document.getElementById('logout');
 
 // state is the shell's: the message an operation left for the page (kept
 // across live refreshes, dropped on navigation) and the render in flight.
-const state = { flash: null, generation: 0, stream: null, pending: false, path: '' };
+const state = { flash: null, generation: 0, stream: null, pending: false, path: '', relevant: () => true };
 
 function parseHash() {
   const raw = location.hash.replace(/^#\/?/, '');
@@ -81,7 +81,10 @@ async function render(opts = {}) {
   const el = h('div');
   try {
     if (!view) throw new api.APIError(404, `No page is at #/${path}.`);
-    await view(el, { args, query, go, flash, refresh: () => render() });
+    // A view may say which events concern it (watch); by default all do.
+    let relevant = () => true;
+    await view(el, { args, query, go, flash, refresh: () => render(), watch: (f) => { relevant = f; } });
+    if (gen === state.generation) state.relevant = relevant;
   } catch (e) {
     if (gen !== state.generation) return;
     if (e instanceof api.AuthError) { showLogin(e.message); return; }
@@ -145,7 +148,7 @@ function startStream() {
   if (state.stream) return;
   const ctl = new AbortController();
   state.stream = ctl;
-  api.follow(() => scheduleRefresh(), (s) => {
+  api.follow((ev) => { if (state.relevant(ev)) scheduleRefresh(); }, (s) => {
     live.textContent = { connecting: 'Live updates: connecting', live: 'Live updates: on',
       reconnecting: 'Live updates: reconnecting', unauthorized: 'Live updates: off' }[s];
     live.dataset.state = s;

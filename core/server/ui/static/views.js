@@ -122,6 +122,7 @@ export const views = {
   async cluster(el, ctx) {
     const id = ctx.args[0];
     const c = (await api.get(`/v1/clusters/${id}`)).cluster;
+    ctx.watch((ev) => ev.cluster_id === c.id || ev.oid === c.id);
     const [nodes, binds, profiles, policies, placement, deps] = await Promise.all([
       api.get('/v1/nodes', { cluster_id: c.id, sort: 'index', limit: 500 }),
       api.get(`/v1/clusters/${c.id}/policies`),
@@ -180,6 +181,7 @@ export const views = {
 
   async node(el, ctx) {
     const n = (await api.get(`/v1/nodes/${ctx.args[0]}`, { show_details: true })).node;
+    ctx.watch((ev) => ev.oid === n.id || (!!n.cluster_id && ev.cluster_id === n.cluster_id));
     const [acts] = await actionsTable({ target: n.id, sort: 'created_at:desc', limit: 10 }, 'Latest actions on this node');
     const [evs] = await eventsTable({ oid: n.id, sort: 'timestamp:desc', limit: 10 }, 'Latest events of this node');
     const post = (body) => api.call('POST', `/v1/nodes/${n.id}/actions`, body);
@@ -222,6 +224,10 @@ export const views = {
 
   async action(el, ctx) {
     const a = (await api.get(`/v1/actions/${ctx.args[0]}`)).action;
+    // Finished, it changes no more; running, its children's events name
+    // its cluster or its target.
+    ctx.watch((ev) => !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(a.status) &&
+      (ev.oid === a.target || (!!a.cluster_id && ev.cluster_id === a.cluster_id)));
     const kids = (await api.get('/v1/actions', { parent_id: a.id, limit: 100 })).actions;
     const pr = a.progress || {};
     const done = ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(a.status);
@@ -257,6 +263,7 @@ export const views = {
   async type(el, ctx) {
     const [kind, name] = ctx.args;
     const t = (await api.get(`/v1/${kind}-types/${name}`))[`${kind}_type`];
+    ctx.watch(() => false); // a type's schema changes with the plugin, not with events
     const rows = Object.entries(t.schema || {}).map(([k, s]) => [k, s.type, s.required ? 'yes' : 'no', s.updatable ? 'yes' : 'no', s.sensitive ? 'yes' : '', reason(s.description)]);
     add(el, h('h1', {}, `${kind === 'profile' ? 'Profile' : 'Policy'} type ${t.name}`),
       table('Properties', ['Property', 'Type', 'Required', 'Updatable', 'Sensitive', 'Description'], rows, 'No properties.'),
