@@ -37,7 +37,7 @@ func TestConsole(t *testing.T) {
 	web("ui-web-v2", map[string]any{"GREETING": "v2"})
 	a.do("POST", "/v1/policies", map[string]any{"policy": map[string]any{"name": "ui-batches",
 		"spec": map[string]any{"type": "senlin.policy.batch", "version": "1.0",
-			"properties": map[string]any{"min_in_service": 3, "max_batch_size": 2, "pause_time": 1}}}}, nil)
+			"properties": map[string]any{"min_in_service": 3, "max_batch_size": 2, "pause_time": 3}}}}, nil)
 	a.do("POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "ui-web", "profile_id": "ui-web", "desired_capacity": 3}}, nil)
 	t.Cleanup(func() { killNodes(a, "ui-web") })
 
@@ -99,7 +99,18 @@ func TestConsole(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form[aria-label="Roll update"] button`)))
 	p.waitFor(60*time.Second, "a batch in progress shown", `window.updates.some(s => /batch [12] of 3/.test(s))`)
 	p.screenshot("cluster-update")
-	p.waitFor(60*time.Second, "the update completed", `window.updates.some(s => s.startsWith('completed, batch 3 of 3, 5 of 5 nodes updated'))`)
+	// Stop it from the console (the update's action is cancelled), then
+	// continue it: the rest of its batches run.
+	p.run("stop the update", chromedp.Click(chromedp.CSS(`button[data-op="stop-update"]`)))
+	p.waitFor(60*time.Second, "the update stopped", `window.updates.some(s => s.startsWith('stopped'))`)
+	p.run("continue the update", chromedp.Click(chromedp.CSS(`button[data-op="continue-update"]`)))
+	p.waitFor(10*time.Second, "the continued update's action linked", `(document.getElementById('flash')||{innerText:''}).innerText.includes('Continue update: accepted.')`)
+	p.waitFor(60*time.Second, "the update completed", `window.updates.some(s => s.startsWith('completed'))`)
+	for _, n := range a.nodes("ui-web") {
+		if n.ProfileName != "ui-web-v2" || n.Status != "ACTIVE" {
+			t.Errorf("after the update, node %s is %s on profile %s; want ACTIVE on ui-web-v2", n.Name, n.Status, n.ProfileName)
+		}
+	}
 
 	// A node's page.
 	p.run("open a node", chromedp.Click(chromedp.CSS(`a[href^="#/nodes/"]`)))

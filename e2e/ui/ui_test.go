@@ -143,10 +143,11 @@ func (a *agent) do(method, path string, body, out any) int {
 }
 
 type node struct {
-	ID     string         `json:"id"`
-	Name   string         `json:"name"`
-	Status string         `json:"status"`
-	Data   map[string]any `json:"data"`
+	ID          string         `json:"id"`
+	Name        string         `json:"name"`
+	Status      string         `json:"status"`
+	ProfileName string         `json:"profile_name"`
+	Data        map[string]any `json:"data"`
 }
 
 func (a *agent) nodes(cluster string) []node {

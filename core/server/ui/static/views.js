@@ -62,8 +62,10 @@ function updateText(u) {
   return s;
 }
 
+// button makes a button; its data-op names the operation for tests.
 function button(text, onclick, cls) {
-  return h('button', { type: 'button', class: cls, onclick }, text);
+  const op = text.toLowerCase().replace(/[^a-z]+/g, '-').replace(/^-|-$/g, '');
+  return h('button', { type: 'button', class: cls, onclick, 'data-op': op }, text);
 }
 
 // form makes a small labelled form whose submit runs fn(values).
@@ -140,9 +142,14 @@ export const views = {
     if (u && ['updating', 'rolling back'].includes(u.status) && u.action) {
       updateOps.push(button('Stop update', () => act(ctx, 'Stop update', () => api.call('PATCH', `/v1/actions/${u.action}`, { action: { status: 'CANCELLED' } }))));
     }
-    if (u && ['paused', 'stopped'].includes(u.status)) {
+    if (u && u.status === 'paused') {
       updateOps.push(button('Resume update', () => act(ctx, 'Resume update', () => post({ update_resume: {} }))));
       updateOps.push(button('Roll back update', () => act(ctx, 'Roll back update', () => post({ update_rollback: {} }))));
+    }
+    // A stopped update is finished by updating to its target again
+    // (docs/orchestration.md); update_resume is for a paused one.
+    if (u && u.status === 'stopped' && u.target_profile) {
+      updateOps.push(button('Continue update', () => act(ctx, 'Continue update', () => api.call('PATCH', path, { cluster: { profile_id: u.target_profile } }))));
     }
     add(el, 
       h('h1', {}, `Cluster ${c.name}`),
