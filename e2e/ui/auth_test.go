@@ -39,21 +39,21 @@ func TestConsoleToken(t *testing.T) {
 	p := newPage(t, ctx)
 
 	p.run("open the console", chromedp.Navigate(a.addr+"/ui/#/profiles"))
-	p.waitFor(10*time.Second, "the token form", `!!document.querySelector('input#token') && document.querySelector('h1').innerText === 'Sign in'`)
+	p.waitFor(20*time.Second, "the token form", `!!document.querySelector('input#token') && document.querySelector('h1').innerText === 'Sign in'`)
 	p.screenshot("sign-in")
 
 	signIn := func(secret string) {
 		p.run("sign in", chromedp.SetValue(chromedp.CSS(`input#token`), secret), chromedp.Click(chromedp.CSS(`form button[type=submit]`)))
 	}
 	signIn("not-a-token")
-	p.waitFor(10*time.Second, "the form again, with the agent's reason", `!!document.querySelector('input#token') && /not valid/.test(document.querySelector('[role=alert]').innerText)`)
+	p.waitFor(20*time.Second, "the form again, with the agent's reason", `!!document.querySelector('input#token') && /not valid/.test(document.querySelector('[role=alert]').innerText)`)
 
 	signIn(tok.Token.Secret)
-	p.waitFor(10*time.Second, "the profiles page", `document.querySelector('h1').innerText === 'Profiles'`)
+	p.waitFor(20*time.Second, "the profiles page", `document.querySelector('h1').innerText === 'Profiles'`)
 	if body := p.text("main"); strings.Contains(body, "default-only") {
 		t.Fatalf("a team-a token sees project default's profile:\n%s", body)
 	}
-	p.waitFor(10*time.Second, "live updates with the token", `document.getElementById('live').dataset.state === 'live'`)
+	p.waitFor(20*time.Second, "live updates with the token", `document.getElementById('live').dataset.state === 'live'`)
 	stored, err := eval[string](p, `JSON.stringify([sessionStorage.getItem('grove.token'), localStorage.length, document.cookie])`)
 	if err != nil {
 		t.Fatal(err)
@@ -64,12 +64,12 @@ func TestConsoleToken(t *testing.T) {
 
 	// The admin's token sees project default's profile.
 	p.run("forget the token", chromedp.Click(chromedp.CSS(`#logout`)))
-	p.waitFor(10*time.Second, "the form after forgetting", `!!document.querySelector('input#token') && sessionStorage.getItem('grove.token') === null`)
+	p.waitFor(20*time.Second, "the form after forgetting", `!!document.querySelector('input#token') && sessionStorage.getItem('grove.token') === null`)
 	signIn(a.token)
-	p.waitFor(10*time.Second, "project default's profile", `document.querySelector('main').innerText.includes('default-only')`)
+	p.waitFor(20*time.Second, "project default's profile", `document.querySelector('main').innerText.includes('default-only')`)
 
 	// A token revoked while the page is open: the next call's 401 brings
 	// the form back.
 	p.run("a stale token", evalStep(`sessionStorage.setItem('grove.token', 'revoked'); location.hash = '#/clusters'; true`))
-	p.waitFor(10*time.Second, "the form after a 401", `!!document.querySelector('input#token')`)
+	p.waitFor(20*time.Second, "the form after a 401", `!!document.querySelector('input#token')`)
 }

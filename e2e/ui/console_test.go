@@ -44,16 +44,16 @@ func TestConsole(t *testing.T) {
 	// The list shows the cluster the API made.
 	p.run("open the console", chromedp.Navigate(a.addr+"/ui/"))
 	p.waitFor(20*time.Second, "the cluster in the list", `[...document.querySelectorAll('tbody th a')].some(a => a.innerText === 'ui-web')`)
-	p.waitFor(10*time.Second, "live updates on", `document.getElementById('live').dataset.state === 'live'`)
+	p.waitFor(20*time.Second, "live updates on", `document.getElementById('live').dataset.state === 'live'`)
 	p.waitFor(20*time.Second, "the cluster ACTIVE with 3 of 3", `document.querySelector('tbody tr').innerText.includes('ACTIVE') && document.querySelector('tbody tr').innerText.includes('3 / 3')`)
 	p.screenshot("clusters")
 	// The filter narrows the list, and says so when nothing is left.
 	p.run("filter", chromedp.SetValue(chromedp.CSS(`form[aria-label="Filter clusters"] input`), "no-such"),
 		chromedp.Click(chromedp.CSS(`form[aria-label="Filter clusters"] button`)))
-	p.waitFor(10*time.Second, "no cluster matching", `location.hash.includes('q=no-such') && document.querySelector('main').innerText.includes('No clusters match.')`)
+	p.waitFor(20*time.Second, "no cluster matching", `location.hash.includes('q=no-such') && document.querySelector('main').innerText.includes('No clusters match.')`)
 	p.run("filter again", chromedp.SetValue(chromedp.CSS(`form[aria-label="Filter clusters"] input`), "ui-w"),
 		chromedp.Click(chromedp.CSS(`form[aria-label="Filter clusters"] button`)))
-	p.waitFor(10*time.Second, "the cluster matching", `location.hash.includes('q=ui-w') && [...document.querySelectorAll('tbody th a')].some(a => a.innerText === 'ui-web')`)
+	p.waitFor(20*time.Second, "the cluster matching", `location.hash.includes('q=ui-w') && [...document.querySelectorAll('tbody th a')].some(a => a.innerText === 'ui-web')`)
 
 	// Its page: three ACTIVE nodes.
 	p.run("open the cluster", chromedp.Click(chromedp.CSS(`tbody th a`)))
@@ -85,7 +85,7 @@ func TestConsole(t *testing.T) {
 	// Scale to five from the console.
 	p.run("resize to 5", chromedp.SetValue(chromedp.CSS(`form[aria-label="Resize"] input`), "5"),
 		chromedp.Click(chromedp.CSS(`form[aria-label="Resize"] button`)))
-	p.waitFor(10*time.Second, "the resize's action linked", `(document.getElementById('flash')||{innerText:''}).innerText.includes('Resize: accepted.') && !!document.querySelector('#flash a[href^="#/actions/"]')`)
+	p.waitFor(20*time.Second, "the resize's action linked", `(document.getElementById('flash')||{innerText:''}).innerText.includes('Resize: accepted.') && !!document.querySelector('#flash a[href^="#/actions/"]')`)
 	p.waitFor(30*time.Second, "five ACTIVE nodes", activeNodes(5))
 
 	// A rolling update from the console, in batches of two.
@@ -104,7 +104,7 @@ func TestConsole(t *testing.T) {
 	p.run("stop the update", chromedp.Click(chromedp.CSS(`button[data-op="stop-update"]`)))
 	p.waitFor(60*time.Second, "the update stopped", `window.updates.some(s => s.startsWith('stopped'))`)
 	p.run("continue the update", chromedp.Click(chromedp.CSS(`button[data-op="continue-update"]`)))
-	p.waitFor(10*time.Second, "the continued update's action linked", `(document.getElementById('flash')||{innerText:''}).innerText.includes('Continue update: accepted.')`)
+	p.waitFor(20*time.Second, "the continued update's action linked", `(document.getElementById('flash')||{innerText:''}).innerText.includes('Continue update: accepted.')`)
 	p.waitFor(60*time.Second, "the update completed", `window.updates.some(s => s.startsWith('completed'))`)
 	for _, n := range a.nodes("ui-web") {
 		if n.ProfileName != "ui-web-v2" || n.Status != "ACTIVE" {
@@ -114,7 +114,7 @@ func TestConsole(t *testing.T) {
 
 	// A node's page.
 	p.run("open a node", chromedp.Click(chromedp.CSS(`a[href^="#/nodes/"]`)))
-	p.waitFor(10*time.Second, "the node page", `document.querySelector('h1').innerText.startsWith('Node ')`)
+	p.waitFor(20*time.Second, "the node page", `document.querySelector('h1').innerText.startsWith('Node ')`)
 	p.screenshot("node")
 
 	// A failed action and its reason.
@@ -124,7 +124,7 @@ func TestConsole(t *testing.T) {
 	p.run("open the actions", chromedp.Navigate(a.addr+"/ui/#/actions?status=FAILED&action=CLUSTER_CREATE"))
 	p.waitFor(30*time.Second, "the failed create listed", `document.querySelector('h1').innerText === 'Actions' && [...document.querySelectorAll('tbody tr')].some(r => r.innerText.includes('FAILED'))`)
 	p.run("open the failed action", chromedp.Click(chromedp.CSS(`tbody th a`)))
-	p.waitFor(10*time.Second, "its reason", `document.querySelector('h1').innerText.startsWith('Action ') && document.querySelector('dl').innerText.includes('no such file or directory')`)
+	p.waitFor(20*time.Second, "its reason", `document.querySelector('h1').innerText.startsWith('Action ') && document.querySelector('dl').innerText.includes('no such file or directory')`)
 	if r := p.text("dl"); !strings.Contains(r, "FAILED") || !strings.Contains(r, "/nonexistent/grove-ui-test") {
 		t.Fatalf("the failed action's page does not give its status and reason:\n%s", r)
 	}
@@ -138,13 +138,13 @@ func TestConsole(t *testing.T) {
 		{"#/types/profile/local.process-1.0", `document.querySelector('h1').innerText.startsWith('Profile type') && document.querySelector('tbody').innerText.includes('command')`, "profile-type"},
 	} {
 		p.run("open "+shot.hash, chromedp.Navigate(a.addr+"/ui/"+shot.hash))
-		p.waitFor(10*time.Second, shot.name+" page", shot.ready)
+		p.waitFor(20*time.Second, shot.name+" page", shot.ready)
 		p.screenshot(shot.name)
 	}
 
 	// A profile's env is sensitive: its page shows it redacted.
 	p.run("open the v2 profile", chromedp.Navigate(a.addr+"/ui/#/profiles/"+profileID(a, "ui-web-v2")))
-	p.waitFor(10*time.Second, "the profile's spec", `document.querySelector('h1').innerText === 'Profile ui-web-v2' && !!document.querySelector('pre')`)
+	p.waitFor(20*time.Second, "the profile's spec", `document.querySelector('h1').innerText === 'Profile ui-web-v2' && !!document.querySelector('pre')`)
 	if spec := p.text("pre"); strings.Contains(spec, `"v2"`) || !strings.Contains(spec, "GREETING") {
 		t.Fatalf("the profile page shows a sensitive value, or not its key:\n%s", spec)
 	}
@@ -152,7 +152,7 @@ func TestConsole(t *testing.T) {
 
 	// Phone width: the cluster page still fits.
 	p.run("phone width", chromedp.EmulateViewport(375, 800), chromedp.Navigate(a.addr+"/ui/#/clusters/ui-web"))
-	p.waitFor(10*time.Second, "the cluster at 375px", `document.querySelector('h1').innerText === 'Cluster ui-web' && `+activeNodes(5))
+	p.waitFor(20*time.Second, "the cluster at 375px", `document.querySelector('h1').innerText === 'Cluster ui-web' && `+activeNodes(5))
 	if overflow, err := eval[bool](p, `document.documentElement.scrollWidth > 375`); err != nil || overflow {
 		t.Fatalf("the page is wider than a 375px screen (err %v)", err)
 	}
@@ -161,11 +161,11 @@ func TestConsole(t *testing.T) {
 	// Delete through the confirmation dialog: Cancel keeps it, Delete
 	// deletes it.
 	p.run("open delete", chromedp.EmulateViewport(1280, 900), chromedp.Click(chromedp.CSS(`button.danger`)))
-	p.waitFor(5*time.Second, "the dialog", `document.getElementById('confirm').open`)
+	p.waitFor(10*time.Second, "the dialog", `document.getElementById('confirm').open`)
 	p.run("cancel", chromedp.Click(chromedp.CSS(`#confirm button[value="cancel"]`)))
-	p.waitFor(5*time.Second, "the dialog closed", `!document.getElementById('confirm').open`)
+	p.waitFor(10*time.Second, "the dialog closed", `!document.getElementById('confirm').open`)
 	p.run("delete", chromedp.Click(chromedp.CSS(`button.danger`)))
-	p.waitFor(5*time.Second, "the dialog", `document.getElementById('confirm').open`)
+	p.waitFor(10*time.Second, "the dialog", `document.getElementById('confirm').open`)
 	p.run("confirm", chromedp.Click(chromedp.CSS(`#confirm-ok`)))
 	p.waitFor(60*time.Second, "the cluster gone", `/Delete cluster ui-web: accepted/.test(document.body.innerText) && /not found|No cluster|could not be found/i.test(document.querySelector('main').innerText)`)
 }
