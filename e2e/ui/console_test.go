@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -187,13 +190,45 @@ func policyID(a *agent, name string) string {
 }
 
 // killNodes kills what is left of a cluster's node processes at the end of
-// a test, by the pids its nodes record (node processes outlive their agent).
+// a test (node processes outlive their agent): the pids its nodes record
+// and their local.process wrappers, found while the agent runs, killed once
+// it has stopped, so no health check restarts them. A wrapper is killed
+// only when its argv names a runtime directory under this agent's data dir.
 func killNodes(a *agent, cluster string) {
+	var pids []int
 	for _, n := range a.nodesQuiet(cluster) {
-		if pid, ok := n.Data["pid"].(float64); ok && pid > 1 {
-			_ = syscall.Kill(int(pid), syscall.SIGKILL)
+		pid, ok := n.Data["pid"].(float64)
+		if !ok || pid <= 1 {
+			continue
+		}
+		pids = append(pids, int(pid))
+		if w := parent(int(pid)); w > 1 {
+			argv := strings.Split(readFile(fmt.Sprintf("/proc/%d/cmdline", w)), "\x00")
+			if len(argv) > 2 && argv[1] == "__process-wrap" && strings.HasPrefix(argv[2], a.dataDir+string(filepath.Separator)) {
+				pids = append(pids, w)
+			}
 		}
 	}
+	a.stop()
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// parent is a process's parent's pid, or 0 when it is gone.
+func parent(pid int) int {
+	s := readFile(fmt.Sprintf("/proc/%d/stat", pid))
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
 }
 
 // nodesQuiet lists a cluster's nodes, none when it is gone.

@@ -58,6 +58,9 @@ type agent struct {
 	addr  string
 	token string
 	log   string
+	// dataDir is the agent's: local.process's wrappers name their node's
+	// runtime directory under it, which tells this test's nodes apart.
+	dataDir string
 }
 
 var listenRE = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
@@ -92,19 +95,28 @@ func startAgent(t *testing.T, dataDir string, args ...string) *agent {
 		_ = a.cmd.Process.Kill()
 		t.Fatalf("the agent did not start; log:\n%s", a.logText())
 	}
+	a.dataDir = dataDir
 	t.Cleanup(func() {
-		_ = a.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = a.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = a.cmd.Process.Kill()
-			<-done
-		}
+		a.stop()
 		logf.Close()
 	})
 	return a
+}
+
+// stop interrupts the agent and waits for it; again, it does nothing.
+func (a *agent) stop() {
+	if a.cmd.ProcessState != nil {
+		return
+	}
+	_ = a.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = a.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = a.cmd.Process.Kill()
+		<-done
+	}
 }
 
 func (a *agent) logText() string {
