@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,6 +31,7 @@ func runAgent(ctx context.Context, env *Env, args []string) error {
 	dataDir := fs.String("data-dir", "", "data directory (default $GROVE_DATA_DIR or ~/.grove)")
 	configFile := fs.String("config", "", "HCL agent config file")
 	logLevel := fs.String("log-level", "info", "trace, debug, info, warn or error")
+	uiFlag := fs.Bool("ui", false, "serve the web console at /ui/ (on by default with -dev; -ui=false turns it off; ui = true in the config)")
 	logJSON := fs.Bool("log-json", false, "log one JSON object per line (log_format = \"json\" in the config)")
 	if _, err := parseFlags(fs, args); err != nil {
 		return err
@@ -52,6 +54,11 @@ func runAgent(ctx context.Context, env *Env, args []string) error {
 		cfg.DataDir = *dataDir
 	}
 	cfg.Dev = *dev
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "ui" {
+			cfg.UI = uiFlag
+		}
+	})
 	if cfg.LogLevel != "" && *logLevel == "info" {
 		*logLevel = cfg.LogLevel
 	}

@@ -186,7 +186,7 @@ func Start(ctx context.Context, cfg *Config, version string, log hclog.Logger) (
 	// The monitor streams the agent's log lines when its logger lets sinks
 	// in (grove agent makes one that does).
 	logs, _ := log.(hclog.InterceptLogger)
-	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Dev: cfg.Dev, Version: version, Logger: log.Named("api"), Host: a.Host,
+	a.http = &http.Server{Handler: server.New(a.Engine, server.Options{AdminToken: cfg.AdminToken, Dev: cfg.Dev, UI: cfg.UIEnabled(), Version: version, Logger: log.Named("api"), Host: a.Host,
 		MaxRequestBytes: cfg.API.MaxRequestBytes, Metrics: server.NewMetrics(a.Metrics), Gatherer: a.Metrics, Logs: logs}),
 		ReadHeaderTimeout: min(10*time.Second, parseDuration(cfg.API.ReadTimeout)), ReadTimeout: parseDuration(cfg.API.ReadTimeout),
 		IdleTimeout: parseDuration(cfg.API.IdleTimeout),

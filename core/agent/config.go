@@ -59,6 +59,9 @@ type Config struct {
 	// are admins of project "default", which holds every host-access grant,
 	// and no bootstrap token is made; so it is refused on any other address.
 	Dev bool
+	// UI serves the web console at /ui/ (`ui = true`, or `grove agent
+	// -ui`). Unset, it is on in dev mode and off otherwise.
+	UI *bool `hcl:"ui,optional"`
 	// SecretsKeyFile holds the key that encrypts sensitive property values
 	// in the store; default <data_dir>/secrets.key, created at first start.
 	// Agents sharing a store must share the key.
@@ -393,4 +396,13 @@ func (c *Config) checkHost() error {
 		return fmt.Errorf("host_down_timeout (%s) must be at least twice host_heartbeat_interval (%s): one late heartbeat must not mark a live host down", timeout, beat)
 	}
 	return nil
+}
+
+// UIEnabled reports whether the agent serves the web console: as the
+// config (or -ui) says, else only in dev mode.
+func (c *Config) UIEnabled() bool {
+	if c.UI != nil {
+		return *c.UI
+	}
+	return c.Dev
 }

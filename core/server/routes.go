@@ -1,5 +1,11 @@
 package server
 
+import (
+	"net/http"
+
+	"github.com/grovehq/grove/core/server/ui"
+)
+
 // routes is the API's route table. Each resource's handlers live in the
 // file named for it: profiles.go, policies.go, clusters.go,
 // cluster_actions.go, cluster_policies.go, operations.go, nodes.go, actions.go,
@@ -101,4 +107,12 @@ func (s *Server) routes() {
 	s.admin("GET /v1/projects/{project}/grants", s.listGrants)
 	s.admin("PUT /v1/projects/{project}/grants/{type}", s.putGrant)
 	s.admin("DELETE /v1/projects/{project}/grants/{type}", s.deleteGrant)
+
+	// The console's files are public, like any page: they hold no data,
+	// and every call they make to the API carries the user's token. They
+	// are not in the route table (TestRouteAccess covers API routes).
+	if s.opts.UI {
+		s.mux.Handle("GET /ui/", ui.Handler())
+		s.mux.Handle("GET /ui", http.RedirectHandler("/ui/", http.StatusMovedPermanently))
+	}
 }

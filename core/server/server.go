@@ -44,6 +44,9 @@ type Options struct {
 	// Dev trusts callers on a loopback address that send no token: they are
 	// admins of project "default". A token, when sent, is checked as usual.
 	Dev bool
+	// UI serves the web console (package core/server/ui) at /ui/: static
+	// files only, which call this same API from the browser.
+	UI bool
 	// FailedAuthBurst is how many requests with bad tokens an address may
 	// send before it is answered 429 (default 10); FailedAuthEvery is how
 	// often one more is allowed (default 1s).
