@@ -14,31 +14,28 @@
 package novatest
 
 import (
-	"bufio"
 	"context"
 	"embed"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
+
+	"github.com/grovehq/grove/internal/pyharness"
 )
 
 //go:embed nova_harness.py api-paste.ini neutron_harness.py
 var harnessFiles embed.FS
 
-// Python is the interpreter the Debian packages are installed for; a pyenv
-// or virtualenv python3 on PATH does not see them.
-const Python = "/usr/bin/python3"
+// Python is the interpreter the harness runs under (pyharness.Python).
+const Python = pyharness.Python
 
 // Packages are the Debian packages the harness needs.
 const Packages = "python3-nova python3-placement python3-oslotest python3-wsgi-intercept python3-requests-mock python3-ddt"
@@ -82,9 +79,8 @@ type Nova struct {
 	// for one; nil when Nova uses its own Neutron fixture.
 	Neutron *Neutron
 
+	proc *pyharness.Proc
 	vars map[string]string
-	cmd  *exec.Cmd
-	done chan struct{}
 }
 
 // Neutron is a real Neutron (neutron_harness.py): Debian's Neutron 21
@@ -104,14 +100,7 @@ type Neutron struct {
 	// SecurityGroup and SecurityGroupID name a security group.
 	SecurityGroup, SecurityGroupID string
 
-	proc *proc
-}
-
-// proc is a harness process.
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	vars map[string]string
+	proc *pyharness.Proc
 }
 
 // Available says why the harness cannot run here, or nil when it can.
@@ -121,23 +110,7 @@ func Available() error { return available(Packages) }
 // here, or nil when it can.
 func AvailableNeutron() error { return available(Packages + " " + NeutronPackages) }
 
-func available(packages string) error {
-	if _, err := os.Stat(Python); err != nil {
-		return fmt.Errorf("the local Nova needs Debian's %s: %w", Python, err)
-	}
-	var missing []string
-	for _, p := range strings.Fields(packages) {
-		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p).Output()
-		if err != nil || !strings.Contains(string(out), "install ok installed") {
-			missing = append(missing, p)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("the local Nova needs the Debian packages %s; install them with: apt-get install -y --no-install-recommends %s",
-			strings.Join(missing, ", "), packages)
-	}
-	return nil
-}
+func available(packages string) error { return pyharness.Available("Nova", packages) }
 
 // Options tune Start.
 type Options struct {
@@ -193,51 +166,12 @@ func Start(ctx context.Context, dir string, opts Options) (*Nova, error) {
 	if neutron != nil {
 		args = append(args, "--neutron-endpoint", neutron.Endpoint)
 	}
-	logf, err := os.Create(filepath.Join(dir, "harness.log"))
+	p, err := pyharness.Start(ctx, "Nova", dir, args, "GROVE_NOVA_READY", "nova.log")
 	if err != nil {
 		neutron.stop()
 		return nil, err
 	}
-	defer logf.Close()
-	cmd := exec.Command(Python, args...)
-	cmd.Dir = dir
-	cmd.Stderr = logf
-	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		neutron.stop()
-		return nil, fmt.Errorf("start the Nova harness: %w", err)
-	}
-	n := &Nova{Dir: dir, cmd: cmd, done: make(chan struct{}), vars: map[string]string{}, Neutron: neutron}
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			k, v, _ := strings.Cut(sc.Text(), "=")
-			if k == "GROVE_NOVA_READY" {
-				ready <- nil
-				break
-			}
-			n.vars[k] = v
-		}
-		// Drain so the harness never blocks on a full pipe.
-		_, _ = io.Copy(io.Discard, out)
-		err := cmd.Wait()
-		close(n.done)
-		ready <- fmt.Errorf("the Nova harness exited before it was ready (%v): %s", err, tail(filepath.Join(dir, "harness.log")))
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			return nil, err
-		}
-	case <-ctx.Done():
-		n.Stop()
-		return nil, fmt.Errorf("the Nova harness was not ready: %w; see %s", ctx.Err(), filepath.Join(dir, "nova.log"))
-	}
+	n := &Nova{Dir: dir, proc: p, vars: p.Vars, Neutron: neutron}
 	n.Endpoint = n.vars["OS_ENDPOINT"]
 	n.ImageEndpoint = n.vars["GROVE_NOVA_IMAGE_ENDPOINT"]
 	n.Token = n.vars["OS_TOKEN"]
@@ -272,30 +206,11 @@ func WriteHarness(dir string) (string, error) {
 	return filepath.Join(dir, "nova_harness.py"), nil
 }
 
-// tail is the end of a log file, for error messages.
-func tail(path string) string {
-	b, _ := os.ReadFile(path)
-	s := strings.TrimSpace(string(b))
-	if len(s) > 2000 {
-		s = "..." + s[len(s)-2000:]
-	}
-	return s
-}
-
 // Stop ends the harness and waits for it to exit: SIGTERM, then SIGKILL
 // after 10 seconds.
 func (n *Nova) Stop() {
 	defer n.Neutron.stop()
-	if n.cmd.Process == nil {
-		return
-	}
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.done:
-	case <-time.After(10 * time.Second):
-		_ = n.cmd.Process.Kill()
-		<-n.done
-	}
+	n.proc.Stop()
 }
 
 // startNeutron runs neutron_harness.py with its files in dir and returns
@@ -304,50 +219,12 @@ func startNeutron(ctx context.Context, dir, script string) (*Neutron, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	logf, err := os.Create(filepath.Join(dir, "harness.log"))
+	p, err := pyharness.Start(ctx, "Neutron", dir, []string{script, "--state-dir", dir, "--die-with-parent"}, "GROVE_NEUTRON_READY", "neutron.log")
 	if err != nil {
 		return nil, err
 	}
-	defer logf.Close()
-	cmd := exec.Command(Python, script, "--state-dir", dir, "--die-with-parent")
-	cmd.Dir = dir
-	cmd.Stderr = logf
-	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the Neutron harness: %w", err)
-	}
-	p := &proc{cmd: cmd, done: make(chan struct{}), vars: map[string]string{}}
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			k, v, _ := strings.Cut(sc.Text(), "=")
-			if k == "GROVE_NEUTRON_READY" {
-				ready <- nil
-				break
-			}
-			p.vars[k] = v
-		}
-		_, _ = io.Copy(io.Discard, out)
-		err := cmd.Wait()
-		close(p.done)
-		ready <- fmt.Errorf("the Neutron harness exited before it was ready (%v): %s", err, tail(filepath.Join(dir, "harness.log")))
-	}()
 	nt := &Neutron{proc: p}
-	select {
-	case err := <-ready:
-		if err != nil {
-			return nil, err
-		}
-	case <-ctx.Done():
-		nt.stop()
-		return nil, fmt.Errorf("the Neutron harness was not ready: %w; see %s", ctx.Err(), filepath.Join(dir, "neutron.log"))
-	}
-	v := p.vars
+	v := p.Vars
 	nt.Endpoint = v["GROVE_NEUTRON_ENDPOINT"]
 	nt.Network, nt.NetworkID = v["GROVE_NEUTRON_NETWORK"], v["GROVE_NEUTRON_NETWORK_ID"]
 	nt.Subnet, nt.SubnetID, nt.Subnet2 = v["GROVE_NEUTRON_SUBNET"], v["GROVE_NEUTRON_SUBNET_ID"], v["GROVE_NEUTRON_SUBNET2"]
@@ -363,15 +240,8 @@ func startNeutron(ctx context.Context, dir, script string) (*Neutron, error) {
 // stop ends the Neutron harness (nothing when nt is nil): SIGTERM, then
 // SIGKILL after 10 seconds.
 func (nt *Neutron) stop() {
-	if nt == nil || nt.proc.cmd.Process == nil {
-		return
-	}
-	_ = nt.proc.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-nt.proc.done:
-	case <-time.After(10 * time.Second):
-		_ = nt.proc.cmd.Process.Kill()
-		<-nt.proc.done
+	if nt != nil {
+		nt.proc.Stop()
 	}
 }
 
@@ -383,7 +253,7 @@ func (nt *Neutron) Client() *gophercloud.ServiceClient {
 }
 
 // Pid is the harness process's id.
-func (n *Nova) Pid() int { return n.cmd.Process.Pid }
+func (n *Nova) Pid() int { return n.proc.Pid() }
 
 // Env is what an agent needs to reach this Nova, KEY=VALUE, as
 // scripts/nova.sh prints it: OS_AUTH_TYPE=admin_token, OS_TOKEN,
@@ -435,13 +305,7 @@ func NeedNeutron(t testing.TB) {
 
 func need(t testing.TB, missing error) {
 	t.Helper()
-	if missing == nil {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%v (.ci/run installs them)", missing)
-	}
-	t.Skip(missing)
+	pyharness.Need(t, missing)
 }
 
 // sharedHarness is one harness of the test binary, started on first use.

@@ -25,31 +25,28 @@
 package octaviatest
 
 import (
-	"bufio"
 	"context"
 	"embed"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/loadbalancers"
+
+	"github.com/grovehq/grove/internal/pyharness"
 )
 
 //go:embed octavia_harness.py
 var harnessFiles embed.FS
 
-// Python is the interpreter the Debian packages are installed for; a pyenv
-// or virtualenv python3 on PATH does not see them.
-const Python = "/usr/bin/python3"
+// Python is the interpreter the harness runs under (pyharness.Python).
+const Python = pyharness.Python
 
 // Packages are the Debian packages the harness needs.
 const Packages = "python3-octavia python3-oslotest python3-wsgi-intercept python3-requests-mock python3-ddt"
@@ -78,29 +75,12 @@ type Octavia struct {
 	// harness.log), octavia.conf, the database, env and clouds.yaml.
 	Dir string
 
+	proc *pyharness.Proc
 	vars map[string]string
-	cmd  *exec.Cmd
-	done chan struct{}
 }
 
 // Available says why the harness cannot run here, or nil when it can.
-func Available() error {
-	if _, err := os.Stat(Python); err != nil {
-		return fmt.Errorf("the local Octavia needs Debian's %s: %w", Python, err)
-	}
-	var missing []string
-	for _, p := range strings.Fields(Packages) {
-		out, err := exec.Command("dpkg-query", "-W", "-f=${Status}", p).Output()
-		if err != nil || !strings.Contains(string(out), "install ok installed") {
-			missing = append(missing, p)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("the local Octavia needs the Debian packages %s; install them with: apt-get install -y --no-install-recommends %s",
-			strings.Join(missing, ", "), Packages)
-	}
-	return nil
-}
+func Available() error { return pyharness.Available("Octavia", Packages) }
 
 // Options tune StartWith.
 type Options struct {
@@ -146,49 +126,11 @@ func StartWith(ctx context.Context, dir string, opts Options) (*Octavia, error) 
 	if opts.RemoveDir {
 		args = append(args, "--remove-state-on-exit")
 	}
-	logf, err := os.Create(filepath.Join(dir, "harness.log"))
+	p, err := pyharness.Start(ctx, "Octavia", dir, args, "GROVE_OCTAVIA_READY", "octavia.log")
 	if err != nil {
 		return nil, err
 	}
-	defer logf.Close()
-	cmd := exec.Command(Python, args...)
-	cmd.Dir = dir
-	cmd.Stderr = logf
-	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the Octavia harness: %w", err)
-	}
-	o := &Octavia{Dir: dir, cmd: cmd, done: make(chan struct{}), vars: map[string]string{}}
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			k, v, _ := strings.Cut(sc.Text(), "=")
-			if k == "GROVE_OCTAVIA_READY" {
-				ready <- nil
-				break
-			}
-			o.vars[k] = v
-		}
-		// Drain so the harness never blocks on a full pipe.
-		_, _ = io.Copy(io.Discard, out)
-		err := cmd.Wait()
-		close(o.done)
-		ready <- fmt.Errorf("the Octavia harness exited before it was ready (%v): %s", err, tail(filepath.Join(dir, "harness.log")))
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			return nil, err
-		}
-	case <-ctx.Done():
-		o.Stop()
-		return nil, fmt.Errorf("the Octavia harness was not ready: %w; see %s", ctx.Err(), filepath.Join(dir, "octavia.log"))
-	}
+	o := &Octavia{Dir: dir, proc: p, vars: p.Vars}
 	o.Endpoint = o.vars["GROVE_OCTAVIA_ENDPOINT"]
 	o.ProjectID = o.vars["GROVE_OCTAVIA_PROJECT_ID"]
 	o.Token = o.vars["GROVE_OCTAVIA_TOKEN"]
@@ -219,33 +161,12 @@ func WriteHarness(dir string) (string, error) {
 	return path, nil
 }
 
-// tail is the end of a log file, for error messages.
-func tail(path string) string {
-	b, _ := os.ReadFile(path)
-	s := strings.TrimSpace(string(b))
-	if len(s) > 2000 {
-		s = "..." + s[len(s)-2000:]
-	}
-	return s
-}
-
 // Stop ends the harness and waits for it to exit: SIGTERM, then SIGKILL
 // after 10 seconds.
-func (o *Octavia) Stop() {
-	if o.cmd.Process == nil {
-		return
-	}
-	_ = o.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-o.done:
-	case <-time.After(10 * time.Second):
-		_ = o.cmd.Process.Kill()
-		<-o.done
-	}
-}
+func (o *Octavia) Stop() { o.proc.Stop() }
 
 // Pid is the harness process's id.
-func (o *Octavia) Pid() int { return o.cmd.Process.Pid }
+func (o *Octavia) Pid() int { return o.proc.Pid() }
 
 // Env is what a client needs to reach this Octavia, KEY=VALUE, as
 // scripts/octavia.sh prints it: GROVE_OCTAVIA_ENDPOINT, _PROJECT_ID,
@@ -276,14 +197,7 @@ func (o *Octavia) LoadBalancer() *gophercloud.ServiceClient {
 // since CI installs them (.ci/run).
 func Need(t testing.TB) {
 	t.Helper()
-	err := Available()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%v (.ci/run installs them)", err)
-	}
-	t.Skip(err)
+	pyharness.Need(t, Available())
 }
 
 // shared is the test binary's one harness: tests that create their own
