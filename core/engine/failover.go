@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
@@ -82,8 +84,9 @@ type monitorView struct {
 // cluster's own instances are does not move the ranking), each host's
 // instance row with its status read from the cluster's node there, and
 // the hosts' maintenance and this agent's start. A peer whose host is down
-// or gone has no data (no instance); this host always has one.
-func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[string]*model.Host) (*monitorView, error) {
+// or gone has no data (no instance); the local host me always has one
+// (none when me is empty: an onlooker's view).
+func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[string]*model.Host, me string) (*monitorView, error) {
 	settings, err := monitorSettings(cl)
 	if err != nil {
 		return nil, err
@@ -122,11 +125,10 @@ func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[
 	if err != nil {
 		return nil, err
 	}
-	me := e.cfg.HostName
 	for _, r := range rows {
 		v.rows[r.Host] = r
 	}
-	if v.rows[me] == nil {
+	if me != "" && v.rows[me] == nil {
 		v.rows[me] = &model.Instance{ClusterID: cl.ID, Host: me, State: monitor.Idle, Since: e.cfg.Now()}
 	}
 	now := e.cfg.Now()
@@ -141,7 +143,7 @@ func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[
 		if h != nil && h.State == model.HostMaintenance {
 			x.Maintenance = h.Heartbeat
 		}
-		if host == me {
+		if me != "" && host == me {
 			x.Joined = e.joined
 		}
 		v.in.Instances = append(v.in.Instances, x)
@@ -165,11 +167,11 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 	if !hostLocal(prof.Type) {
 		return nil // the monitor runs on the hosts of host-local clusters only
 	}
-	v, err := e.monitorInput(ctx, cl, hosts)
+	me := e.cfg.HostName
+	v, err := e.monitorInput(ctx, cl, hosts, me)
 	if err != nil {
 		return err
 	}
-	me := e.cfg.HostName
 	row := v.rows[me]
 	resolved := false
 	// No action runs on the cluster (the health round skips busy ones), so
@@ -258,4 +260,58 @@ func (e *Engine) followMonitor(ctx context.Context, cl *model.Cluster) error {
 		return err
 	}
 	return e.settle(ctx, cl.ID, model.ClusterGlobalSyncAction, followHosts, nil)
+}
+
+// InstanceView is one host's instance of a failover or flex cluster as
+// the API shows it: <status> <monitor state> <flags>.
+type InstanceView struct {
+	Host   string
+	Status string
+	State  string
+	Flags  string
+	Frozen bool
+	Since  time.Time
+	Reason string
+}
+
+// ClusterInstances shows a failover or flex cluster's instances, one per
+// host that recorded one: the status read from its node there (n/a when
+// its host is down or gone), the monitor state its host recorded and the
+// flags of the placement decision. Other clusters have none (nil, nil).
+func (e *Engine) ClusterInstances(ctx context.Context, cl *model.Cluster) ([]InstanceView, error) {
+	if !monitored(cl) {
+		return nil, nil
+	}
+	rows, err := e.store.ListInstances(ctx, cl.ID)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	all, err := e.store.ListHosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hosts := make(map[string]*model.Host, len(all))
+	for _, h := range all {
+		hosts[h.Name] = h
+	}
+	steps := map[string]monitor.Step{}
+	if v, err := e.monitorInput(ctx, cl, hosts, ""); err == nil {
+		if ss, err := monitor.Decide(v.in); err == nil {
+			for _, s := range ss {
+				steps[s.Host] = s
+			}
+		}
+	}
+	out := make([]InstanceView, 0, len(rows))
+	for _, r := range rows {
+		x := InstanceView{Host: r.Host, Status: monitor.NA, State: cmp.Or(r.State, monitor.Idle), Frozen: r.Frozen, Since: r.Since, Reason: r.Reason}
+		if s, ok := steps[r.Host]; ok {
+			x.Status, x.Flags = s.Status, s.Flags
+		}
+		if h := hosts[r.Host]; h == nil || h.State == model.HostDown {
+			x.Status = monitor.NA
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"sync"
@@ -76,7 +77,7 @@ func TestFailoverClusterMonitor(t *testing.T) {
 	}
 	a, aStore := h.hostEngine("engine-a", "a")
 	h.eng = a
-	h.hostEngine("engine-b", "b")
+	b, _ := h.hostEngine("engine-b", "b")
 	h.hostEngine("engine-c", "c")
 	h.profileOf("proc", process.TypeName, map[string]any{"command": []any{"sleep", "600"}, "stop_timeout": 0})
 	cl := h.create(engine.ClusterCreate{Name: "pg", Profile: "proc", Config: failoverConfig("ha")})
@@ -123,6 +124,10 @@ func TestFailoverClusterMonitor(t *testing.T) {
 			t.Errorf("host %s's instance is %q while a runs; want idle", host, r.State)
 		}
 	}
+	// As the API shows it: a up, the others down and idle; a leads.
+	if got := h.instances(cl); got["a"] != "up idle L" || got["b"] != "down idle -" || got["c"] != "down idle -" {
+		t.Errorf("instances %v; want a up idle L, b and c down idle", got)
+	}
 	// Its size is the monitors'.
 	if _, err := h.act(cl, `{"scale_out": {"count": 1}}`); err == nil || !strings.Contains(err.Error(), "failover cluster") {
 		t.Errorf("scale_out on a failover cluster: %v, want a refusal saying it is a failover cluster", err)
@@ -136,6 +141,7 @@ func TestFailoverClusterMonitor(t *testing.T) {
 	// a's agent dies and its host goes down: b, the next in rank, takes
 	// over after its ready period; c stays idle.
 	aStore.kill()
+	h.eng = b
 	h.downAfterHeartbeats(t, "a", "b", "c")
 	var next string
 	waitFor(t, 20*time.Second, func() (bool, string) {
@@ -156,9 +162,27 @@ func TestFailoverClusterMonitor(t *testing.T) {
 		return fmt.Sprint(up) == "["+next+"]" && rows[next].State == monitor.Idle,
 			fmt.Sprintf("active on %v among b and c, states %v", up, rowStates(rows))
 	})
+	if got := h.instances(cl); got["a"] != "n/a idle L" || got[next] != "up idle -" {
+		t.Errorf("instances %v after the takeover; want a n/a (its host is down), %s up idle", got, next)
+	}
 	if next != "b" {
 		t.Errorf("host %s took over; want b, the next host in the default placement's order", next)
 	}
+}
+
+// instances are a cluster's instances as the API shows them, by host:
+// "<status> <state> <flags>" ("-" for no flags).
+func (h *harness) instances(cl *model.Cluster) map[string]string {
+	h.t.Helper()
+	got, err := h.eng.ClusterInstances(h.ctx(), h.getCluster(cl.ID))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, x := range got {
+		out[x.Host] = strings.TrimSpace(x.Status + " " + x.State + " " + cmp.Or(x.Flags, "-"))
+	}
+	return out
 }
 
 // rowStates shows instance rows as host: state (reason).
