@@ -66,13 +66,13 @@ type Cluster struct {
 	// nodes: Nodes then holds only the first MaxInlineIDs (by index). A
 	// Grove addition Senlin clients ignore.
 	NodesSummary *IDsSummary `json:"nodes_summary,omitempty"`
-	// Instances are a failover or flex cluster's instances, one per host
+	// Instances are a failover cluster's instances, one per host
 	// whose instance monitor recorded one (docs/failover.md); shown by a
 	// cluster GET only. A Grove addition Senlin clients ignore.
 	Instances []ClusterInstance `json:"instances,omitempty"`
 }
 
-// ClusterInstance is one host's instance of a failover or flex cluster:
+// ClusterInstance is one host's instance of a failover cluster:
 // <status> <monitor state> <flags>, as OpenSVC shows it.
 type ClusterInstance struct {
 	Host string `json:"host"`

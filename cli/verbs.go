@@ -695,7 +695,7 @@ func clusterStatus(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 	}
 	w.Flush()
 	if len(cl.Instances) > 0 {
-		// A failover or flex cluster: each host's instance as OpenSVC shows
+		// A failover cluster: each host's instance as OpenSVC shows
 		// it, <host> <status> <monitor state> <flags> (docs/failover.md).
 		fmt.Fprintln(env.Stdout, "\nInstances:")
 		var buf strings.Builder

@@ -26,14 +26,37 @@ func topologyOf(cl *model.Cluster) string {
 }
 
 // monitored says whether a cluster runs an instance monitor on each host:
-// its topology is failover or flex (docs/failover.md).
+// its topology is failover (docs/failover.md). A flex cluster still runs
+// as a replicated one, sized by desired_capacity: its flex_target sizing
+// is not built, and flex clusters sized by hand exist (the Terraform
+// provider's tests make one).
 func monitored(cl *model.Cluster) bool {
-	t := topologyOf(cl)
-	return t == monitor.Failover || t == monitor.Flex
+	return topologyOf(cl) == monitor.Failover
 }
 
-// monitorRefusal is the message a manual change of a failover or flex
-// cluster's size gets: its instance monitors decide where it runs.
+// monitorRuns says whether the instance monitors run a cluster: a failover
+// cluster of a host-local profile. Others (drivers reachable from
+// any agent) still run as replicated clusters.
+func (e *Engine) monitorRuns(ctx context.Context, cl *model.Cluster) (bool, error) {
+	if !monitored(cl) {
+		return false, nil
+	}
+	prof, err := e.store.GetProfile(ctx, cl.ProfileID)
+	if err != nil {
+		return false, err
+	}
+	return hostLocal(prof.Type), nil
+}
+
+// runsMonitor is monitorRuns for the health round, where a profile that
+// cannot be read counts as not monitored (the round logs nothing for it).
+func (e *Engine) runsMonitor(ctx context.Context, cl *model.Cluster) bool {
+	runs, _ := e.monitorRuns(ctx, cl)
+	return runs
+}
+
+// monitorRefusal is the message a manual change of a failover cluster's
+// size gets: its instance monitors decide where it runs.
 func monitorRefusal(cl *model.Cluster, what string) error {
 	return BadRequest("The cluster '%s' is a %s cluster (grove.failover topology %s): its instance monitors start and stop its nodes, one per host at most, and its desired_capacity follows them, so %s is refused.", cl.Name, topologyOf(cl), topologyOf(cl), what)
 }
@@ -151,8 +174,8 @@ func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[
 	return v, nil
 }
 
-// monitorRound runs this host's instance monitor for a failover or flex
-// cluster whose profile is host-local, on the health round, for a cluster
+// monitorRound runs this host's instance monitor for a failover cluster
+// whose profile is host-local, on the health round, for a cluster
 // with no action: it resolves how this host's last start or stop ended,
 // decides every host's step (every host runs the same decision with
 // itself as local) and applies only its own: it records its instance's
@@ -160,12 +183,8 @@ func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[
 // creating one placed here) or deletes this host's nodes. A write that
 // lost to another writer is read again next round.
 func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[string]*model.Host) error {
-	prof, err := e.store.GetProfile(ctx, cl.ProfileID)
-	if err != nil {
-		return err
-	}
-	if !hostLocal(prof.Type) {
-		return nil // the monitor runs on the hosts of host-local clusters only
+	if runs, err := e.monitorRuns(ctx, cl); err != nil || !runs {
+		return err // the monitor runs on the hosts of host-local clusters only
 	}
 	me := e.cfg.HostName
 	v, err := e.monitorInput(ctx, cl, hosts, me)
@@ -262,7 +281,7 @@ func (e *Engine) followMonitor(ctx context.Context, cl *model.Cluster) error {
 	return e.settle(ctx, cl.ID, model.ClusterGlobalSyncAction, followHosts, nil)
 }
 
-// InstanceView is one host's instance of a failover or flex cluster as
+// InstanceView is one host's instance of a failover cluster as
 // the API shows it: <status> <monitor state> <flags>.
 type InstanceView struct {
 	Host   string
@@ -274,7 +293,7 @@ type InstanceView struct {
 	Reason string
 }
 
-// ClusterInstances shows a failover or flex cluster's instances, one per
+// ClusterInstances shows a failover cluster's instances, one per
 // host that recorded one: the status read from its node there (n/a when
 // its host is down or gone), the monitor state its host recorded and the
 // flags of the placement decision. Other clusters have none (nil, nil).

@@ -124,8 +124,8 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 			if err := e.globalSync(ctx, cl); err != nil && ctx.Err() == nil {
 				e.log.Warn("global cluster sync failed", "cluster", cl.Name, "error", err)
 			}
-		case monitored(cl):
-			// The instance monitors below move a failover or flex
+		case own && monitored(cl) && e.runsMonitor(ctx, cl):
+			// The instance monitors below move a failover
 			// cluster, not the replicated cluster's host moves.
 		case own:
 			if err := e.moveOffHosts(ctx, cl, hosts); err != nil && ctx.Err() == nil {
