@@ -243,6 +243,13 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 	switch step.Action {
 	case monitor.ActionStart:
 		in.Create = []string{me}
+		// A node left failed on this host goes with the start, so the
+		// host keeps one node of the cluster at most.
+		in.Reasons = map[string]string{}
+		for _, n := range v.nodes[me] {
+			in.Shutdown = append(in.Shutdown, n.ID)
+			in.Reasons[n.ID] = fmt.Sprintf("Node %s on host %s is replaced by the instance monitor's start: it is %s.", n.Name, me, n.Status)
+		}
 	case monitor.ActionStop:
 		in.Reasons = map[string]string{}
 		for _, n := range v.nodes[me] {
