@@ -196,3 +196,31 @@ func rowStates(rows map[string]*model.Instance) map[string]string {
 	}
 	return out
 }
+
+// TestFailoverStartFailed: a start that fails (the command does not
+// exist) leaves the leader's instance in start failed, with the outcome
+// recorded, and no node of the cluster ACTIVE.
+func TestFailoverStartFailed(t *testing.T) {
+	h := newIdleHarness(t, nil)
+	a, _ := h.hostEngine("engine-a", "a")
+	h.eng = a
+	h.profileOf("broken", process.TypeName, map[string]any{"command": []any{"/nonexistent/grove-failover-test"}, "stop_timeout": 0})
+	cl := h.create(engine.ClusterCreate{Name: "broken", Profile: "broken", Config: failoverConfig("ha")})
+	// A lone host has no peer to contest its start: it starts at once.
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		r := h.instanceRows(cl.ID)["a"]
+		return r != nil && r.State == monitor.StartFailed, fmt.Sprintf("a's instance %+v, want start failed", r)
+	})
+	if up := h.activeOn(cl.ID, "a"); len(up) != 0 {
+		t.Errorf("active nodes on %v after a failed start", up)
+	}
+	// It stays blocked: more rounds start nothing.
+	for range 5 {
+		if err := a.CheckHealth(h.ctx()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := h.instanceRows(cl.ID)["a"]; r.State != monitor.StartFailed {
+		t.Errorf("a's instance is %q after more rounds; want start failed until a clear", r.State)
+	}
+}
