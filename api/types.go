@@ -66,6 +66,27 @@ type Cluster struct {
 	// nodes: Nodes then holds only the first MaxInlineIDs (by index). A
 	// Grove addition Senlin clients ignore.
 	NodesSummary *IDsSummary `json:"nodes_summary,omitempty"`
+	// Instances are a failover cluster's instances, one per host
+	// whose instance monitor recorded one (docs/failover.md); shown by a
+	// cluster GET only. A Grove addition Senlin clients ignore.
+	Instances []ClusterInstance `json:"instances,omitempty"`
+}
+
+// ClusterInstance is one host's instance of a failover cluster:
+// <status> <monitor state> <flags>, as OpenSVC shows it.
+type ClusterInstance struct {
+	Host string `json:"host"`
+	// Status is up, down, warn or n/a (its host is down or gone).
+	Status string `json:"status"`
+	// State is the monitor state (idle, ready, starting, ...).
+	State string `json:"state"`
+	// Flags: A hard affinity violation, C constraints violation, F frozen,
+	// L natural placement leader.
+	Flags  string `json:"flags"`
+	Frozen bool   `json:"frozen"`
+	// Since is when the instance entered State.
+	Since  *string `json:"since"`
+	Reason string  `json:"reason,omitempty"`
 }
 
 // IDsSummary stands in for the part of a list of ids the API does not

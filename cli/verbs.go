@@ -694,6 +694,26 @@ func clusterStatus(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 		fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%s\t%s\t%s\n", n.Name, n.Index, n.Status, restarts, n.ProfileName, cell(n.Data["address"], false), n.StatusReason)
 	}
 	w.Flush()
+	if len(cl.Instances) > 0 {
+		// A failover cluster: each host's instance as OpenSVC shows
+		// it, <host> <status> <monitor state> <flags> (docs/failover.md).
+		fmt.Fprintln(env.Stdout, "\nInstances:")
+		var buf strings.Builder
+		w := tabwriter.NewWriter(&buf, 0, 2, 2, ' ', 0)
+		fmt.Fprintln(w, "  HOST\tSTATUS\tMONITOR\tFLAGS\tREASON")
+		for _, x := range cl.Instances {
+			flags := x.Flags
+			if flags == "" {
+				flags = "-"
+			}
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", x.Host, x.Status, x.State, flags, x.Reason)
+		}
+		w.Flush()
+		// Without a reason a row would end in the padding of its column.
+		for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+			fmt.Fprintln(env.Stdout, strings.TrimRight(line, " "))
+		}
+	}
 	if u, ok := cl.Data["update"].(map[string]any); ok {
 		fmt.Fprintf(env.Stdout, "\nUpdate: %v (%v), batch %v of %v, %v of %v nodes updated, %v failed\n", u["status"], u["order"], u["batch"], u["batches"],
 			u["updated"], u["total"], u["failures"])

@@ -62,6 +62,9 @@
 //     local.process node goes to, moving nodes off down and draining
 //     hosts), global.go (global clusters: one node per eligible host,
 //     from the pure global-mode decision, on the health round),
+//     failover.go (failover clusters: each agent host runs the instance
+//     monitor on the health round and applies its own step; the
+//     instances a cluster GET shows),
 //     healthpolicy.go (what a bound health policy
 //     changes: interval, detection modes, polling a URL per node, the
 //     recovery action), reconcile.go (nodes left mid-operation at

@@ -168,6 +168,9 @@ type Engine struct {
 	// lastBeat is this engine's last heartbeat of its host.
 	beatMu   sync.Mutex
 	lastBeat time.Time
+	// joined is when this agent started as a host: its instance
+	// monitors' rejoin grace runs from here.
+	joined time.Time
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
@@ -229,6 +232,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.log.Info("reclaimed unfinished actions", "count", n)
 	}
 	if e.isHost() {
+		e.joined = e.cfg.Now()
 		// Before any work, so this agent's host takes nodes at once.
 		if err := e.heartbeat(ctx); err != nil {
 			return fmt.Errorf("record this agent's host %s at start-up: %w", e.cfg.HostName, err)

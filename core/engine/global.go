@@ -194,6 +194,9 @@ func (e *Engine) doGlobalSync(ctx context.Context, a *model.Action) error {
 	if len(in.Shutdown) > 0 {
 		parts = append(parts, fmt.Sprintf("shut down %d nodes whose hosts are not eligible", len(in.Shutdown)))
 	}
+	if monitored(cl) {
+		return e.end(ctx, a, cl.ID, "Instance monitor: "+strings.Replace(strings.Join(parts, "; "), "whose hosts are not eligible", "on its host", 1)+".")
+	}
 	return e.end(ctx, a, cl.ID, "Global cluster follows its hosts: "+strings.Join(parts, "; ")+".")
 }
 

@@ -124,9 +124,22 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 			if err := e.globalSync(ctx, cl); err != nil && ctx.Err() == nil {
 				e.log.Warn("global cluster sync failed", "cluster", cl.Name, "error", err)
 			}
+		case own && monitored(cl) && e.runsMonitor(ctx, cl):
+			// The instance monitors below move a failover
+			// cluster, not the replicated cluster's host moves.
 		case own:
 			if err := e.moveOffHosts(ctx, cl, hosts); err != nil && ctx.Err() == nil {
 				e.log.Warn("moving nodes off their hosts failed", "cluster", cl.Name, "error", err)
+			}
+		}
+	}
+	if e.isHost() {
+		for _, cl := range idle {
+			if !monitored(cl) {
+				continue
+			}
+			if err := e.monitorRound(ctx, cl, hosts); err != nil && ctx.Err() == nil {
+				e.log.Warn("instance monitor round failed", "cluster", cl.Name, "host", e.cfg.HostName, "error", err)
 			}
 		}
 	}

@@ -68,6 +68,13 @@ func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body
 	if isGlobal(cl) && slices.Contains([]string{"add_nodes", "del_nodes", "resize", "scale_in", "scale_out"}, name) {
 		return nil, globalRefusal(cl, name)
 	}
+	if slices.Contains([]string{"add_nodes", "del_nodes", "resize", "scale_in", "scale_out"}, name) {
+		if runs, err := e.monitorRuns(ctx, cl); err != nil {
+			return nil, err
+		} else if runs {
+			return nil, monitorRefusal(cl, name)
+		}
+	}
 	var action string
 	var inputs any
 	switch name {

@@ -53,6 +53,9 @@ func (e *Engine) CreateCluster(ctx context.Context, c Caller, req ClusterCreate)
 	if err != nil {
 		return nil, nil, bodyRef("profile_id", err)
 	}
+	if monitored(&model.Cluster{Config: req.Config}) && hostLocal(profile.Type) && (deref(req.DesiredCapacity, 0) > 0 || deref(req.MinSize, 0) > 0) {
+		return nil, nil, BadRequest("desired_capacity and min_size must be left out (or 0) for a failover cluster of %s (grove.failover topology failover): its instance monitors start its nodes, one per host at most, and its desired_capacity follows them.", profile.Type)
+	}
 	// Checked again here: a grant taken back stops new clusters of the type.
 	if err := e.checkProfileAccess(ctx, c.Project, profile); err != nil {
 		return nil, nil, err
@@ -157,6 +160,13 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 	}
 	if (req.DesiredCapacity != nil || req.MinSize != nil) && isGlobal(cl) {
 		return nil, nil, globalRefusal(cl, "a change of desired_capacity or min_size")
+	}
+	if req.DesiredCapacity != nil || req.MinSize != nil {
+		if runs, err := e.monitorRuns(ctx, cl); err != nil {
+			return nil, nil, err
+		} else if runs {
+			return nil, nil, monitorRefusal(cl, "a change of desired_capacity or min_size")
+		}
 	}
 	if req.DesiredCapacity != nil || req.MinSize != nil || req.MaxSize != nil {
 		if err := inRange("desired_capacity", req.DesiredCapacity, 0, MaxCount); err != nil {

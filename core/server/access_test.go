@@ -19,6 +19,7 @@ import (
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/server"
+	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/core/store/sqlite"
 	"github.com/grovehq/grove/plugins/host"
 )
@@ -31,6 +32,7 @@ type authAPI struct {
 	url string
 	e   *engine.Engine
 	srv *server.Server
+	st  store.Store
 }
 
 func newAuthAPI(t testing.TB, opts server.Options) *authAPI {
@@ -56,7 +58,7 @@ func newAuthAPI(t testing.TB, opts server.Options) *authAPI {
 	srv := server.New(e, opts)
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
-	return &authAPI{t: t, url: ts.URL, e: e, srv: srv}
+	return &authAPI{t: t, url: ts.URL, e: e, srv: srv, st: st}
 }
 
 // token makes a token directly through the engine and returns its secret.

@@ -80,7 +80,16 @@ func (s *Server) showCluster(w http.ResponseWriter, r *http.Request, c engine.Ca
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"cluster": s.toCluster(s.ctx(r), cl)})
+	out := s.toCluster(s.ctx(r), cl)
+	inst, err := s.e.ClusterInstances(s.ctx(r), cl)
+	if err != nil {
+		return err
+	}
+	for _, x := range inst {
+		out.Instances = append(out.Instances, api.ClusterInstance{Host: x.Host, Status: x.Status, State: x.State, Flags: x.Flags,
+			Frozen: x.Frozen, Since: ts(x.Since), Reason: x.Reason})
+	}
+	s.writeJSON(w, http.StatusOK, map[string]any{"cluster": out})
 	return nil
 }
 

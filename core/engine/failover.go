@@ -1,0 +1,343 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/orchestrator/monitor"
+	"github.com/grovehq/grove/core/orchestrator/placement"
+	"github.com/grovehq/grove/core/store"
+)
+
+// topologyOf is a cluster's grove.failover topology; empty means
+// replicated.
+func topologyOf(cl *model.Cluster) string {
+	f, _ := cl.Config[api.ConfigFailover].(map[string]any)
+	t, _ := f["topology"].(string)
+	return t
+}
+
+// monitored says whether a cluster runs an instance monitor on each host:
+// its topology is failover (docs/failover.md). A flex cluster still runs
+// as a replicated one, sized by desired_capacity: its flex_target sizing
+// is not built, and flex clusters sized by hand exist (the Terraform
+// provider's tests make one).
+func monitored(cl *model.Cluster) bool {
+	return topologyOf(cl) == monitor.Failover
+}
+
+// monitorRuns says whether the instance monitors run a cluster: a failover
+// cluster of a host-local profile. Others (drivers reachable from
+// any agent) still run as replicated clusters.
+func (e *Engine) monitorRuns(ctx context.Context, cl *model.Cluster) (bool, error) {
+	if !monitored(cl) {
+		return false, nil
+	}
+	prof, err := e.store.GetProfile(ctx, cl.ProfileID)
+	if err != nil {
+		return false, err
+	}
+	return hostLocal(prof.Type), nil
+}
+
+// runsMonitor is monitorRuns for the health round, where a profile that
+// cannot be read counts as not monitored (the round logs nothing for it).
+func (e *Engine) runsMonitor(ctx context.Context, cl *model.Cluster) bool {
+	runs, _ := e.monitorRuns(ctx, cl)
+	return runs
+}
+
+// monitorRefusal is the message a manual change of a failover cluster's
+// size gets: its instance monitors decide where it runs.
+func monitorRefusal(cl *model.Cluster, what string) error {
+	return BadRequest("The cluster '%s' is a %s cluster (grove.failover topology %s): its instance monitors start and stop its nodes, one per host at most, and its desired_capacity follows them, so %s is refused.", cl.Name, topologyOf(cl), topologyOf(cl), what)
+}
+
+// monitorSettings reads a cluster's grove.failover setting as the monitor
+// does; the API validated it when it was set.
+func monitorSettings(cl *model.Cluster) (monitor.Settings, error) {
+	var s monitor.Settings
+	raw, err := json.Marshal(cl.Config[api.ConfigFailover])
+	if err == nil {
+		err = json.Unmarshal(raw, &s)
+	}
+	if err != nil {
+		return s, fmt.Errorf("the grove.failover setting of cluster '%s' cannot be read: %w", cl.Name, err)
+	}
+	return s, nil
+}
+
+// instanceStatus is a host's instance status from the cluster's nodes on
+// that host: up when one is ACTIVE, warn when one is alive otherwise
+// (being made, changed or degraded), down when there is none or only
+// failed or leaving ones.
+func instanceStatus(nodes []*model.Node) string {
+	status := monitor.Down
+	for _, n := range nodes {
+		switch n.Status {
+		case model.NodeActive:
+			return monitor.Up
+		case model.NodeError, model.NodeDeleting:
+		default:
+			status = monitor.Warn
+		}
+	}
+	return status
+}
+
+// monitorView is what one monitor round read: the decision's input, the
+// stored rows by host and the cluster's nodes by host.
+type monitorView struct {
+	in    monitor.Input
+	rows  map[string]*model.Instance
+	nodes map[string][]*model.Node
+}
+
+// monitorInput builds the instance monitor's input for a cluster from the
+// store: its settings, the placement decision over the agent hosts (the
+// bound placement policy's ranking, the default one without; where the
+// cluster's own instances are does not move the ranking), each host's
+// instance row with its status read from the cluster's node there, and
+// the hosts' maintenance and this agent's start. A peer whose host is down
+// or gone has no data (no instance); the local host me always has one
+// (none when me is empty: an onlooker's view).
+func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[string]*model.Host, me string) (*monitorView, error) {
+	settings, err := monitorSettings(cl)
+	if err != nil {
+		return nil, err
+	}
+	props, _, err := e.boundPlacement(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := e.placementSnapshot(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if snap.Err != "" {
+		return nil, fmt.Errorf("the hosts of cluster '%s' cannot be read: %s", cl.Name, snap.Err)
+	}
+	s := decisionSnapshot(cl.Name, props, snap)
+	s.Instances = slices.DeleteFunc(s.Instances, func(x placement.Instance) bool { return x.Cluster == cl.Name })
+	s.Add = 1
+	d, err := placement.Decide(s)
+	if err != nil {
+		return nil, fmt.Errorf("the placement of cluster '%s': %w", cl.Name, err)
+	}
+	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil {
+		return nil, err
+	}
+	v := &monitorView{rows: map[string]*model.Instance{}, nodes: map[string][]*model.Node{}}
+	for _, n := range nodes {
+		h := n.Host
+		if h == "" {
+			h = placedOn(n.Data)
+		}
+		v.nodes[h] = append(v.nodes[h], n)
+	}
+	rows, err := e.store.ListInstances(ctx, cl.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		v.rows[r.Host] = r
+	}
+	if me != "" && v.rows[me] == nil {
+		v.rows[me] = &model.Instance{ClusterID: cl.ID, Host: me, State: monitor.Idle, Since: e.cfg.Now()}
+	}
+	now := e.cfg.Now()
+	v.in = monitor.Input{Settings: settings, Placement: d, Now: now}
+	for _, host := range slices.Sorted(maps.Keys(v.rows)) {
+		r := v.rows[host]
+		h := hosts[host]
+		if host != me && (h == nil || h.State == model.HostDown) {
+			continue // its agent is gone: no data
+		}
+		x := monitor.Instance{Host: host, Status: instanceStatus(v.nodes[host]), State: r.State, Since: r.Since, Frozen: r.Frozen, Outcome: r.Outcome}
+		if h != nil && h.State == model.HostMaintenance {
+			x.Maintenance = h.Heartbeat
+		}
+		if me != "" && host == me {
+			x.Joined = e.joined
+		}
+		v.in.Instances = append(v.in.Instances, x)
+	}
+	return v, nil
+}
+
+// monitorRound runs this host's instance monitor for a failover cluster
+// whose profile is host-local, on the health round, for a cluster
+// with no action: it resolves how this host's last start or stop ended,
+// decides every host's step (every host runs the same decision with
+// itself as local) and applies only its own: it records its instance's
+// new state, starts the cluster's node on this host (a CLUSTER_GLOBAL_SYNC
+// creating one placed here) or deletes this host's nodes. A write that
+// lost to another writer is read again next round.
+func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[string]*model.Host) error {
+	if runs, err := e.monitorRuns(ctx, cl); err != nil || !runs {
+		return err // the monitor runs on the hosts of host-local clusters only
+	}
+	me := e.cfg.HostName
+	v, err := e.monitorInput(ctx, cl, hosts, me)
+	if err != nil {
+		return err
+	}
+	row := v.rows[me]
+	resolved := false
+	// No action runs on the cluster (the health round skips busy ones), so
+	// a start or stop this host began has ended: its outcome is what the
+	// node on this host shows.
+	if monitor.Doing(row.State) && row.Outcome == monitor.Running && (row.State == monitor.Starting || row.State == monitor.Stopping) {
+		status := instanceStatus(v.nodes[me])
+		ok := status == monitor.Up
+		if row.State == monitor.Stopping {
+			ok = status == monitor.Down
+		}
+		row.Outcome, resolved = monitor.Failed, true
+		if ok {
+			row.Outcome = monitor.Succeeded
+		}
+		for i := range v.in.Instances {
+			if v.in.Instances[i].Host == me {
+				v.in.Instances[i].Outcome = row.Outcome
+			}
+		}
+	}
+	steps, err := monitor.Decide(v.in)
+	if err != nil {
+		return fmt.Errorf("the instance monitor of cluster '%s': %w", cl.Name, err)
+	}
+	i := slices.IndexFunc(steps, func(s monitor.Step) bool { return s.Host == me })
+	if i < 0 {
+		return nil
+	}
+	step := steps[i]
+	now := e.cfg.Now()
+	changed := step.Next != row.State
+	if changed {
+		row.State, row.Since, row.Outcome = step.Next, now, monitor.Running
+	}
+	if !changed && !resolved && step.Reason == row.Reason && row.Version != 0 {
+		return e.followMonitor(ctx, cl)
+	}
+	row.Reason, row.UpdatedAt = step.Reason, now
+	if err := e.store.PutInstance(ctx, row); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil // another writer came first: read again next round
+		}
+		return err
+	}
+	if changed {
+		e.log.Info("instance monitor step", "cluster", cl.Name, "host", me, "state", step.Next, "action", step.Action, "reason", step.Reason)
+	}
+	var in model.ClusterGlobalSyncInputs
+	switch step.Action {
+	case monitor.ActionStart:
+		in.Create = []string{me}
+		// A node left failed on this host goes with the start, so the
+		// host keeps one node of the cluster at most.
+		in.Reasons = map[string]string{}
+		for _, n := range v.nodes[me] {
+			in.Shutdown = append(in.Shutdown, n.ID)
+			in.Reasons[n.ID] = fmt.Sprintf("Node %s on host %s is replaced by the instance monitor's start: it is %s.", n.Name, me, n.Status)
+		}
+	case monitor.ActionStop:
+		in.Reasons = map[string]string{}
+		for _, n := range v.nodes[me] {
+			in.Shutdown = append(in.Shutdown, n.ID)
+			in.Reasons[n.ID] = fmt.Sprintf("Node %s on host %s is stopped by the instance monitor: %s", n.Name, me, step.Reason)
+		}
+		if len(in.Shutdown) == 0 {
+			return nil // nothing runs here: the next round finds it stopped
+		}
+	default:
+		return nil
+	}
+	a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.ClusterGlobalSyncAction, cl.ID, cl.ID, in, 0)
+	if err == nil {
+		a.Cause = "Instance Monitor"
+		err = e.submit(ctx, a, false, "", nil)
+	}
+	if err != nil {
+		// The action never ran: the start or stop failed.
+		row.Outcome, row.Reason = monitor.Failed, fmt.Sprintf("the %s could not be submitted: %v", step.Action, err)
+		if perr := e.store.PutInstance(ctx, row); perr != nil && !errors.Is(perr, store.ErrConflict) {
+			return errors.Join(err, perr)
+		}
+		return err
+	}
+	return nil
+}
+
+// followMonitor keeps a monitored cluster's desired capacity at its node
+// count once its monitors are at rest.
+func (e *Engine) followMonitor(ctx context.Context, cl *model.Cluster) error {
+	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	if err != nil || cl.DesiredCapacity == len(nodes) {
+		return err
+	}
+	return e.settle(ctx, cl.ID, model.ClusterGlobalSyncAction, followHosts, nil)
+}
+
+// InstanceView is one host's instance of a failover cluster as
+// the API shows it: <status> <monitor state> <flags>.
+type InstanceView struct {
+	Host   string
+	Status string
+	State  string
+	Flags  string
+	Frozen bool
+	Since  time.Time
+	Reason string
+}
+
+// ClusterInstances shows a failover cluster's instances, one per
+// host that recorded one: the status read from its node there (n/a when
+// its host is down or gone), the monitor state its host recorded and the
+// flags of the placement decision. Other clusters have none (nil, nil).
+func (e *Engine) ClusterInstances(ctx context.Context, cl *model.Cluster) ([]InstanceView, error) {
+	if !monitored(cl) {
+		return nil, nil
+	}
+	rows, err := e.store.ListInstances(ctx, cl.ID)
+	if err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	all, err := e.store.ListHosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hosts := make(map[string]*model.Host, len(all))
+	for _, h := range all {
+		hosts[h.Name] = h
+	}
+	steps := map[string]monitor.Step{}
+	if v, err := e.monitorInput(ctx, cl, hosts, ""); err == nil {
+		if ss, err := monitor.Decide(v.in); err == nil {
+			for _, s := range ss {
+				steps[s.Host] = s
+			}
+		}
+	}
+	out := make([]InstanceView, 0, len(rows))
+	for _, r := range rows {
+		x := InstanceView{Host: r.Host, Status: monitor.NA, State: cmp.Or(r.State, monitor.Idle), Frozen: r.Frozen, Since: r.Since, Reason: r.Reason}
+		if s, ok := steps[r.Host]; ok {
+			x.Status, x.Flags = s.Status, s.Flags
+		}
+		if h := hosts[r.Host]; h == nil || h.State == model.HostDown {
+			x.Status = monitor.NA
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
