@@ -91,6 +91,14 @@ func commands() []*entry {
 		{name: "cluster stop", args: "[options] CLUSTER", synopsis: "Stop a cluster's nodes, keeping them; the health loop leaves it alone until it starts.", run: verbCmd(clusterSimple("stop"))},
 		{name: "cluster restart", args: "[options] CLUSTER", synopsis: "Stop a cluster's nodes and start them again.", run: verbCmd(clusterSimple("restart"))},
 		{name: "cluster refresh", args: "[options] CLUSTER", synopsis: "Tell a cluster's dependents with restart_on refresh that it changed.", run: verbCmd(clusterSimple("refresh"))},
+		{name: "cluster freeze", args: "[-host HOST] [options] CLUSTER", synopsis: "Freeze a failover or flex cluster's instances: the monitor neither starts nor restarts them.",
+			help: freezeHelp, run: verbCmd(clusterInstanceCommand("freeze"))},
+		{name: "cluster thaw", args: "[-host HOST] [options] CLUSTER", synopsis: "Thaw a failover or flex cluster's frozen instances: automatic orchestration resumes.",
+			help: freezeHelp, run: verbCmd(clusterInstanceCommand("thaw"))},
+		{name: "cluster clear", args: "[-host HOST] [options] CLUSTER", synopsis: "Clear a failover or flex cluster's instances: back to idle, restarts counted from zero.",
+			help: "Clear is refused for an instance whose monitor is in an action (a state\n" +
+				"ending in -ing): the action fails naming it. Without -host, every instance\n" +
+				"of the cluster is cleared. See docs/failover.md.", run: verbCmd(clusterInstanceCommand("clear"))},
 		{name: "cluster op", args: "[options] CLUSTER OPERATION", synopsis: "Run a node operation on every node of a cluster, or on those -filter matches.", run: verbCmd(clusterOp)},
 		{name: "cluster recover", args: "[options] CLUSTER", synopsis: "Recover a cluster's unhealthy nodes.", run: verbCmd(clusterRecover)},
 		{name: "cluster complete-lifecycle", args: "[options] CLUSTER TOKEN", synopsis: "Let a node removal a deletion policy's lifecycle hook holds go on.", run: verbCmd(clusterCompleteLifecycle)},

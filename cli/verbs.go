@@ -425,6 +425,29 @@ func clusterSimple(name string) verb {
 	}
 }
 
+// clusterInstanceCommand sends freeze, thaw or clear: the monitor command
+// on the instance of one host (-host) or of every host of a failover or
+// flex cluster.
+func clusterInstanceCommand(name string) verb {
+	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+		fs := flagSet("cluster "+name, g)
+		host := fs.String("host", "", "only the instance on this host (default: every host's)")
+		fs.BoolVar(&g.wait, "wait", false, "wait until the action finishes")
+		pos, err := parseFlags(fs, args)
+		if err != nil {
+			return err
+		}
+		if len(pos) != 1 {
+			return usagef("usage: grove cluster %s [-host HOST] <cluster>", name)
+		}
+		params := map[string]any{}
+		if *host != "" {
+			params["host"] = *host
+		}
+		return clusterActionFollow(ctx, env, g, pos[0], name, params)
+	}
+}
+
 func clusterRecover(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
 	fs := flagSet("cluster recover", g)
 	op := fs.String("operation", "", "RECREATE, REBOOT or REBUILD")
@@ -732,3 +755,8 @@ func capitalize(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// freezeHelp is the help of cluster freeze and thaw.
+const freezeHelp = "Without -host, the command is for every agent host and every host with an\n" +
+	"instance of the cluster. The cluster's grove.failover topology must be\n" +
+	"failover or flex. See docs/failover.md."

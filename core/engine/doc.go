@@ -49,7 +49,10 @@
 //     graph read from the store, core/orchestrator/deps's decisions carried
 //     out as stop and start actions, faults and recoveries from the health
 //     round, waiting clusters started, cycles put in maintenance,
-//     milestones entered).
+//     milestones entered), instance_commands.go (freeze, thaw and clear
+//     of a failover or flex cluster's instances: core/orchestrator/
+//     monitor's Command applied to each host's instance row, lost
+//     versioned writes retried).
 //   - Node work: node_actions.go (batches of derived node actions, and a
 //     node action a user asked for), drivers.go (the batch calls to a
 //     profile's driver and the node rows they update), ports.go (ports for

@@ -84,6 +84,8 @@ func (e *Engine) dispatch(ctx context.Context, a *model.Action) error {
 		return e.doClusterOperation(ctx, a)
 	case model.ClusterStartAction, model.ClusterStopAction, model.ClusterRestartAction, model.ClusterRefreshAction:
 		return e.doClusterRun(ctx, a)
+	case model.ClusterFreezeAction, model.ClusterThawAction, model.ClusterClearAction:
+		return e.doInstanceCommand(ctx, a)
 	case model.NodeCreateAction, model.NodeDeleteAction, model.NodeUpdateAction, model.NodeCheckAction, model.NodeRecoverAction, model.NodeOperationAction:
 		return e.doNodeRPC(ctx, a)
 	}

@@ -16,7 +16,7 @@ import (
 // POST /v1/clusters/{id}/actions.
 var ClusterActionNames = []string{"add_nodes", "del_nodes", "replace_nodes", "resize", "scale_in", "scale_out",
 	"policy_attach", "policy_detach", "policy_update", "check", "recover", "update_resume", "update_rollback", "complete_lifecycle",
-	"start", "stop", "restart", "refresh"}
+	"start", "stop", "restart", "refresh", "freeze", "thaw", "clear"}
 
 // ClusterAction validates a cluster action body (exactly one key naming the
 // action) and queues the action.
@@ -106,6 +106,8 @@ func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body
 	case "start", "stop", "restart", "refresh":
 		action = runActions[name]
 		inputs, err = runInputs(name, params)
+	case "freeze", "thaw", "clear":
+		action, inputs, err = e.instanceCommandInputs(ctx, cl, name, params)
 	case "recover":
 		action = model.ClusterRecoverAction
 		inputs, err = recoverInputs(params, []string{"operation", "operation_params", "check", "check_capacity"})

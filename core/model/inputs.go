@@ -187,6 +187,13 @@ type ClusterRunInputs struct {
 	Maintenance bool `json:"maintenance,omitzero"`
 }
 
+// InstanceCommandInputs are the inputs of CLUSTER_FREEZE, CLUSTER_THAW and
+// CLUSTER_CLEAR: the host whose instance the command is for; empty means
+// every host's, resolved when the action runs.
+type InstanceCommandInputs struct {
+	Host string `json:"host,omitzero"`
+}
+
 // InputsFor returns a pointer to the zero inputs of an action kind, or nil
 // for a kind Grove does not know.
 func InputsFor(action string) any {
@@ -233,6 +240,8 @@ func InputsFor(action string) any {
 		return &ClusterOperationInputs{}
 	case ClusterStartAction, ClusterStopAction, ClusterRestartAction, ClusterRefreshAction:
 		return &ClusterRunInputs{}
+	case ClusterFreezeAction, ClusterThawAction, ClusterClearAction:
+		return &InstanceCommandInputs{}
 	}
 	return nil
 }

@@ -95,6 +95,12 @@ const (
 	ClusterStopAction         = "CLUSTER_STOP"
 	ClusterRestartAction      = "CLUSTER_RESTART"
 	ClusterRefreshAction      = "CLUSTER_REFRESH"
+	// ClusterFreezeAction, ClusterThawAction and ClusterClearAction are
+	// the operator's monitor commands on a failover or flex cluster's
+	// instances (docs/failover.md).
+	ClusterFreezeAction = "CLUSTER_FREEZE"
+	ClusterThawAction   = "CLUSTER_THAW"
+	ClusterClearAction  = "CLUSTER_CLEAR"
 	// ClusterMoveNodesAction moves host-local nodes off hosts that are
 	// down or draining; the engine starts it, never a request.
 	ClusterMoveNodesAction = "CLUSTER_MOVE_NODES"
