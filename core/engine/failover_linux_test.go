@@ -25,19 +25,6 @@ func failoverConfig(orchestrate string) map[string]any {
 		"ready_period": "1s", "rejoin_grace_period": "5s"}}
 }
 
-// instanceRows are a cluster's instance rows by host.
-func (h *harness) instanceRows(clusterID string) map[string]*model.Instance {
-	rows, err := h.store.ListInstances(h.ctx(), clusterID)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	out := map[string]*model.Instance{}
-	for _, r := range rows {
-		out[r.Host] = r
-	}
-	return out
-}
-
 // activeOn lists the hosts of a cluster's ACTIVE nodes among hosts.
 func (h *harness) activeOn(clusterID string, hosts ...string) []string {
 	var out []string
@@ -128,7 +115,7 @@ func TestFailoverClusterMonitor(t *testing.T) {
 		}
 	}
 	// As the API shows it: a up, the others down and idle; a leads.
-	if got := h.instances(cl); got["a"] != "up idle L" || got["b"] != "down idle -" || got["c"] != "down idle -" {
+	if got := h.instanceView(cl); got["a"] != "up idle L" || got["b"] != "down idle -" || got["c"] != "down idle -" {
 		t.Errorf("instances %v; want a up idle L, b and c down idle", got)
 	}
 	// Its size is the monitors'.
@@ -165,7 +152,7 @@ func TestFailoverClusterMonitor(t *testing.T) {
 		return fmt.Sprint(up) == "["+next+"]" && rows[next].State == monitor.Idle,
 			fmt.Sprintf("active on %v among b and c, states %v", up, rowStates(rows))
 	})
-	if got := h.instances(cl); got["a"] != "n/a idle L" || got[next] != "up idle -" {
+	if got := h.instanceView(cl); got["a"] != "n/a idle L" || got[next] != "up idle -" {
 		t.Errorf("instances %v after the takeover; want a n/a (its host is down), %s up idle", got, next)
 	}
 	if next != "b" {
@@ -173,9 +160,9 @@ func TestFailoverClusterMonitor(t *testing.T) {
 	}
 }
 
-// instances are a cluster's instances as the API shows them, by host:
+// instanceView is a cluster's instances as the API shows them, by host:
 // "<status> <state> <flags>" ("-" for no flags).
-func (h *harness) instances(cl *model.Cluster) map[string]string {
+func (h *harness) instanceView(cl *model.Cluster) map[string]string {
 	h.t.Helper()
 	got, err := h.eng.ClusterInstances(h.ctx(), h.getCluster(cl.ID))
 	if err != nil {

@@ -29,16 +29,15 @@ func (h *harness) failoverCluster(name, topology string) *model.Cluster {
 	return cl
 }
 
-// instances are a cluster's instances by host.
-func (h *harness) instances(clusterID string) map[string]*model.Instance {
-	h.t.Helper()
-	xs, err := h.store.ListInstances(h.ctx(), clusterID)
+// instanceRows are a cluster's instance rows by host.
+func (h *harness) instanceRows(clusterID string) map[string]*model.Instance {
+	rows, err := h.store.ListInstances(h.ctx(), clusterID)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	out := map[string]*model.Instance{}
-	for _, x := range xs {
-		out[x.Host] = x
+	for _, r := range rows {
+		out[r.Host] = r
 	}
 	return out
 }
@@ -90,7 +89,7 @@ func TestInstanceCommands(t *testing.T) {
 	if a.Status != model.ActionSucceeded || a.Action != model.ClusterFreezeAction {
 		t.Fatalf("freeze: %s %s %s", a.Action, a.Status, a.StatusReason)
 	}
-	xs := h.instances(cl.ID)
+	xs := h.instanceRows(cl.ID)
 	agents := h.agentHosts()
 	if len(xs) != len(agents) || len(agents) < 2 {
 		t.Fatalf("instances %v after freeze, agent hosts %v", xs, agents)
@@ -111,7 +110,7 @@ func TestInstanceCommands(t *testing.T) {
 	if a.Status != model.ActionSucceeded {
 		t.Fatalf("thaw: %s %s", a.Status, a.StatusReason)
 	}
-	xs = h.instances(cl.ID)
+	xs = h.instanceRows(cl.ID)
 	if xs["a"].Frozen || !xs["b"].Frozen {
 		t.Fatalf("after thaw a: a frozen %v, b frozen %v", xs["a"].Frozen, xs["b"].Frozen)
 	}
@@ -121,10 +120,10 @@ func TestInstanceCommands(t *testing.T) {
 
 	// freeze one host that is already frozen: nothing changes, and the
 	// event says so.
-	before := h.instances(cl.ID)["b"].Version
+	before := h.instanceRows(cl.ID)["b"].Version
 	a = h.command(cl, `{"freeze": {"host": "b"}}`)
-	if a.Status != model.ActionSucceeded || h.instances(cl.ID)["b"].Version != before {
-		t.Fatalf("freeze of a frozen host: %s %s, version %d was %d", a.Status, a.StatusReason, h.instances(cl.ID)["b"].Version, before)
+	if a.Status != model.ActionSucceeded || h.instanceRows(cl.ID)["b"].Version != before {
+		t.Fatalf("freeze of a frozen host: %s %s, version %d was %d", a.Status, a.StatusReason, h.instanceRows(cl.ID)["b"].Version, before)
 	}
 	if ev := h.instanceEvents(a)["b"]; ev == nil || ev.Status != "UNCHANGED" || !strings.Contains(ev.StatusReason, "already frozen") {
 		t.Fatalf("event of the repeated freeze: %+v", ev)
@@ -132,18 +131,18 @@ func TestInstanceCommands(t *testing.T) {
 
 	// freeze one host: a then is frozen again.
 	h.ok(h.act(cl, `{"freeze": {"host": "a"}}`))
-	if !h.instances(cl.ID)["a"].Frozen {
+	if !h.instanceRows(cl.ID)["a"].Frozen {
 		t.Fatal("a is not frozen after freeze a")
 	}
 
 	// clear: restarts go to zero and a failed state back to idle.
-	x := h.instances(cl.ID)["a"]
+	x := h.instanceRows(cl.ID)["a"]
 	x.State, x.Restarts, x.Outcome = monitor.StartFailed, 3, monitor.Failed
 	if err := h.store.PutInstance(h.ctx(), x); err != nil {
 		t.Fatal(err)
 	}
 	a = h.command(cl, `{"clear": {"host": "a"}}`)
-	x = h.instances(cl.ID)["a"]
+	x = h.instanceRows(cl.ID)["a"]
 	if a.Status != model.ActionSucceeded || x.State != monitor.Idle || x.Restarts != 0 || x.Outcome != "" || x.Reason != "cleared" {
 		t.Fatalf("clear: %s %s, instance %+v", a.Status, a.StatusReason, x)
 	}
@@ -161,7 +160,7 @@ func TestInstanceCommands(t *testing.T) {
 	if a.Status != model.ActionFailed || !strings.Contains(a.StatusReason, "Clear is refused while the instance on a is starting: wait for the action to end.") {
 		t.Fatalf("clear in starting: %s %q", a.Status, a.StatusReason)
 	}
-	if x := h.instances(cl.ID)["a"]; x.State != monitor.Starting || x.Restarts != 2 {
+	if x := h.instanceRows(cl.ID)["a"]; x.State != monitor.Starting || x.Restarts != 2 {
 		t.Fatalf("refused clear changed the instance: %+v", x)
 	}
 	if ev := h.instanceEvents(a)["a"]; ev == nil || ev.Status != "REFUSED" || ev.Level != model.LevelWarning {
@@ -232,7 +231,7 @@ func TestInstanceCommandRetriesConflicts(t *testing.T) {
 	// Two lost writes: the third read-apply-write wins.
 	rs.races.Store(2)
 	a := h.command(cl, `{"thaw": {"host": "a"}}`)
-	if x := h.instances(cl.ID)["a"]; a.Status != model.ActionSucceeded || x.Frozen {
+	if x := h.instanceRows(cl.ID)["a"]; a.Status != model.ActionSucceeded || x.Frozen {
 		t.Fatalf("thaw after two conflicts: %s %s, instance %+v", a.Status, a.StatusReason, x)
 	}
 	if n := rs.races.Load(); n >= 0 {
