@@ -250,6 +250,20 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 			in.Shutdown = append(in.Shutdown, n.ID)
 			in.Reasons[n.ID] = fmt.Sprintf("Node %s on host %s is replaced by the instance monitor's start: it is %s.", n.Name, me, n.Status)
 		}
+		// The nodes a down or vanished host left behind go too: their
+		// host's agent is gone, so their deletion only forgets them (the
+		// store hands it over, offHost), and the cluster keeps one node
+		// per live instance. A host in maintenance keeps its node: it is
+		// expected back.
+		for _, host := range slices.Sorted(maps.Keys(v.nodes)) {
+			if h := hosts[host]; host == me || host == "" || (h != nil && h.State != model.HostDown) {
+				continue
+			}
+			for _, n := range v.nodes[host] {
+				in.Shutdown = append(in.Shutdown, n.ID)
+				in.Reasons[n.ID] = fmt.Sprintf("Node %s is forgotten: its host %s is down and the instance moves to %s.", n.Name, host, me)
+			}
+		}
 	case monitor.ActionStop:
 		in.Reasons = map[string]string{}
 		for _, n := range v.nodes[me] {

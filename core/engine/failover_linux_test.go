@@ -158,6 +158,18 @@ func TestFailoverClusterMonitor(t *testing.T) {
 	if next != "b" {
 		t.Errorf("host %s took over; want b, the next host in the default placement's order", next)
 	}
+	// The node a's dead host left is forgotten with the takeover: the
+	// cluster holds the one live instance's node.
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		seen(cl.ID)
+		nodes := h.nodes(cl.ID)
+		hosts := make([]string, len(nodes))
+		for i, n := range nodes {
+			hosts[i] = n.Host
+		}
+		return len(nodes) == 1 && nodes[0].Host == next && h.getCluster(cl.ID).DesiredCapacity == 1,
+			fmt.Sprintf("nodes on %v, desired %d", hosts, h.getCluster(cl.ID).DesiredCapacity)
+	})
 }
 
 // instanceView is a cluster's instances as the API shows them, by host:
