@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -113,4 +114,80 @@ func TestConsoleKeyboard(t *testing.T) {
 	if out.Cluster.Status != "ACTIVE" {
 		t.Fatalf("after two cancelled deletes the cluster is %q; want ACTIVE", out.Cluster.Status)
 	}
+}
+
+// nodeNames is a JavaScript expression: the names in the nodes table.
+const nodeNames = `[...document.querySelectorAll('table')].filter(t => / nodes$/.test((t.querySelector('caption')||{}).innerText||''))
+  .flatMap(t => [...t.tBodies[0].rows].map(r => r.cells[0].innerText))`
+
+// TestConsolePaging: a cluster of more nodes than a page shows them 50 at a
+// time; Next pages on to the last ones, Previous and First go back, 100
+// per page shows more, and a live refresh keeps the page being shown. The
+// profiles list pages the same way.
+func TestConsolePaging(t *testing.T) {
+	ctx := browser(t)
+	a := startAgent(t, t.TempDir(), "-dev", "-bind", "127.0.0.1:0")
+	noopCluster(t, a, "many", 120)
+	var all struct {
+		Nodes []node `json:"nodes"`
+	}
+	a.do("GET", "/v1/nodes?sort=index&limit=1000&cluster_id=many", nil, &all)
+	if len(all.Nodes) != 120 {
+		t.Fatalf("the API lists %d nodes of cluster many; want 120", len(all.Nodes))
+	}
+	names := func(from, to int) string {
+		var s []string
+		for _, n := range all.Nodes[from:to] {
+			s = append(s, n.Name)
+		}
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	shows := func(from, to int) string {
+		return fmt.Sprintf(`JSON.stringify(%s) === %q && document.querySelector('.pager').innerText.includes('Page ')`, nodeNames, names(from, to))
+	}
+	p := newPage(t, ctx)
+
+	p.run("open the cluster", chromedp.Navigate(a.addr+"/ui/#/clusters/many"))
+	p.waitFor(30*time.Second, "the first 50 nodes", shows(0, 50))
+	p.mustHold("the caption's count", `[...document.querySelectorAll('caption')].some(c => c.innerText === '1–50 of 120 nodes')`)
+	p.mustHold("no Previous on the first page", `!document.querySelector('a[data-page="previous"]')`)
+	p.run("next page", chromedp.Click(chromedp.CSS(`a[data-page="next"]`)))
+	p.waitFor(30*time.Second, "nodes 51 to 100", shows(50, 100)+` && document.querySelector('.pager').innerText.includes('Page 2')`)
+	p.run("next page again", chromedp.Click(chromedp.CSS(`a[data-page="next"]`)))
+	p.waitFor(30*time.Second, "the last 20 nodes", shows(100, 120)+` && document.querySelector('.pager').innerText.includes('Page 3')`)
+	p.mustHold("no Next on the last page", `!document.querySelector('a[data-page="next"]')`)
+	p.mustHold("the caption's count", `[...document.querySelectorAll('caption')].some(c => c.innerText === '101–120 of 120 nodes')`)
+	p.screenshot("cluster-nodes-last-page")
+
+	// The page being shown follows the cluster live: grown to 125, its
+	// last page gets the new nodes, without leaving it.
+	p.run("mark the page", evalStep(`window.marker = 'same page'; true`))
+	a.do("POST", "/v1/clusters/many/actions", map[string]any{"resize": map[string]any{"adjustment_type": "EXACT_CAPACITY", "number": 125}}, nil)
+	p.waitFor(60*time.Second, "the last page grown to 25 nodes", nodeNames+`.length === 25 && document.querySelector('.pager').innerText.includes('Page 3')`)
+	if same, _ := eval[string](p, `window.marker || ''`); same != "same page" {
+		t.Fatal("the page reloaded; live updates should change it in place")
+	}
+
+	p.run("previous page", chromedp.Click(chromedp.CSS(`a[data-page="previous"]`)))
+	p.waitFor(30*time.Second, "back to nodes 51 to 100", shows(50, 100)+` && document.querySelector('.pager').innerText.includes('Page 2')`)
+	p.run("previous page again", chromedp.Click(chromedp.CSS(`a[data-page="previous"]`)))
+	p.waitFor(30*time.Second, "back to the first 50", shows(0, 50)+` && document.querySelector('.pager').innerText.includes('Page 1')`)
+	p.run("100 per page", chromedp.Click(chromedp.CSS(`.pager .sizes a`)))
+	p.waitFor(30*time.Second, "the first 100 nodes", shows(0, 100)+` && location.hash.includes('limit=100')`)
+	p.run("next 100", chromedp.Click(chromedp.CSS(`a[data-page="next"]`)))
+	p.waitFor(30*time.Second, "the last 25 nodes", nodeNames+`.length === 25 && document.querySelector('.pager').innerText.includes('Page 2')`)
+	p.run("first page", chromedp.Click(chromedp.CSS(`a[data-page="first"]`)))
+	p.waitFor(30*time.Second, "the first 100 again", shows(0, 100))
+
+	// Lists page the same way: 55 profiles (and the cluster's) are two pages.
+	for i := 0; i < 55; i++ {
+		a.do("POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": fmt.Sprintf("p%02d", i),
+			"spec": map[string]any{"type": "grove.noop", "version": "1.0", "properties": map[string]any{}}}}, nil)
+	}
+	rows := `[...document.querySelectorAll('tbody th')].map(c => c.innerText)`
+	p.run("open the profiles", chromedp.Navigate(a.addr+"/ui/#/profiles"))
+	p.waitFor(30*time.Second, "the first 50 profiles", `document.querySelector('h1').innerText === 'Profiles' && `+rows+`.length === 50 && `+rows+`[0] === 'many'`)
+	p.run("next profiles", chromedp.Click(chromedp.CSS(`a[data-page="next"]`)))
+	p.waitFor(30*time.Second, "the last 6 profiles", `JSON.stringify(`+rows+`) === '["p49","p50","p51","p52","p53","p54"]'`)
 }
