@@ -180,6 +180,45 @@ func TestConsolePaging(t *testing.T) {
 	p.run("first page", chromedp.Click(chromedp.CSS(`a[data-page="first"]`)))
 	p.waitFor(30*time.Second, "the first 100 again", shows(0, 100))
 
+	// The cluster's create action has 120 children: 50 a page, the last 20
+	// on the third.
+	var acts struct {
+		Actions []struct {
+			ID string `json:"id"`
+		} `json:"actions"`
+	}
+	var cl struct {
+		Cluster struct {
+			ID string `json:"id"`
+		} `json:"cluster"`
+	}
+	a.do("GET", "/v1/clusters/many", nil, &cl)
+	a.do("GET", "/v1/actions?action=CLUSTER_CREATE&target="+cl.Cluster.ID, nil, &acts)
+	if len(acts.Actions) != 1 {
+		t.Fatalf("%d CLUSTER_CREATE actions of cluster many; want 1", len(acts.Actions))
+	}
+	kids := `[...document.querySelectorAll('table')].filter(t => /child actions/.test(t.querySelector('caption').innerText)).flatMap(t => [...t.tBodies[0].rows])`
+	p.run("open the create action", chromedp.Navigate(a.addr+"/ui/#/actions/"+acts.Actions[0].ID))
+	p.waitFor(30*time.Second, "its first 50 children", `document.querySelector('h1').innerText.startsWith('Action ') && `+kids+`.length === 50`)
+	p.run("next children", chromedp.Click(chromedp.CSS(`a[data-page="next"]`)))
+	p.waitFor(30*time.Second, "children 51 to 100", kids+`.length === 50 && document.querySelector('.pager').innerText.includes('Page 2')`)
+	p.run("last children", chromedp.Click(chromedp.CSS(`a[data-page="next"]`)))
+	p.waitFor(30*time.Second, "the last 20 children", kids+`.length === 20 && !document.querySelector('a[data-page="next"]')`)
+
+	// Events: well over a page of them by now.
+	evRows := `[...document.querySelectorAll('tbody tr')].map(r => r.innerText).join('\n')`
+	p.run("open the events", chromedp.Navigate(a.addr+"/ui/#/events"))
+	p.waitFor(30*time.Second, "a full page of events", `document.querySelector('h1').innerText === 'Events' && document.querySelectorAll('tbody tr').length === 50`)
+	first, err := eval[string](p, evRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.run("next events", chromedp.Click(chromedp.CSS(`a[data-page="next"]`)))
+	p.waitFor(30*time.Second, "the second page of events", `document.querySelector('.pager').innerText.includes('Page 2') && document.querySelectorAll('tbody tr').length > 0`)
+	if second, _ := eval[string](p, evRows); second == first {
+		t.Fatal("the second page of events shows the first page's")
+	}
+
 	// Lists page the same way: 55 profiles (and the cluster's) are two pages.
 	for i := 0; i < 55; i++ {
 		a.do("POST", "/v1/profiles", map[string]any{"profile": map[string]any{"name": fmt.Sprintf("p%02d", i),

@@ -83,6 +83,10 @@ async function optional(p) {
   try { return await p; } catch (e) { if (e instanceof api.AuthError) throw e; return null; }
 }
 
+// nodeCount is a cluster's number of nodes: past the API's inline limit
+// its nodes list is only the first page, and nodes_summary counts them all.
+const nodeCount = (c) => (c.nodes_summary ? c.nodes_summary.total : c.nodes.length);
+
 const link = (kind, id, text) => (id ? h('a', { href: `#/${kind}/${id}` }, text || short(id)) : '');
 
 function updateText(u) {
@@ -147,7 +151,7 @@ export const views = {
         ['Sort by', select('sort', [['name:asc', 'Name'], ['status:asc', 'Status'], ['created_at:desc', 'Newest'], ['updated_at:desc', 'Recently updated']], sort)],
       ], 'Apply', (v) => go(hashWith({ ...v, ...FIRST_PAGE }))),
       table(`${list.length} clusters on this page`, ['Name', 'Status', 'Desired / actual', 'Profile', 'Policies', 'Update'], list.map((c) => [
-        link('clusters', c.id, c.name), status(c.status), `${c.desired_capacity} / ${c.nodes.length}`,
+        link('clusters', c.id, c.name), status(c.status), `${c.desired_capacity} / ${nodeCount(c)}`,
         link('profiles', c.profile_id, c.profile_name), (c.policies || []).map((id) => polName[id] || short(id)).join(', '),
         updateText(c.data && c.data.update)]), 'No clusters match.'),
       pager(query, cl.clusters));
@@ -186,7 +190,7 @@ export const views = {
     }
     add(el, 
       h('h1', {}, `Cluster ${c.name}`),
-      dl([['Status', status(c.status)], ['Reason', c.status_reason], ['Desired / actual', `${c.desired_capacity} / ${c.nodes.length}`],
+      dl([['Status', status(c.status)], ['Reason', c.status_reason], ['Desired / actual', `${c.desired_capacity} / ${nodeCount(c)}`],
         ['Min / max', `${c.min_size} / ${c.max_size}`], ['Profile', link('profiles', c.profile_id, c.profile_name)],
         ['Update', updateText(u)], ['Created', when(c.created_at)], ['ID', c.id]]),
       h('section', { 'aria-label': 'Operations' }, h('h2', {}, 'Operations'),
@@ -201,11 +205,11 @@ export const views = {
           button('Recover', () => act(ctx, 'Recover', () => post({ recover: {} }))),
           updateOps,
           button('Delete cluster…', async () => {
-            if (!(await confirm(`Delete cluster ${c.name} and its ${c.nodes.length} nodes?`))) return;
+            if (!(await confirm(`Delete cluster ${c.name} and its ${nodeCount(c)} nodes?`))) return;
             await act(ctx, `Delete cluster ${c.name}`, () => api.call('DELETE', path));
           }, 'danger'))),
       h('h2', {}, 'Nodes'),
-      table(nodes.nodes.length ? `${page.offset + 1}–${page.offset + nodes.nodes.length} of ${c.nodes.length} nodes` : '0 nodes', ['Node', 'Status', 'Host', 'Address', 'Health', 'Restarts', 'Process'], nodes.nodes.map((n) => [
+      table(nodes.nodes.length ? `${page.offset + 1}–${page.offset + nodes.nodes.length} of ${nodeCount(c)} nodes` : '0 nodes', ['Node', 'Status', 'Host', 'Address', 'Health', 'Restarts', 'Process'], nodes.nodes.map((n) => [
         link('nodes', n.id, n.name), status(n.status), n.host || '', (n.data && n.data.address) || '', reason(n.status_reason),
         String((n.data && n.data.restarts && n.data.restarts.count) || 0), n.data && n.data.pid ? `pid ${n.data.pid}` : '']), 'No nodes.'),
       pager(ctx.query, nodes.nodes),
@@ -275,7 +279,7 @@ export const views = {
     // its cluster or its target.
     ctx.watch((ev) => !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(a.status) &&
       (ev.oid === a.target || (!!a.cluster_id && ev.cluster_id === a.cluster_id)));
-    const kids = (await api.get('/v1/actions', { parent_id: a.id, limit: 100 })).actions;
+    const kids = (await api.get('/v1/actions', { parent_id: a.id, sort: 'created_at', ...pageParams(ctx.query) })).actions;
     const pr = a.progress || {};
     const done = ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(a.status);
     add(el, h('h1', {}, `Action ${a.name}`),
@@ -285,7 +289,8 @@ export const views = {
         ['Started', when(a.start_time)], ['Ended', when(a.end_time)], ['ID', a.id]]),
       done ? null : h('div', { class: 'ops' }, button('Cancel action', () => act(ctx, 'Cancel', () => api.call('PATCH', `/v1/actions/${a.id}`, { action: { status: 'CANCELLED' } })))),
       h('h2', {}, 'Children'),
-      table(`${kids.length} child actions`, ['Action', 'Kind', 'Status', 'Reason'], kids.map((k) => [link('actions', k.id, k.name), k.action, status(k.status), reason(k.status_reason)]), 'No child actions.'),
+      table(`${kids.length} child actions on this page`, ['Action', 'Kind', 'Status', 'Reason'], kids.map((k) => [link('actions', k.id, k.name), k.action, status(k.status), reason(k.status_reason)]), 'No child actions.'),
+      pager(ctx.query, kids),
       h('h2', {}, 'Inputs'), json(a.inputs), h('h2', {}, 'Outputs'), json(a.outputs));
   },
 
