@@ -96,10 +96,12 @@ async function render(opts = {}) {
   main.replaceChildren(...el.childNodes);
   showFlash();
   logout.hidden = !api.token.get();
+  // Keyboard and screen reader users start at the new page's heading; it
+  // can hold focus (not by Tab), also through a live refresh.
+  const h1 = main.querySelector('h1');
+  if (h1) h1.tabIndex = -1;
   if (navigated && !opts.live) {
-    // Keyboard and screen reader users start at the new page's heading.
-    const h1 = main.querySelector('h1');
-    if (h1) { h1.tabIndex = -1; h1.focus(); } else main.focus();
+    (h1 || main).focus();
   } else if (kept) {
     refocus(kept);
   }
