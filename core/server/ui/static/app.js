@@ -83,7 +83,7 @@ async function render(opts = {}) {
     if (!view) throw new api.APIError(404, `No page is at #/${path}.`);
     // A view may say which events concern it (watch); by default all do.
     let relevant = () => true;
-    await view(el, { args, query, go, flash, refresh: () => render(), watch: (f) => { relevant = f; } });
+    await view(el, { args, query, go, flash, refresh: () => render({ live: true }), watch: (f) => { relevant = f; } });
     if (gen === state.generation) state.relevant = relevant;
   } catch (e) {
     if (gen !== state.generation) return;
@@ -92,11 +92,39 @@ async function render(opts = {}) {
   }
   // A newer render started while this one waited on the API: it wins.
   if (gen !== state.generation) return;
+  const kept = opts.live ? focusKey(document.activeElement) : null;
   main.replaceChildren(...el.childNodes);
   showFlash();
   logout.hidden = !api.token.get();
-  if (navigated && !opts.live) main.focus();
+  // Keyboard and screen reader users start at the new page's heading; it
+  // can hold focus (not by Tab), also through a live refresh.
+  const h1 = main.querySelector('h1');
+  if (h1) h1.tabIndex = -1;
+  if (navigated && !opts.live) {
+    (h1 || main).focus();
+  } else if (kept) {
+    refocus(kept);
+  }
   startStream();
+}
+
+// focusKey names the focused element of the page so that a live refresh,
+// which rebuilds the page, can focus its new twin: a keyboard user keeps
+// their place instead of being sent back to the top of the document.
+function focusKey(a) {
+  if (!a || a === main || !main.contains(a)) return null;
+  return { tag: a.tagName, op: a.dataset.op || '', href: a.getAttribute('href') || '', name: a.getAttribute('name') || '', text: a.textContent };
+}
+
+function refocus(k) {
+  for (const el of main.querySelectorAll(k.tag)) {
+    if ((el.dataset.op || '') === k.op && (el.getAttribute('href') || '') === k.href &&
+        (el.getAttribute('name') || '') === k.name && el.textContent === k.text) {
+      el.focus({ preventScroll: true });
+      return;
+    }
+  }
+  main.focus({ preventScroll: true });
 }
 
 function showLogin(message) {

@@ -74,9 +74,17 @@ export function confirm(text, okLabel = 'Delete') {
   const dlg = document.getElementById('confirm');
   document.getElementById('confirm-text').textContent = text;
   document.getElementById('confirm-ok').textContent = okLabel;
+  // Closed, the dialog gives focus back to what opened it (or, if a live
+  // refresh rebuilt the page meanwhile, to its twin: same operation).
+  const opener = document.activeElement;
+  const op = opener && opener.dataset ? opener.dataset.op : '';
   dlg.returnValue = '';
   dlg.showModal();
-  return new Promise((resolve) => dlg.addEventListener('close', () => resolve(dlg.returnValue === 'ok'), { once: true }));
+  return new Promise((resolve) => dlg.addEventListener('close', () => {
+    const back = opener && opener.isConnected ? opener : op ? document.querySelector(`main [data-op="${CSS.escape(op)}"]`) : null;
+    if (back) back.focus();
+    resolve(dlg.returnValue === 'ok');
+  }, { once: true }));
 }
 
 /** add appends kids to el, skipping empty ones (null, false, undefined). */

@@ -4,7 +4,10 @@
 import * as api from './api.js';
 import { h, add, status, table, reason, dl, json, short, when, confirm } from './dom.js';
 
-const PAGE = 20;
+// PAGE is a list's page size unless the page's URL says otherwise;
+// SIZES are the sizes the pager offers.
+const PAGE = 50;
+const SIZES = [50, 100];
 
 // hashWith is the current page's hash with query parameters changed.
 function hashWith(changes) {
@@ -18,18 +21,47 @@ function hashWith(changes) {
   return '#/' + (i < 0 ? raw : raw.slice(0, i)) + (s ? '?' + s : '');
 }
 
-// pager links to the first page and to the page after items (Senlin's
-// marker: the id of the last item seen), when the page was full.
-function pager(query, items, limit, key = 'id') {
-  const links = [];
-  if (query.get('marker')) links.push(h('a', { href: hashWith({ marker: '' }) }, 'First page'));
-  if (items.length >= limit) links.push(h('a', { href: hashWith({ marker: items[items.length - 1][key] }) }, 'Next page'));
-  return links.length ? h('nav', { class: 'pager', 'aria-label': 'Pages' }, links) : null;
+// FIRST_PAGE are the query changes that go back to a list's first page.
+const FIRST_PAGE = { marker: '', back: '' };
+
+// listParams are the paging parameters of a list page: the page size and
+// the marker (Senlin's: the id of the last item of the page before), and
+// where the page is: the markers of the pages before it (back), which
+// the API cannot go backwards through, and its number and first item's.
+function listParams(query) {
+  const limit = Math.min(Math.max(Math.trunc(Number(query.get('limit'))) || PAGE, 1), 1000);
+  const marker = query.get('marker') || '';
+  const back = (query.get('back') || '').split(',').filter(Boolean);
+  const number = marker ? back.length + 2 : 1;
+  return { limit, marker: marker || undefined, back, number, offset: (number - 1) * limit };
 }
 
-// listParams are the paging parameters of a list page.
-function listParams(query) {
-  return { limit: Number(query.get('limit')) || PAGE, marker: query.get('marker') };
+// pager links to the pages around this one: the next when this one was
+// full, the previous and the first when this one is not the first, and
+// the page sizes. key is the field the marker is read from.
+function pager(query, items, key = 'id') {
+  const p = listParams(query);
+  const links = [];
+  if (p.marker) {
+    links.push(h('a', { href: hashWith(FIRST_PAGE), 'data-page': 'first' }, 'First page'));
+    const prev = p.back.slice(0, -1);
+    links.push(h('a', { href: hashWith({ marker: p.back[p.back.length - 1] || '', back: prev.join(',') }), 'data-page': 'previous' }, 'Previous page'));
+  }
+  if (items.length >= p.limit) {
+    const back = p.marker ? [...p.back, p.marker] : [];
+    links.push(h('a', { href: hashWith({ marker: items[items.length - 1][key], back: back.join(',') }), 'data-page': 'next' }, 'Next page'));
+  }
+  if (!links.length && p.limit === PAGE) return null;
+  return h('nav', { class: 'pager', 'aria-label': 'Pages' }, h('span', {}, `Page ${p.number}`), links,
+    h('span', { class: 'sizes' }, SIZES.map((n) => (n === p.limit
+      ? h('span', { 'aria-current': 'true' }, `${n} per page`)
+      : h('a', { href: hashWith({ ...FIRST_PAGE, limit: n === PAGE ? '' : n }) }, `${n} per page`)))));
+}
+
+// pageParams are the API's paging parameters of a list page.
+function pageParams(query) {
+  const { limit, marker } = listParams(query);
+  return { limit, marker };
 }
 
 // act runs an operation and reports its outcome above the page, with the
@@ -50,6 +82,10 @@ async function act(ctx, what, fn) {
 async function optional(p) {
   try { return await p; } catch (e) { if (e instanceof api.AuthError) throw e; return null; }
 }
+
+// nodeCount is a cluster's number of nodes: past the API's inline limit
+// its nodes list is only the first page, and nodes_summary counts them all.
+const nodeCount = (c) => (c.nodes_summary ? c.nodes_summary.total : c.nodes.length);
 
 const link = (kind, id, text) => (id ? h('a', { href: `#/${kind}/${id}` }, text || short(id)) : '');
 
@@ -98,7 +134,7 @@ async function actionsTable(params, caption) {
 export const views = {
   async clusters(el, ctx) {
     const { query, go } = ctx;
-    const p = listParams(query);
+    const p = pageParams(query);
     const sort = query.get('sort') || 'name:asc';
     const [cl, pols] = await Promise.all([
       api.get('/v1/clusters', { ...p, sort, status: query.get('status') }),
@@ -113,20 +149,21 @@ export const views = {
         ['Name or profile contains', q],
         ['Status', select('status', [['', 'Any'], ...['ACTIVE', 'WARNING', 'ERROR', 'RESIZING', 'UPDATING', 'CHECKING', 'RECOVERING', 'INIT', 'CRITICAL'].map((s) => [s, s])], query.get('status') || '')],
         ['Sort by', select('sort', [['name:asc', 'Name'], ['status:asc', 'Status'], ['created_at:desc', 'Newest'], ['updated_at:desc', 'Recently updated']], sort)],
-      ], 'Apply', (v) => go(hashWith({ ...v, marker: '' }))),
+      ], 'Apply', (v) => go(hashWith({ ...v, ...FIRST_PAGE }))),
       table(`${list.length} clusters on this page`, ['Name', 'Status', 'Desired / actual', 'Profile', 'Policies', 'Update'], list.map((c) => [
-        link('clusters', c.id, c.name), status(c.status), `${c.desired_capacity} / ${c.nodes.length}`,
+        link('clusters', c.id, c.name), status(c.status), `${c.desired_capacity} / ${nodeCount(c)}`,
         link('profiles', c.profile_id, c.profile_name), (c.policies || []).map((id) => polName[id] || short(id)).join(', '),
         updateText(c.data && c.data.update)]), 'No clusters match.'),
-      pager(query, cl.clusters, p.limit));
+      pager(query, cl.clusters));
   },
 
   async cluster(el, ctx) {
     const id = ctx.args[0];
+    const page = listParams(ctx.query);
     const c = (await api.get(`/v1/clusters/${id}`)).cluster;
     ctx.watch((ev) => ev.cluster_id === c.id || ev.oid === c.id);
     const [nodes, binds, profiles, policies, placement, deps] = await Promise.all([
-      api.get('/v1/nodes', { cluster_id: c.id, sort: 'index', limit: 500 }),
+      api.get('/v1/nodes', { cluster_id: c.id, sort: 'index', ...pageParams(ctx.query) }),
       api.get(`/v1/clusters/${c.id}/policies`),
       api.get('/v1/profiles', { limit: 200 }),
       api.get('/v1/policies', { limit: 200 }),
@@ -153,7 +190,7 @@ export const views = {
     }
     add(el, 
       h('h1', {}, `Cluster ${c.name}`),
-      dl([['Status', status(c.status)], ['Reason', c.status_reason], ['Desired / actual', `${c.desired_capacity} / ${c.nodes.length}`],
+      dl([['Status', status(c.status)], ['Reason', c.status_reason], ['Desired / actual', `${c.desired_capacity} / ${nodeCount(c)}`],
         ['Min / max', `${c.min_size} / ${c.max_size}`], ['Profile', link('profiles', c.profile_id, c.profile_name)],
         ['Update', updateText(u)], ['Created', when(c.created_at)], ['ID', c.id]]),
       h('section', { 'aria-label': 'Operations' }, h('h2', {}, 'Operations'),
@@ -168,13 +205,14 @@ export const views = {
           button('Recover', () => act(ctx, 'Recover', () => post({ recover: {} }))),
           updateOps,
           button('Delete cluster…', async () => {
-            if (!(await confirm(`Delete cluster ${c.name} and its ${c.nodes.length} nodes?`))) return;
+            if (!(await confirm(`Delete cluster ${c.name} and its ${nodeCount(c)} nodes?`))) return;
             await act(ctx, `Delete cluster ${c.name}`, () => api.call('DELETE', path));
           }, 'danger'))),
       h('h2', {}, 'Nodes'),
-      table(`${nodes.nodes.length} nodes`, ['Node', 'Status', 'Host', 'Address', 'Health', 'Restarts', 'Process'], nodes.nodes.map((n) => [
+      table(nodes.nodes.length ? `${page.offset + 1}–${page.offset + nodes.nodes.length} of ${nodeCount(c)} nodes` : '0 nodes', ['Node', 'Status', 'Host', 'Address', 'Health', 'Restarts', 'Process'], nodes.nodes.map((n) => [
         link('nodes', n.id, n.name), status(n.status), n.host || '', (n.data && n.data.address) || '', reason(n.status_reason),
         String((n.data && n.data.restarts && n.data.restarts.count) || 0), n.data && n.data.pid ? `pid ${n.data.pid}` : '']), 'No nodes.'),
+      pager(ctx.query, nodes.nodes),
       h('h2', {}, 'Policies'),
       table('Bound policies', ['Policy', 'Type', 'Enabled', ''], binds.cluster_policies.map((b) => [
         link('policies', b.policy_id, b.policy_name), b.policy_type, b.enabled ? 'yes' : 'no',
@@ -208,25 +246,31 @@ export const views = {
       h('h2', {}, 'Data'), json(n.data), h('h2', {}, 'Actions'), acts, h('h2', {}, 'Events'), evs);
   },
 
-  async hosts(el) {
-    const hs = (await api.get('/v1/hosts')).hosts;
+  async hosts(el, ctx) {
+    // The API lists every host (a fleet's machines, not its workloads):
+    // the page is cut here, by name, with the same marker as the others.
+    const p = listParams(ctx.query);
+    const all = (await api.get('/v1/hosts')).hosts.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const from = p.marker ? all.findIndex((x) => x.name > p.marker) : 0;
+    const hs = from < 0 ? [] : all.slice(from, from + p.limit);
     const load = (l) => (l ? ['load1', 'load5', 'load15'].map((k) => (l[k] ?? '–')).join(' / ') : '');
     add(el, h('h1', {}, 'Hosts'),
-      table(`${hs.length} hosts`, ['Host', 'State', 'Availability', 'Kind', 'Driver', 'Load (1 / 5 / 15 min)', 'Nodes', 'Heartbeat'], hs.map((x) => [
-        x.name, status(x.state), status(x.availability), x.kind, x.driver, load(x.load), String(x.nodes ?? ''), when(x.heartbeat)]), 'No hosts.'));
+      table(`${hs.length} of ${all.length} hosts`, ['Host', 'State', 'Availability', 'Kind', 'Driver', 'Load (1 / 5 / 15 min)', 'Nodes', 'Heartbeat'], hs.map((x) => [
+        x.name, status(x.state), status(x.availability), x.kind, x.driver, load(x.load), String(x.nodes ?? ''), when(x.heartbeat)]), 'No hosts.'),
+      pager(ctx.query, hs, 'name'));
   },
 
   async actions(el, ctx) {
     const { query, go } = ctx;
-    const p = listParams(query);
+    const p = pageParams(query);
     const params = { ...p, sort: 'created_at:desc', status: query.get('status'), cluster_id: query.get('cluster_id'), action: query.get('action') };
     const [t, acts] = await actionsTable(params, 'Actions, newest first');
     add(el, h('h1', {}, 'Actions'),
       form('Filter actions', [
         ['Status', select('status', [['', 'Any'], ...['RUNNING', 'WAITING', 'READY', 'SUCCEEDED', 'FAILED', 'CANCELLED'].map((s) => [s, s])], query.get('status') || '')],
         ['Kind', h('input', { name: 'action', value: query.get('action') || '', placeholder: 'CLUSTER_RESIZE' })],
-      ], 'Apply', (v) => go(hashWith({ ...v, marker: '' }))),
-      t, pager(query, acts, p.limit));
+      ], 'Apply', (v) => go(hashWith({ ...v, ...FIRST_PAGE }))),
+      t, pager(query, acts));
   },
 
   async action(el, ctx) {
@@ -235,7 +279,7 @@ export const views = {
     // its cluster or its target.
     ctx.watch((ev) => !['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(a.status) &&
       (ev.oid === a.target || (!!a.cluster_id && ev.cluster_id === a.cluster_id)));
-    const kids = (await api.get('/v1/actions', { parent_id: a.id, limit: 100 })).actions;
+    const kids = (await api.get('/v1/actions', { parent_id: a.id, sort: 'created_at', ...pageParams(ctx.query) })).actions;
     const pr = a.progress || {};
     const done = ['SUCCEEDED', 'FAILED', 'CANCELLED'].includes(a.status);
     add(el, h('h1', {}, `Action ${a.name}`),
@@ -245,21 +289,22 @@ export const views = {
         ['Started', when(a.start_time)], ['Ended', when(a.end_time)], ['ID', a.id]]),
       done ? null : h('div', { class: 'ops' }, button('Cancel action', () => act(ctx, 'Cancel', () => api.call('PATCH', `/v1/actions/${a.id}`, { action: { status: 'CANCELLED' } })))),
       h('h2', {}, 'Children'),
-      table(`${kids.length} child actions`, ['Action', 'Kind', 'Status', 'Reason'], kids.map((k) => [link('actions', k.id, k.name), k.action, status(k.status), reason(k.status_reason)]), 'No child actions.'),
+      table(`${kids.length} child actions on this page`, ['Action', 'Kind', 'Status', 'Reason'], kids.map((k) => [link('actions', k.id, k.name), k.action, status(k.status), reason(k.status_reason)]), 'No child actions.'),
+      pager(ctx.query, kids),
       h('h2', {}, 'Inputs'), json(a.inputs), h('h2', {}, 'Outputs'), json(a.outputs));
   },
 
   async events(el, ctx) {
     const { query, go } = ctx;
-    const p = listParams(query);
+    const p = pageParams(query);
     const params = { ...p, sort: 'timestamp:desc', level: query.get('level'), otype: query.get('otype'), cluster_id: query.get('cluster_id') };
     const [t, evs] = await eventsTable(params, 'Events, newest first');
     add(el, h('h1', {}, 'Events'),
       form('Filter events', [
         ['Level', select('level', [['', 'Any'], ...['INFO', 'WARNING', 'ERROR', 'CRITICAL'].map((s) => [s, s])], query.get('level') || '')],
         ['Object', select('otype', [['', 'Any'], ['CLUSTER', 'Cluster'], ['NODE', 'Node']], query.get('otype') || '')],
-      ], 'Apply', (v) => go(hashWith({ ...v, marker: '' }))),
-      t, pager(query, evs, p.limit));
+      ], 'Apply', (v) => go(hashWith({ ...v, ...FIRST_PAGE }))),
+      t, pager(query, evs));
   },
 
   profiles: (el, ctx) => specList(el, ctx, 'profiles', 'Profiles', 'profile'),
@@ -279,12 +324,12 @@ export const views = {
 };
 
 async function specList(el, ctx, path, title, kind) {
-  const p = listParams(ctx.query);
+  const p = pageParams(ctx.query);
   const [list, types] = await Promise.all([api.get(`/v1/${path}`, { ...p, sort: 'name' }), api.get(`/v1/${kind}-types`)]);
   const items = list[path];
   add(el, h('h1', {}, title),
     table(`${items.length} ${path} on this page`, ['Name', 'Type', 'Created'], items.map((x) => [link(path, x.id, x.name), typeLink(kind, x.type), when(x.created_at)]), `No ${path}.`),
-    pager(ctx.query, items, p.limit),
+    pager(ctx.query, items),
     h('h2', {}, 'Types'),
     h('ul', {}, types[`${kind}_types`].map((t) => h('li', {}, typeLink(kind, `${t.name}-${t.version}`)))));
 }
