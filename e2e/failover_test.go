@@ -269,3 +269,70 @@ func TestFailoverThreeAgents(t *testing.T) {
 	nodeAnswers(t, third)
 	t.Logf("%s took over once thawed, answering %s after the thaw", last, time.Since(thawedAt).Round(time.Millisecond))
 }
+
+// TestFailoverStartFailed: a failover cluster whose command does not
+// exist fails to start on each host in turn: a failed start drops the
+// host from the candidates and the next one tries, until every instance
+// is in start failed and orchestration stops. `grove cluster clear -host`
+// unblocks one instance: it tries again, alone, and fails again.
+func TestFailoverStartFailed(t *testing.T) {
+	const cluster = "fo-broken-e2e"
+	srv := pgtest.Start(t, 55474)
+	t.Cleanup(func() { killProcessesOf(cluster) })
+	all := []string{"fb-a", "fb-b", "fb-c"}
+	var a *agentProc
+	for _, h := range all {
+		dir := t.TempDir()
+		p := startAgent(t, dir, "-config", hostsConfig(t, dir, srv.DSN(), h))
+		if a == nil {
+			a = p
+		}
+	}
+	eventually(t, 20*time.Second, "the three hosts to be up", func() (bool, string) {
+		out, _, _ := a.grove("host", "list")
+		return strings.Count(out, " up ") == 3, out
+	})
+	a.createProfile("broken", map[string]any{"command": []any{"/nonexistent/grove-failover-e2e"}, "stop_timeout": 0})
+	a.waitAction(a.createCluster(cluster, "broken", 0, failoverClusterConfig))
+	eventually(t, 90*time.Second, "every instance to end in start failed", func() (bool, string) {
+		in, err := instancesOf(a, cluster)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, h := range all {
+			if in[h].State != "start failed" {
+				return false, showInstances(in)
+			}
+		}
+		return true, ""
+	})
+	for _, n := range a.nodes(a.cluster(cluster).ID) {
+		if n.Status == "ACTIVE" {
+			t.Errorf("node %s on %s is ACTIVE though every start failed", n.Name, n.Host)
+		}
+	}
+
+	// Cleared, fb-b's instance is a candidate again, the only one: it
+	// starts again and fails again; the others stay blocked.
+	before, err := instancesOf(a, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := a.grove("cluster", "clear", "-host", "fb-b", "-wait", cluster); code != 0 {
+		t.Fatalf("grove cluster clear -host fb-b -wait: exit %d\n%s%s", code, out, errOut)
+	}
+	eventually(t, 60*time.Second, "fb-b to start again and fail again", func() (bool, string) {
+		in, err := instancesOf(a, cluster)
+		if err != nil {
+			return false, err.Error()
+		}
+		x := in["fb-b"]
+		return x.State == "start failed" && *x.Since != *before["fb-b"].Since, showInstances(in)
+	})
+	in, _ := instancesOf(a, cluster)
+	for _, h := range []string{"fb-a", "fb-c"} {
+		if in[h].State != "start failed" || *in[h].Since != *before[h].Since {
+			t.Errorf("%s's instance changed with fb-b's clear: %s", h, showInstances(in))
+		}
+	}
+}
