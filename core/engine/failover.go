@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/grovehq/grove/api"
@@ -347,6 +348,11 @@ func (e *Engine) ClusterInstances(ctx context.Context, cl *model.Cluster) ([]Ins
 		x := InstanceView{Host: r.Host, Status: monitor.NA, State: cmp.Or(r.State, monitor.Idle), Frozen: r.Frozen, Since: r.Since, Reason: r.Reason}
 		if s, ok := steps[r.Host]; ok {
 			x.Status, x.Flags = s.Status, s.Flags
+		}
+		if r.Frozen && !strings.Contains(x.Flags, "F") {
+			// The decision leaves out a host without data (down), but its
+			// instance's own frozen flag still shows, in the seed's order.
+			x.Flags = strings.TrimSuffix(x.Flags, "L") + "F" + map[bool]string{true: "L"}[strings.HasSuffix(x.Flags, "L")]
 		}
 		if h := hosts[r.Host]; h == nil || h.State == model.HostDown {
 			x.Status = monitor.NA

@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"time"
+
 	"context"
 	"strings"
 	"sync/atomic"
@@ -248,5 +250,32 @@ func TestInstanceCommandRetriesConflicts(t *testing.T) {
 	}
 	if left := rs.races.Load(); left != 100-5 {
 		t.Fatalf("the command tried %d times, want 5", 100-left)
+	}
+}
+
+// TestInstanceCommandsWhileBusy: a monitor command is accepted and runs
+// while another action of the cluster is running (here one held by
+// another agent's lease), since it takes no cluster lock.
+func TestInstanceCommandsWhileBusy(t *testing.T) {
+	h := newHarness(t, nil)
+	cl := h.failoverCluster("ha", "failover")
+	now := h.clock.Now()
+	busy := &model.Action{ID: "busy-sync", Name: "busy-sync", Action: model.ClusterGlobalSyncAction, Target: cl.ID, Status: model.ActionRunning,
+		Owner: "another-agent", LeaseExpires: now.Add(time.Hour), Inputs: map[string]any{}, Outputs: map[string]any{}, Data: map[string]any{},
+		User: cl.User, Project: cl.Project, CreatedAt: now}
+	if err := h.store.CreateActions(h.ctx(), []*model.Action{busy}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.act(cl, `{"scale_out": {}}`); err == nil {
+		t.Fatal("a scale_out beside a running action was accepted; the test needs the cluster busy")
+	}
+	a := h.command(cl, `{"freeze": {}}`)
+	if a.Status != model.ActionSucceeded {
+		t.Fatalf("freeze beside a running action: %s %s", a.Status, a.StatusReason)
+	}
+	for host, x := range h.instanceRows(cl.ID) {
+		if !x.Frozen {
+			t.Errorf("instance on %s not frozen", host)
+		}
 	}
 }

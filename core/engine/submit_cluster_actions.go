@@ -122,7 +122,10 @@ func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body
 	if actionName != "" {
 		a.Name = actionName
 	}
-	return a, e.submit(ctx, a, false, cl.ProfileID, nil)
+	// The monitor commands take no cluster lock and retry lost versioned
+	// writes, so they are not held up by a running action: a freeze is
+	// most wanted while the monitors are moving the cluster.
+	return a, e.submit(ctx, a, action == model.ClusterFreezeAction || action == model.ClusterThawAction || action == model.ClusterClearAction, cl.ProfileID, nil)
 }
 
 func (e *Engine) findNodes(ctx context.Context, c Caller, field string, idents []string) ([]*model.Node, error) {
