@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,26 +43,7 @@ func (h *harness) activeOn(clusterID string, hosts ...string) []string {
 // takes over after its own ready period.
 func TestFailoverClusterMonitor(t *testing.T) {
 	h := newIdleHarness(t, nil)
-	started := map[int]bool{}
-	var mu sync.Mutex
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for pid := range started {
-			if alive(pid) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
-		}
-	})
-	seen := func(clusterID string) {
-		for _, n := range h.nodes(clusterID) {
-			if pid, ok := n.Data["pid"].(float64); ok {
-				mu.Lock()
-				started[int(pid)] = true
-				mu.Unlock()
-			}
-		}
-	}
+	seen := h.killAtEnd()
 	a, aStore := h.hostEngine("engine-a", "a")
 	h.eng = a
 	b, _ := h.hostEngine("engine-b", "b")

@@ -88,26 +88,7 @@ func (h *harness) settledOn(clusterID string, want map[string]int) (bool, string
 // stop puts a host in maintenance.
 func TestHostsTwoAgents(t *testing.T) {
 	h := newIdleHarness(t, nil)
-	started := map[int]bool{}
-	var mu sync.Mutex
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for pid := range started {
-			if alive(pid) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
-		}
-	})
-	seen := func(clusterID string) {
-		for _, n := range h.nodes(clusterID) {
-			if pid, ok := n.Data["pid"].(float64); ok {
-				mu.Lock()
-				started[int(pid)] = true
-				mu.Unlock()
-			}
-		}
-	}
+	seen := h.killAtEnd()
 	a, _ := h.hostEngine("engine-a", "a")
 	h.eng = a
 	// Host b is known (an agent heartbeated it) but its agent is not

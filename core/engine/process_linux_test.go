@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -160,5 +161,32 @@ func TestLocalProcessNodes(t *testing.T) {
 	slices.Sort(pids)
 	for _, pid := range pids {
 		h.gone(pid)
+	}
+}
+
+// killAtEnd returns a function that notes the process groups of a
+// cluster's nodes as the test sees them, and kills those still alive when
+// the test ends: node processes started by host engines a test stopped or
+// "killed" are nobody's to stop otherwise.
+func (h *harness) killAtEnd() func(clusterID string) {
+	started := map[int]bool{}
+	var mu sync.Mutex
+	h.t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for pid := range started {
+			if alive(pid) {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+	})
+	return func(clusterID string) {
+		for _, n := range h.nodes(clusterID) {
+			if pid, ok := n.Data["pid"].(float64); ok {
+				mu.Lock()
+				started[int(pid)] = true
+				mu.Unlock()
+			}
+		}
 	}
 }
