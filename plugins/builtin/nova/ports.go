@@ -314,18 +314,8 @@ func dropPorts(ctx context.Context, c *clients, nodeID string, unattachedOnly bo
 	}
 	desc := portDescription(nodeID)
 	if !unattachedOnly {
-		pages, err := floatingips.List(c.network, floatingips.ListOpts{Description: desc}).AllPages(ctx)
-		if err != nil {
-			return apiError(ctx, "list the floating IPs of node "+nodeID, err)
-		}
-		fips, err := floatingips.ExtractFloatingIPs(pages)
-		if err != nil {
+		if err := deleteFloatingIPs(ctx, c, floatingips.ListOpts{Description: desc}, "node "+nodeID); err != nil {
 			return err
-		}
-		for _, f := range fips {
-			if err := floatingips.Delete(ctx, c.network, f.ID).ExtractErr(); err != nil && !gophercloud.ResponseCodeIs(err, 404) {
-				return apiError(ctx, "delete floating IP "+f.FloatingIP, err)
-			}
 		}
 	}
 	pages, err := ports.List(c.network, ports.ListOpts{Description: desc}).AllPages(ctx)
@@ -347,9 +337,15 @@ func dropPorts(ctx context.Context, c *clients, nodeID string, unattachedOnly bo
 
 // dropFloating deletes the floating IPs Grove made for a node on a port.
 func dropFloating(ctx context.Context, c *clients, nodeID, port string) error {
-	pages, err := floatingips.List(c.network, floatingips.ListOpts{PortID: port, Description: portDescription(nodeID)}).AllPages(ctx)
+	return deleteFloatingIPs(ctx, c, floatingips.ListOpts{PortID: port, Description: portDescription(nodeID)}, "port "+port)
+}
+
+// deleteFloatingIPs deletes the floating IPs opts lists (whose are named
+// by of, for errors); one already gone is no error.
+func deleteFloatingIPs(ctx context.Context, c *clients, opts floatingips.ListOpts, of string) error {
+	pages, err := floatingips.List(c.network, opts).AllPages(ctx)
 	if err != nil {
-		return apiError(ctx, "list the floating IPs of port "+port, err)
+		return apiError(ctx, "list the floating IPs of "+of, err)
 	}
 	fips, err := floatingips.ExtractFloatingIPs(pages)
 	if err != nil {
