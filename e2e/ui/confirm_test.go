@@ -78,9 +78,10 @@ func clusterID(a *agent, name string) string {
 // the Cancel's close arrived after the dialog was open again; confirm()
 // answered the new question with it ("no", its returnValue just reset),
 // and the OK that followed found nobody listening. This is what TestConsole
-// hit in CI (its Cancel then Delete, by CDP clicks, fell within a frame
-// about one time in fifteen on a busy machine); here the two clicks are
-// made in one script, so the old console failed every time.
+// hit in CI (its Cancel then Delete, by CDP clicks, fell within one frame
+// now and then on a busy machine: 1 lost delete in 80 tries here); here
+// the two clicks are made in one script, so the old console failed every
+// time.
 //
 // Rebuilt: while the dialog is open, the cluster's events arrive and the
 // page under the dialog is rebuilt (the button that opened it replaced);
