@@ -161,17 +161,26 @@ func TestConsole(t *testing.T) {
 	}
 	p.screenshot("cluster-phone")
 
-	// The confirmation dialog: Cancel keeps the cluster. (Confirming the
-	// delete is left out: in one CI run the page showed the cluster still
-	// there a minute after the click, cause not found yet; the keyboard
-	// test opens and cancels the same dialog.)
-	p.run("open delete", chromedp.EmulateViewport(1280, 900), chromedp.Click(chromedp.CSS(`button.danger`)))
+	// Delete through the confirmation dialog: Cancel keeps the cluster,
+	// Delete deletes it. (Reopening the dialog right after Cancel is what
+	// once lost the delete: see TestConsoleConfirmDelete.)
+	p.run("open delete", chromedp.EmulateViewport(1280, 900), chromedp.Click(chromedp.CSS(`main button[data-op="delete-cluster"]`)))
 	p.waitFor(10*time.Second, "the dialog", `document.getElementById('confirm').open`)
 	p.run("cancel", chromedp.Click(chromedp.CSS(`#confirm button[value="cancel"]`)))
 	p.waitFor(10*time.Second, "the dialog closed", `!document.getElementById('confirm').open`)
 	if code := a.do("GET", "/v1/clusters/ui-web", nil, nil); code != 200 {
 		t.Fatalf("the cluster after Cancel: GET answered %d, want 200", code)
 	}
+	p.run("delete", chromedp.Click(chromedp.CSS(`main button[data-op="delete-cluster"]`)))
+	p.waitFor(10*time.Second, "the dialog again", `document.getElementById('confirm').open`)
+	p.run("confirm", chromedp.Click(chromedp.CSS(`#confirm-ok`)))
+	deleted := p.flashAction("Delete cluster ui-web: accepted.")
+	if kind := actionOf(a, deleted).Action; kind != "CLUSTER_DELETE" {
+		t.Fatalf("the delete's flash links action %s, a %s; want a CLUSTER_DELETE", deleted, kind)
+	}
+	p.waitFor(60*time.Second, "the cluster's page saying it is gone", `/not found|could not be found/i.test(document.querySelector('main').innerText)`)
+	p.run("open the list", chromedp.Navigate(a.addr+"/ui/#/clusters"))
+	p.waitFor(20*time.Second, "the list without the cluster", `document.querySelector('h1').innerText === 'Clusters' && [...document.querySelectorAll('tbody th a')].some(a => a.innerText === 'ui-broken') && ![...document.querySelectorAll('tbody th a')].some(a => a.innerText === 'ui-web')`)
 }
 
 func profileID(a *agent, name string) string {

@@ -235,7 +235,9 @@ func (p *page) run(what string, steps ...chromedp.Action[chromedp.Void]) {
 		// A live refresh may replace the page's elements between a step's
 		// query and its action; the steps query again. Each step that
 		// found no node did nothing, so running them again is safe.
-		if err != nil && strings.Contains(err.Error(), "No node with given id") && try < 5 {
+		// (Chromium says it two ways, depending on the call that missed.)
+		if err != nil && (strings.Contains(err.Error(), "No node with given id") ||
+			strings.Contains(err.Error(), "Could not find node with given id")) && try < 5 {
 			continue
 		}
 		if err != nil {

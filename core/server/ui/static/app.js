@@ -168,8 +168,10 @@ function scheduleRefresh() {
 document.addEventListener('focusout', () => setTimeout(() => {
   if (state.pending && !busy()) { state.pending = false; render({ live: true }); }
 }, 0));
+// Chromium fires a dialog's close at the next animation frame, maybe after
+// it was opened again: then the refresh waits for that showing's close.
 document.getElementById('confirm').addEventListener('close', () => {
-  if (state.pending) { state.pending = false; render({ live: true }); }
+  if (state.pending && !busy()) { state.pending = false; render({ live: true }); }
 });
 
 function startStream() {

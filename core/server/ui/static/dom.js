@@ -66,25 +66,71 @@ export function when(t) {
   return isNaN(d) ? String(t) : d.toLocaleString();
 }
 
+// asking is the confirmation dialog's question in progress (how to answer
+// it), and giveBack what to focus when the dialog closes. One <dialog
+// id="confirm"> serves every confirm(); its listeners are added once.
+let asking = null;
+let giveBack = null;
+let wired = false;
+
+// answer settles the question in progress, once; later calls do nothing.
+function answer(ok) {
+  const q = asking;
+  asking = null;
+  if (q) q(ok);
+}
+
+// wire takes the dialog's answer from the user's own act, at once: the
+// form's submit (its submitter is OK or Cancel) and the dialog's cancel
+// (Escape). Not from its close event: Chromium fires that at the next
+// animation frame, and by then the dialog may have been opened again for
+// a new question, whose returnValue confirm() had just reset. The late
+// close event of a Cancel then answered the new question "no" at once,
+// and its OK, a moment later, found nobody listening: the delete was
+// never sent. The close event only settles a question the dialog was
+// closed on some other way (dialog.close()), and gives focus back.
+function wire(dlg) {
+  if (wired) return;
+  wired = true;
+  dlg.querySelector('form').addEventListener('submit', (ev) => answer(!!ev.submitter && ev.submitter.value === 'ok'));
+  dlg.addEventListener('cancel', () => answer(false));
+  dlg.addEventListener('close', () => {
+    // Open again: this is an earlier showing's close, come late.
+    if (dlg.open) return;
+    answer(dlg.returnValue === 'ok');
+    // Closed, the dialog gives focus back to what opened it (or, if a
+    // live refresh rebuilt the page meanwhile, to its twin: the button
+    // of the same operation).
+    const back = giveBack;
+    giveBack = null;
+    if (!back) return;
+    const el = back.el && back.el.isConnected ? back.el
+      : back.op ? document.querySelector(`main [data-op="${CSS.escape(back.op)}"]`) : null;
+    if (el) el.focus();
+  });
+}
+
 /**
  * confirm asks in the page's dialog element and resolves true when the
- * user chose the dangerous button.
+ * user chose the dangerous button. The answer comes from the dialog's own
+ * buttons and keys only: a live refresh that rebuilds the page meanwhile,
+ * button that opened the dialog included, changes nothing.
  */
 export function confirm(text, okLabel = 'Delete') {
   const dlg = document.getElementById('confirm');
+  wire(dlg);
+  // A question not answered yet (the dialog opened again before its
+  // close) is answered "no": one question at a time.
+  answer(false);
   document.getElementById('confirm-text').textContent = text;
   document.getElementById('confirm-ok').textContent = okLabel;
-  // Closed, the dialog gives focus back to what opened it (or, if a live
-  // refresh rebuilt the page meanwhile, to its twin: same operation).
   const opener = document.activeElement;
-  const op = opener && opener.dataset ? opener.dataset.op : '';
+  if (opener && !dlg.contains(opener)) giveBack = { el: opener, op: (opener.dataset && opener.dataset.op) || '' };
   dlg.returnValue = '';
-  dlg.showModal();
-  return new Promise((resolve) => dlg.addEventListener('close', () => {
-    const back = opener && opener.isConnected ? opener : op ? document.querySelector(`main [data-op="${CSS.escape(op)}"]`) : null;
-    if (back) back.focus();
-    resolve(dlg.returnValue === 'ok');
-  }, { once: true }));
+  return new Promise((resolve) => {
+    asking = resolve;
+    if (!dlg.open) dlg.showModal();
+  });
 }
 
 /** add appends kids to el, skipping empty ones (null, false, undefined). */
