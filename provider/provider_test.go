@@ -125,13 +125,6 @@ resource "grove_cluster" "web" {
     monitor     = "1s"
     order       = "start-first"
   }
-  failover = {
-    topology     = "flex"
-    orchestrate  = "ha"
-    flex_min     = 1
-    flex_target  = 2
-    ready_period = "16s"
-  }
 }
 
 resource "grove_cluster_policy_attachment" "oldest" {
@@ -176,7 +169,6 @@ resource "grove_profile" "bad" {
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("node_ids"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue("data.grove_nodes.web", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue("grove_cluster_policy_attachment.oldest", tfjsonpath.New("priority"), knownvalue.Int64Exact(300)),
-					statecheck.ExpectKnownValue(res, tfjsonpath.New("failover").AtMapKey("flex_target"), knownvalue.Int64Exact(2)),
 				},
 				// The API hides the env, a sensitive property; the state
 				// keeps the configured value, so the next plan is empty.
@@ -257,6 +249,62 @@ resource "grove_profile" "bad" {
 			}, Config: clusterConfig("v2", "tf-web", 3, "b"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(res, plancheck.ResourceActionCreate)}}},
 			{Config: clusterConfig("v2", "tf-web", 3, "b"), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
+}
+
+// flexConfig is a flex cluster of the demo HTTP server, sized by its
+// instance monitors (no desired_capacity), or by hand when desired is
+// not empty.
+func flexConfig(desired string) string {
+	if desired != "" {
+		desired = "desired_capacity = " + desired
+	}
+	return providerBlock() + fmt.Sprintf(`
+resource "grove_profile" "flex" {
+  name       = "tf-flex"
+  type       = "local.process"
+  version    = "1.0"
+  properties = jsonencode({ command = [%q, "demo-http"], stop_timeout = 5 })
+}
+
+resource "grove_cluster" "flex" {
+  name       = "tf-flex"
+  profile_id = grove_profile.flex.id
+  %s
+  failover = {
+    topology     = "flex"
+    orchestrate  = "ha"
+    flex_min     = 1
+    flex_target  = 2
+    ready_period = "16s"
+  }
+}
+`, groveBin, desired)
+}
+
+// TestAccFlexCluster: a flex cluster's failover settings round-trip, and
+// its size is its instance monitors' (docs/failover.md): one sized by
+// hand is refused at apply, naming desired_capacity. The test's agent is
+// no host (no host_name), so no monitor runs here and the cluster keeps
+// no node; e2e/failover_test.go runs flex clusters over agents that are
+// hosts.
+func TestAccFlexCluster(t *testing.T) {
+	precheck(t)
+	const res = "grove_cluster.flex"
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{
+			{Config: flexConfig("2"), ExpectError: regexp.MustCompile(`desired_capacity\s+and\s+min_size\s+must\s+be\s+left\s+out[\s\S]*topology\s+flex`)},
+			{Config: flexConfig(""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("failover").AtMapKey("topology"), knownvalue.StringExact("flex")),
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("failover").AtMapKey("flex_target"), knownvalue.Int64Exact(2)),
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("desired_capacity"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("node_ids"), knownvalue.ListSizeExact(0)),
+				}},
+			{Config: flexConfig(""), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+			{ResourceName: res, ImportState: true, ImportStateId: "tf-flex", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
 		},
 	})
 }
