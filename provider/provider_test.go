@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -286,12 +287,14 @@ resource "grove_cluster" "flex" {
 // TestAccFlexCluster: a flex cluster's failover settings round-trip, and
 // its size is its instance monitors' (docs/failover.md): one sized by
 // hand is refused at apply, naming desired_capacity. The test's agent is
-// no host (no host_name), so no monitor runs here and the cluster keeps
-// no node; e2e/failover_test.go runs flex clusters over agents that are
-// hosts.
+// a host (host_name defaults to the machine's hostname), the only one:
+// with flex_target 2 and at most one instance per host, its monitor
+// starts one instance, at once (a lone host has no ready contest), and
+// the cluster's desired_capacity follows; the next plan is empty.
 func TestAccFlexCluster(t *testing.T) {
 	precheck(t)
 	const res = "grove_cluster.flex"
+	ctx := context.Background()
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: factories,
 		Steps: []resource.TestStep{
@@ -300,10 +303,29 @@ func TestAccFlexCluster(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("failover").AtMapKey("topology"), knownvalue.StringExact("flex")),
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("failover").AtMapKey("flex_target"), knownvalue.Int64Exact(2)),
-					statecheck.ExpectKnownValue(res, tfjsonpath.New("desired_capacity"), knownvalue.Int64Exact(0)),
-					statecheck.ExpectKnownValue(res, tfjsonpath.New("node_ids"), knownvalue.ListSizeExact(0)),
 				}},
-			{Config: flexConfig(""), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+			// The monitor starts the one instance this host may run.
+			{PreConfig: func() {
+				deadline := time.Now().Add(time.Minute)
+				for {
+					cl, err := client().GetCluster(ctx, "tf-flex")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if cl.DesiredCapacity == 1 && len(cl.Nodes) == 1 && len(cl.Instances) == 1 && cl.Instances[0].Status == "up" && cl.Instances[0].State == "idle" {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the flex cluster's monitor did not start one instance: desired %d, nodes %v, instances %+v", cl.DesiredCapacity, cl.Nodes, cl.Instances)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}, Config: flexConfig(""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("desired_capacity"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("node_ids"), knownvalue.ListSizeExact(1)),
+				}},
 			{ResourceName: res, ImportState: true, ImportStateId: "tf-flex", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
 		},
 	})
