@@ -246,8 +246,9 @@ func quoteAll(ss []string) []string {
 
 // validateFailover checks grove.failover (docs/failover.md): the topology
 // and orchestrate mode, the flex counts and their order, and the periods.
-// The engine does not act on it yet; it is checked so that a definition
-// written today keeps its meaning.
+// The agents that are hosts run the instance monitors of a failover or
+// flex cluster of local.process; other profile types run as replicated
+// clusters, so a definition written for them keeps its meaning.
 func validateFailover(f map[string]any, add func(string, string, ...any), only func(string, map[string]any, ...string),
 	oneOf func(string, any, []string), duration func(string, any), intAtLeast func(string, any, float64)) {
 	only("failover", f, "topology", "orchestrate", "flex_min", "flex_max", "flex_target", "ready_period", "maintenance_grace_period", "rejoin_grace_period")

@@ -325,3 +325,286 @@ func TestFailoverStartFailed(t *testing.T) {
 		}
 	}
 }
+
+// threeHosts starts three agents on one PostgreSQL store, each its own
+// host, and waits until the three hosts are up. It returns the agents and
+// their configs and data dirs by host name, to restart them.
+func threeHosts(t *testing.T, port int, names ...string) (agents map[string]*agentProc, restart func(host string) *agentProc) {
+	t.Helper()
+	srv := pgtest.Start(t, port)
+	agents = map[string]*agentProc{}
+	dirs, configs := map[string]string{}, map[string]string{}
+	for _, h := range names {
+		dirs[h] = t.TempDir()
+		configs[h] = hostsConfig(t, dirs[h], srv.DSN(), h)
+		agents[h] = startAgent(t, dirs[h], "-config", configs[h])
+	}
+	a := agents[names[0]]
+	eventually(t, 20*time.Second, "the three hosts to be up", func() (bool, string) {
+		out, _, _ := a.grove("host", "list")
+		return strings.Count(out, " up ") == 3, out
+	})
+	// An agent started again on its data dir and config is the same host
+	// back, with the node processes it left running.
+	restart = func(host string) *agentProc {
+		agents[host] = startAgent(t, dirs[host], "-config", configs[host])
+		return agents[host]
+	}
+	return agents, restart
+}
+
+// waitHostState waits until host is in state, as obs sees it.
+func waitHostState(t *testing.T, obs *agentProc, host, state string) {
+	t.Helper()
+	eventually(t, 20*time.Second, host+" to be "+state, func() (bool, string) {
+		h, err := obs.client.GetHost(context.Background(), host)
+		if err != nil {
+			return false, err.Error()
+		}
+		return h.State == state, h.State
+	})
+}
+
+// heartbeatAfter says whether host heartbeated after t, as obs sees it.
+func heartbeatAfter(obs *agentProc, host string, t time.Time) (bool, string) {
+	h, err := obs.client.GetHost(context.Background(), host)
+	if err != nil {
+		return false, err.Error()
+	}
+	beat, err := time.Parse(time.RFC3339Nano, h.Heartbeat)
+	return err == nil && beat.After(t), h.Heartbeat
+}
+
+// stillOn checks, until the live host obsHost has heartbeated `lasting`
+// after the call (the agents' own clock, not the test's), that the
+// cluster's only node is still node, ACTIVE, and that no instance leaves
+// idle: nothing moves.
+func stillOn(t *testing.T, obs *agentProc, obsHost, cluster string, node api.Node, lasting time.Duration, why string) {
+	t.Helper()
+	from := time.Now()
+	id := obs.cluster(cluster).ID
+	for {
+		ns, err := obs.client.ListNodes(context.Background(), map[string][]string{"cluster_id": {id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := instancesOf(obs, cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ns) != 1 || ns[0].ID != node.ID || ns[0].Status != "ACTIVE" {
+			var where []string
+			for _, n := range ns {
+				where = append(where, n.Name+" on "+n.Host+" "+n.Status)
+			}
+			t.Fatalf("%s: the cluster's nodes are %v, want %s on %s alone: %s", why, where, node.Name, node.Host, showInstances(in))
+		}
+		for h, x := range in {
+			if x.State != "idle" {
+				t.Fatalf("%s: %s's instance went %s: %s", why, h, x.State, showInstances(in))
+			}
+		}
+		if ok, _ := heartbeatAfter(obs, obsHost, from.Add(lasting)); ok {
+			return
+		}
+		if time.Since(from) > lasting+30*time.Second {
+			t.Fatalf("%s: %s did not heartbeat for %s", why, obsHost, lasting+30*time.Second)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestFailoverMaintenance: the leader's agent of a failover cluster stops
+// cleanly, so its host is in maintenance. Restarted at once, with its
+// node still running, nothing happens: the same node runs on. Stopped
+// again, its peers keep its last state (up) through the maintenance
+// grace (20s) and take nothing over, well past the heartbeat timeout
+// and the ready period, even after the test kills its node's processes
+// (by the pid in the node's data); restarted within the grace, it finds
+// its instance down and starts it again on itself. The cluster's
+// restart policy is none, so the start is the instance monitor's, not
+// the restart supervisor's.
+func TestFailoverMaintenance(t *testing.T) {
+	const cluster = "fo-maint-e2e"
+	t.Cleanup(func() { killProcessesOf(cluster) })
+	all := []string{"fm-a", "fm-b", "fm-c"}
+	agents, restart := threeHosts(t, 55475, all...)
+	a := agents["fm-a"]
+	a.webProfile("web")
+	a.waitAction(a.createCluster(cluster, "web", 0, map[string]any{"config": map[string]any{
+		"grove.failover": map[string]any{"topology": "failover", "orchestrate": "ha", "ready_period": "1s",
+			"rejoin_grace_period": "2s", "maintenance_grace_period": "20s"},
+		"grove.restart": map[string]any{"condition": "none"}}}))
+	first := runningOn(t, a, cluster, 60*time.Second, all...)
+	nodeAnswers(t, first)
+	leader := first.Host
+	if leader != "fm-a" {
+		t.Errorf("the cluster started on %s; want fm-a, the default placement's leader", leader)
+	}
+	var obsHost string
+	for _, h := range all {
+		if h != leader {
+			obsHost = h
+			break
+		}
+	}
+	obs := agents[obsHost]
+
+	// An agent restart: its node runs on, nothing moves.
+	agents[leader].stop()
+	waitHostState(t, obs, leader, "maintenance")
+	restart(leader)
+	waitHostState(t, obs, leader, "up")
+	stillOn(t, obs, obsHost, cluster, first, 3*time.Second, "after "+leader+"'s agent restarted")
+	nodeAnswers(t, first)
+
+	// A reboot: the agent stops cleanly, nothing moves during the grace,
+	// its processes die meanwhile.
+	agents[leader].stop()
+	stoppedAt := time.Now()
+	waitHostState(t, obs, leader, "maintenance")
+	// Past the 2s down timeout plus the 1s ready period, with margin.
+	stillOn(t, obs, obsHost, cluster, first, 4*time.Second, leader+" in maintenance")
+	in, err := instancesOf(obs, cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := in[leader]; x.Status != "up" {
+		t.Errorf("%s's instance during its maintenance grace is %s, want its last state kept (up): %s", leader, x.Status, showInstances(in))
+	}
+	pid, ok := first.Data["pid"].(float64)
+	if !ok {
+		t.Fatalf("node %s has no pid in its data: %v", first.Name, first.Data)
+	}
+	_ = syscall.Kill(-int(pid), syscall.SIGKILL)
+	addr, _ := first.Data["address"].(string)
+	eventually(t, 10*time.Second, "node "+first.Name+" to stop answering", func() (bool, string) {
+		_, err := httpGet(addr)
+		return err != nil, fmt.Sprint(err)
+	})
+	stillOn(t, obs, obsHost, cluster, first, time.Second, leader+" in maintenance, its node's processes dead")
+
+	// Back within the grace: the instance starts again on it.
+	back := restart(leader)
+	t.Logf("%s's agent is back %s after its stop (grace 20s)", leader, time.Since(stoppedAt).Round(time.Millisecond))
+	again := runningOn(t, back, cluster, 60*time.Second, leader)
+	nodeAnswers(t, again)
+	if again.ID == first.ID {
+		t.Errorf("the instance on %s runs the dead node %s, want a new one", leader, first.Name)
+	}
+}
+
+// flexUpOn waits until a cluster's instances up are exactly on hosts
+// (sorted), each with an ACTIVE node there, and every instance is idle;
+// the other hosts' instances are down or n/a.
+func flexUpOn(t *testing.T, a *agentProc, cluster string, d time.Duration, hosts ...string) {
+	t.Helper()
+	eventually(t, d, "cluster "+cluster+" to be up on "+strings.Join(hosts, ", ")+" only", func() (bool, string) {
+		ns, err := a.client.ListNodes(context.Background(), map[string][]string{"cluster_id": {a.cluster(cluster).ID}})
+		if err != nil {
+			return false, err.Error()
+		}
+		in, err := instancesOf(a, cluster)
+		if err != nil {
+			return false, err.Error()
+		}
+		active := map[string]bool{}
+		var where []string
+		for _, n := range ns {
+			where = append(where, n.Host+" "+n.Status)
+			if n.Status == "ACTIVE" {
+				active[n.Host] = true
+			}
+		}
+		why := fmt.Sprintf("nodes %v, instances %s", where, showInstances(in))
+		var up []string
+		for h, x := range in {
+			if x.State != "idle" {
+				return false, why
+			}
+			if x.Status == "up" {
+				up = append(up, h)
+			}
+		}
+		sort.Strings(up)
+		for _, h := range hosts {
+			if !active[h] {
+				return false, why
+			}
+		}
+		return fmt.Sprint(up) == fmt.Sprint(hosts), why
+	})
+}
+
+// TestFlexHostsComeAndGo: a flex cluster (flex_target 2, orchestrate ha)
+// of the demo HTTP server over three agents keeps two instances up as
+// hosts come and go: on the first two hosts; when one dies, on the other
+// two; when it comes back, nothing changes; when one stops cleanly, its
+// instance counts until its maintenance grace (3s) expires (what the
+// grace holds back is TestFailoverMaintenance's), then the returned host
+// starts one; when the stopped one comes back with its node still
+// running, three are up and the worst-ranked stops.
+func TestFlexHostsComeAndGo(t *testing.T) {
+	const cluster = "flex-e2e"
+	t.Cleanup(func() { killProcessesOf(cluster) })
+	all := []string{"fx-a", "fx-b", "fx-c"}
+	agents, restart := threeHosts(t, 55476, all...)
+	a := agents["fx-a"]
+	a.webProfile("web")
+	a.waitAction(a.createCluster(cluster, "web", 0, map[string]any{"config": map[string]any{
+		"grove.failover": map[string]any{"topology": "flex", "orchestrate": "ha", "flex_target": 2, "ready_period": "1s",
+			"rejoin_grace_period": "2s", "maintenance_grace_period": "3s"}}}))
+	flexUpOn(t, a, cluster, 60*time.Second, "fx-a", "fx-b")
+	if cl := a.cluster(cluster); cl.DesiredCapacity != 2 {
+		t.Errorf("desired capacity %d with two instances up, want 2", cl.DesiredCapacity)
+	}
+	for _, n := range a.nodes(a.cluster(cluster).ID) {
+		nodeAnswers(t, n)
+	}
+
+	// fx-b's machine dies: fx-c starts the second instance.
+	id := a.cluster(cluster).ID
+	crashHost(agents["fx-b"], a.nodes(id), "fx-b")
+	flexUpOn(t, a, cluster, 60*time.Second, "fx-a", "fx-c")
+	var onC api.Node
+	for _, n := range a.nodes(id) {
+		if n.Host == "fx-b" {
+			t.Errorf("node %s of the dead host fx-b is still in the cluster", n.Name)
+		}
+		if n.Host == "fx-c" {
+			onC = n
+		}
+	}
+	nodeAnswers(t, onC)
+
+	// fx-b is back: two are up, it starts nothing.
+	restart("fx-b")
+	waitHostState(t, a, "fx-b", "up")
+	back := time.Now()
+	for {
+		flexUpOn(t, a, cluster, 10*time.Second, "fx-a", "fx-c")
+		if ok, _ := heartbeatAfter(a, "fx-a", back.Add(3*time.Second)); ok {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// fx-a stops cleanly: kept up through its grace, then fx-b starts one.
+	agents["fx-a"].stop()
+	obs := agents["fx-c"]
+	waitHostState(t, obs, "fx-a", "maintenance")
+	flexUpOn(t, obs, cluster, 60*time.Second, "fx-b", "fx-c")
+	if in, _ := instancesOf(obs, cluster); in["fx-a"].Status != "n/a" {
+		t.Errorf("fx-a's instance after its grace is %s, want n/a: %s", in["fx-a"].Status, showInstances(in))
+	}
+
+	// fx-a is back with its node still running: three are up, one too
+	// many, and the worst-ranked, fx-c, stops.
+	restart("fx-a")
+	flexUpOn(t, obs, cluster, 60*time.Second, "fx-a", "fx-b")
+	for _, n := range obs.nodes(id) {
+		if n.Host == "fx-c" {
+			t.Errorf("node %s on fx-c is still there (%s) after its instance stopped", n.Name, n.Status)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -125,13 +126,6 @@ resource "grove_cluster" "web" {
     monitor     = "1s"
     order       = "start-first"
   }
-  failover = {
-    topology     = "flex"
-    orchestrate  = "ha"
-    flex_min     = 1
-    flex_target  = 2
-    ready_period = "16s"
-  }
 }
 
 resource "grove_cluster_policy_attachment" "oldest" {
@@ -176,7 +170,6 @@ resource "grove_profile" "bad" {
 					statecheck.ExpectKnownValue(res, tfjsonpath.New("node_ids"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue("data.grove_nodes.web", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(2)),
 					statecheck.ExpectKnownValue("grove_cluster_policy_attachment.oldest", tfjsonpath.New("priority"), knownvalue.Int64Exact(300)),
-					statecheck.ExpectKnownValue(res, tfjsonpath.New("failover").AtMapKey("flex_target"), knownvalue.Int64Exact(2)),
 				},
 				// The API hides the env, a sensitive property; the state
 				// keeps the configured value, so the next plan is empty.
@@ -257,6 +250,83 @@ resource "grove_profile" "bad" {
 			}, Config: clusterConfig("v2", "tf-web", 3, "b"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(res, plancheck.ResourceActionCreate)}}},
 			{Config: clusterConfig("v2", "tf-web", 3, "b"), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
+}
+
+// flexConfig is a flex cluster of the demo HTTP server, sized by its
+// instance monitors (no desired_capacity), or by hand when desired is
+// not empty.
+func flexConfig(desired string) string {
+	if desired != "" {
+		desired = "desired_capacity = " + desired
+	}
+	return providerBlock() + fmt.Sprintf(`
+resource "grove_profile" "flex" {
+  name       = "tf-flex"
+  type       = "local.process"
+  version    = "1.0"
+  properties = jsonencode({ command = [%q, "demo-http"], stop_timeout = 5 })
+}
+
+resource "grove_cluster" "flex" {
+  name       = "tf-flex"
+  profile_id = grove_profile.flex.id
+  %s
+  failover = {
+    topology     = "flex"
+    orchestrate  = "ha"
+    flex_min     = 1
+    flex_target  = 2
+    ready_period = "16s"
+  }
+}
+`, groveBin, desired)
+}
+
+// TestAccFlexCluster: a flex cluster's failover settings round-trip, and
+// its size is its instance monitors' (docs/failover.md): one sized by
+// hand is refused at apply, naming desired_capacity. The test's agent is
+// a host (host_name defaults to the machine's hostname), the only one:
+// with flex_target 2 and at most one instance per host, its monitor
+// starts one instance, at once (a lone host has no ready contest), and
+// the cluster's desired_capacity follows; the next plan is empty.
+func TestAccFlexCluster(t *testing.T) {
+	precheck(t)
+	const res = "grove_cluster.flex"
+	ctx := context.Background()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: factories,
+		Steps: []resource.TestStep{
+			{Config: flexConfig("2"), ExpectError: regexp.MustCompile(`desired_capacity\s+and\s+min_size\s+must\s+be\s+left\s+out[\s\S]*topology\s+flex`)},
+			{Config: flexConfig(""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("failover").AtMapKey("topology"), knownvalue.StringExact("flex")),
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("failover").AtMapKey("flex_target"), knownvalue.Int64Exact(2)),
+				}},
+			// The monitor starts the one instance this host may run.
+			{PreConfig: func() {
+				deadline := time.Now().Add(time.Minute)
+				for {
+					cl, err := client().GetCluster(ctx, "tf-flex")
+					if err != nil {
+						t.Fatal(err)
+					}
+					if cl.DesiredCapacity == 1 && len(cl.Nodes) == 1 && len(cl.Instances) == 1 && cl.Instances[0].Status == "up" && cl.Instances[0].State == "idle" {
+						return
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the flex cluster's monitor did not start one instance: desired %d, nodes %v, instances %+v", cl.DesiredCapacity, cl.Nodes, cl.Instances)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}, Config: flexConfig(""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("desired_capacity"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(res, tfjsonpath.New("node_ids"), knownvalue.ListSizeExact(1)),
+				}},
+			{ResourceName: res, ImportState: true, ImportStateId: "tf-flex", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
 		},
 	})
 }

@@ -65,7 +65,7 @@
 //     local.process node goes to, moving nodes off down and draining
 //     hosts), global.go (global clusters: one node per eligible host,
 //     from the pure global-mode decision, on the health round),
-//     failover.go (failover clusters: each agent host runs the instance
+//     failover.go (failover and flex clusters: each agent host runs the instance
 //     monitor on the health round and applies its own step; the
 //     instances a cluster GET shows),
 //     healthpolicy.go (what a bound health policy

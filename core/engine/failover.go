@@ -27,16 +27,15 @@ func topologyOf(cl *model.Cluster) string {
 }
 
 // monitored says whether a cluster runs an instance monitor on each host:
-// its topology is failover (docs/failover.md). A flex cluster still runs
-// as a replicated one, sized by desired_capacity: its flex_target sizing
-// is not built, and flex clusters sized by hand exist (the Terraform
-// provider's tests make one).
+// its topology is failover (one instance up) or flex (flex_target
+// instances up, one per host at most) (docs/failover.md).
 func monitored(cl *model.Cluster) bool {
-	return topologyOf(cl) == monitor.Failover
+	t := topologyOf(cl)
+	return t == monitor.Failover || t == monitor.Flex
 }
 
 // monitorRuns says whether the instance monitors run a cluster: a failover
-// cluster of a host-local profile. Others (drivers reachable from
+// or flex cluster of a host-local profile. Others (drivers reachable from
 // any agent) still run as replicated clusters.
 func (e *Engine) monitorRuns(ctx context.Context, cl *model.Cluster) (bool, error) {
 	if !monitored(cl) {
@@ -56,8 +55,8 @@ func (e *Engine) runsMonitor(ctx context.Context, cl *model.Cluster) bool {
 	return runs
 }
 
-// monitorRefusal is the message a manual change of a failover cluster's
-// size gets: its instance monitors decide where it runs.
+// monitorRefusal is the message a manual change of a failover or flex
+// cluster's size gets: its instance monitors decide where it runs.
 func monitorRefusal(cl *model.Cluster, what string) error {
 	return BadRequest("The cluster '%s' is a %s cluster (grove.failover topology %s): its instance monitors start and stop its nodes, one per host at most, and its desired_capacity follows them, so %s is refused.", cl.Name, topologyOf(cl), topologyOf(cl), what)
 }
@@ -175,8 +174,8 @@ func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[
 	return v, nil
 }
 
-// monitorRound runs this host's instance monitor for a failover cluster
-// whose profile is host-local, on the health round, for a cluster
+// monitorRound runs this host's instance monitor for a failover or flex
+// cluster whose profile is host-local, on the health round, for a cluster
 // with no action: it resolves how this host's last start or stop ended,
 // decides every host's step (every host runs the same decision with
 // itself as local) and applies only its own: it records its instance's
@@ -224,6 +223,7 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 	step := steps[i]
 	now := e.cfg.Now()
 	changed := step.Next != row.State
+	prevState, prevSince, prevOutcome := row.State, row.Since, row.Outcome
 	if changed {
 		row.State, row.Since, row.Outcome = step.Next, now, monitor.Running
 	}
@@ -282,6 +282,20 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 		a.Cause = "Instance Monitor"
 		err = e.submit(ctx, a, false, "", nil)
 	}
+	var busy *Error
+	if errors.As(err, &busy) && busy.Type == "ActionConflict" {
+		// Another action holds the cluster (a peer's start of a flex
+		// cluster that went ready at the same time, an operator's
+		// command): nothing ran and nothing failed. The instance goes back
+		// to where it was, and the next round decides again, seeing the
+		// peer's *ing state.
+		row.State, row.Since, row.Outcome = prevState, prevSince, prevOutcome
+		row.Reason = fmt.Sprintf("the %s waits: %v", step.Action, err)
+		if perr := e.store.PutInstance(ctx, row); perr != nil && !errors.Is(perr, store.ErrConflict) {
+			return perr
+		}
+		return nil
+	}
 	if err != nil {
 		// The action never ran: the start or stop failed.
 		row.Outcome, row.Reason = monitor.Failed, fmt.Sprintf("the %s could not be submitted: %v", step.Action, err)
@@ -303,7 +317,7 @@ func (e *Engine) followMonitor(ctx context.Context, cl *model.Cluster) error {
 	return e.settle(ctx, cl.ID, model.ClusterGlobalSyncAction, followHosts, nil)
 }
 
-// InstanceView is one host's instance of a failover cluster as
+// InstanceView is one host's instance of a failover or flex cluster as
 // the API shows it: <status> <monitor state> <flags>.
 type InstanceView struct {
 	Host   string
@@ -315,7 +329,7 @@ type InstanceView struct {
 	Reason string
 }
 
-// ClusterInstances shows a failover cluster's instances, one per
+// ClusterInstances shows a failover or flex cluster's instances, one per
 // host that recorded one: the status read from its node there (n/a when
 // its host is down or gone), the monitor state its host recorded and the
 // flags of the placement decision. Other clusters have none (nil, nil).
@@ -343,6 +357,11 @@ func (e *Engine) ClusterInstances(ctx context.Context, cl *model.Cluster) ([]Ins
 			}
 		}
 	}
+	grace := monitor.DefaultMaintenanceGrace
+	if st, err := monitorSettings(cl); err == nil {
+		grace = time.Duration(*st.Defaults().MaintenanceGracePeriod)
+	}
+	now := e.cfg.Now()
 	out := make([]InstanceView, 0, len(rows))
 	for _, r := range rows {
 		x := InstanceView{Host: r.Host, Status: monitor.NA, State: cmp.Or(r.State, monitor.Idle), Frozen: r.Frozen, Since: r.Since, Reason: r.Reason}
@@ -354,7 +373,9 @@ func (e *Engine) ClusterInstances(ctx context.Context, cl *model.Cluster) ([]Ins
 			// instance's own frozen flag still shows, in the seed's order.
 			x.Flags = strings.TrimSuffix(x.Flags, "L") + "F" + map[bool]string{true: "L"}[strings.HasSuffix(x.Flags, "L")]
 		}
-		if h := hosts[r.Host]; h == nil || h.State == model.HostDown {
+		if h := hosts[r.Host]; h == nil || h.State == model.HostDown || (h.State == model.HostMaintenance && now.Sub(h.Heartbeat) >= grace) {
+			// Its agent is gone, or in maintenance past the grace: the
+			// monitors have no data of it.
 			x.Status = monitor.NA
 		}
 		out = append(out, x)

@@ -54,7 +54,8 @@ func (e *Engine) CreateCluster(ctx context.Context, c Caller, req ClusterCreate)
 		return nil, nil, bodyRef("profile_id", err)
 	}
 	if monitored(&model.Cluster{Config: req.Config}) && hostLocal(profile.Type) && (deref(req.DesiredCapacity, 0) > 0 || deref(req.MinSize, 0) > 0) {
-		return nil, nil, BadRequest("desired_capacity and min_size must be left out (or 0) for a failover cluster of %s (grove.failover topology failover): its instance monitors start its nodes, one per host at most, and its desired_capacity follows them.", profile.Type)
+		t := topologyOf(&model.Cluster{Config: req.Config})
+		return nil, nil, BadRequest("desired_capacity and min_size must be left out (or 0) for a %s cluster of %s (grove.failover topology %s): its instance monitors start its nodes, one per host at most, and its desired_capacity follows them.", t, profile.Type, t)
 	}
 	// Checked again here: a grant taken back stops new clusters of the type.
 	if err := e.checkProfileAccess(ctx, c.Project, profile); err != nil {
