@@ -70,6 +70,22 @@ type Cluster struct {
 	// whose instance monitor recorded one (docs/failover.md); shown by a
 	// cluster GET only. A Grove addition Senlin clients ignore.
 	Instances []ClusterInstance `json:"instances,omitempty"`
+	// Expect is a failover cluster's pending expectation (start, stop,
+	// switch, giveback), which its instance monitors honour until it is
+	// reached; shown by a cluster GET only. A Grove addition.
+	Expect *ClusterExpect `json:"expect,omitempty"`
+}
+
+// ClusterExpect is the operator's pending order to a failover cluster's
+// instance monitors (docs/failover.md).
+type ClusterExpect struct {
+	// Kind is start, stop, switch or giveback.
+	Kind string `json:"kind"`
+	// Host is the switch's target.
+	Host  string  `json:"host,omitempty"`
+	Since *string `json:"since"`
+	// Action is the id of the action that set it.
+	Action string `json:"action"`
 }
 
 // ClusterInstance is one host's instance of a failover cluster:
