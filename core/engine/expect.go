@@ -253,15 +253,12 @@ func (e *Engine) settleExpect(ctx context.Context, cl *model.Cluster, v *monitor
 	e.expectEvent(ctx, cl.User, cl.Project, action, x.ActionID, cl, "EXPECT_FAILED", fmt.Sprintf("The %s of the cluster cannot be done and is dropped: %s.", kind, p.Reason), model.LevelWarning, "")
 }
 
-// ClusterExpectation is a failover cluster's pending expectation, nil
-// when none is.
+// ClusterExpectation is a failover or flex cluster's expectation: the
+// pending one, or with an empty Kind the last one and how it ended (its
+// Reason); nil when none was ever set.
 func (e *Engine) ClusterExpectation(ctx context.Context, cl *model.Cluster) (*model.Expectation, error) {
 	if t := failoverTopology(cl); t != monitor.Failover && t != monitor.Flex {
 		return nil, nil
 	}
-	x, err := e.store.GetExpectation(ctx, cl.ID)
-	if err != nil || x == nil || x.Kind == "" {
-		return nil, err
-	}
-	return x, nil
+	return e.store.GetExpectation(ctx, cl.ID)
 }

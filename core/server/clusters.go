@@ -94,7 +94,7 @@ func (s *Server) showCluster(w http.ResponseWriter, r *http.Request, c engine.Ca
 		return err
 	}
 	if x != nil {
-		out.Expect = &api.ClusterExpect{Kind: x.Kind, Host: x.Host, Since: ts(x.Since), Action: x.ActionID}
+		out.Expect = &api.ClusterExpect{Kind: x.Kind, Host: x.Host, Since: ts(x.Since), Action: x.ActionID, Result: x.Reason}
 	}
 	s.writeJSON(w, http.StatusOK, map[string]any{"cluster": out})
 	return nil
