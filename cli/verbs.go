@@ -816,6 +816,18 @@ func clusterStatus(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 			fmt.Fprintln(env.Stdout, strings.TrimRight(line, " "))
 		}
 	}
+	if x := cl.Expect; x != nil {
+		// The operator's expectation the monitors work toward, or how the
+		// last one ended.
+		switch {
+		case x.Kind == "switch":
+			fmt.Fprintf(env.Stdout, "\nExpect: switch to %s (pending)\n", x.Host)
+		case x.Kind != "":
+			fmt.Fprintf(env.Stdout, "\nExpect: %s (pending)\n", x.Kind)
+		case x.Result != "":
+			fmt.Fprintf(env.Stdout, "\nLast expectation: %s\n", x.Result)
+		}
+	}
 	if u, ok := cl.Data["update"].(map[string]any); ok {
 		fmt.Fprintf(env.Stdout, "\nUpdate: %v (%v), batch %v of %v, %v of %v nodes updated, %v failed\n", u["status"], u["order"], u["batch"], u["batches"],
 			u["updated"], u["total"], u["failures"])
