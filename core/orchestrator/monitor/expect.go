@@ -134,6 +134,15 @@ func decideExpect(s settings, in Input, v *view, all []*view) Step {
 	local := v.in
 	up := isUp(v)
 	start := func(why string) Step {
+		if !local.Joined.IsZero() && in.Now.Sub(local.Joined) < s.rejoinGrace {
+			// A restarted agent makes no start decision before it has
+			// seen every peer, expectation or not (§A.9).
+			for _, p := range all {
+				if p != v && p.dropped {
+					return stay(v, fmt.Sprintf("expect %s: rejoin grace: waiting for %s or for every peer to be seen (%s is not)", x.Kind, s.rejoinGrace-in.Now.Sub(local.Joined), p.in.Host))
+				}
+			}
+		}
 		if p := doingPeer(v, all); p != nil {
 			return stay(v, fmt.Sprintf("expect %s: waiting for the peer %s, which is %s", x.Kind, p.in.Host, p.in.State))
 		}

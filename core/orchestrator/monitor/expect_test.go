@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grovehq/grove/core/orchestrator/placement"
 )
 
 // inst is an instance written host:status:state[:F] for the tables.
@@ -127,6 +129,46 @@ func TestExpectations(t *testing.T) {
 				t.Errorf("progress %s (%s), want %s", p.State, p.Reason, tc.progress)
 			}
 		})
+	}
+}
+
+// TestExpectRejoinGrace: under an expectation too, a restarted agent
+// starts nothing before it has seen every peer or its grace is over.
+func TestExpectRejoinGrace(t *testing.T) {
+	d := ranked(t, "a:L", "b:")
+	for _, tc := range []struct {
+		up   time.Duration
+		want string
+	}{{10 * time.Second, Idle}, {90 * time.Second, Starting}} {
+		got := decide(t, Input{Settings: Settings{}, Placement: d, Expect: Expect{Kind: ExpectStart}, Instances: []Instance{
+			{Host: "a", Status: Down, State: Idle, Joined: t0.Add(-tc.up)},
+		}})
+		if got["a"].Next != tc.want {
+			t.Errorf("agent up for %s, b unseen: %q (%s), want %q", tc.up, got["a"].Next, got["a"].Reason, tc.want)
+		}
+	}
+}
+
+// TestSimulateExpect: a snapshot's monitor object may carry an
+// expectation, which the simulation honours.
+func TestSimulateExpect(t *testing.T) {
+	s := placement.Snapshot{Cluster: "web", Hosts: []placement.Host{{Name: "a"}, {Name: "b"}},
+		Monitor: []byte(`{"topology": "failover", "expect": {"kind": "switch", "host": "b"},
+			"instances": [{"host": "a", "status": "up"}, {"host": "b", "status": "down"}]}`)}
+	d, err := placement.Decide(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, steps, err := Simulate(s, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps[0].Host != "a" || steps[0].Next != Stopping || steps[0].Action != ActionStop {
+		t.Errorf("a under a switch to b: %+v, want stopping with a stop", steps[0])
+	}
+	s.Monitor = []byte(`{"expect": {"kind": "switch"}, "instances": []}`)
+	if _, _, err := Simulate(s, d); err == nil || !strings.Contains(err.Error(), "monitor.expect.host") {
+		t.Errorf("a switch without a host: %v, want an error naming monitor.expect.host", err)
 	}
 }
 
