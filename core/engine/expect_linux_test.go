@@ -151,3 +151,47 @@ func TestFailoverExpectations(t *testing.T) {
 		return x.State == monitor.Idle, fmt.Sprintf("a's instance %q; want idle", x.State)
 	})
 }
+
+// TestFailoverExpectFailed: a start whose every candidate fails leaves
+// the instance in start failed and drops the expectation with an
+// EXPECT_FAILED event naming why; the cluster GET's expectation then
+// says it failed.
+func TestFailoverExpectFailed(t *testing.T) {
+	h := newIdleHarness(t, nil)
+	a, _ := h.hostEngine("engine-a", "a")
+	h.eng = a
+	h.profileOf("broken", process.TypeName, map[string]any{"command": []any{"/nonexistent/grove-expect-test"}, "stop_timeout": 0})
+	cl := h.create(engine.ClusterCreate{Name: "broken", Profile: "broken", Config: failoverConfig("no")})
+	waitFor(t, 20*time.Second, func() (bool, string) {
+		r := h.instanceRows(cl.ID)["a"]
+		return r != nil, "no instance row for a yet"
+	})
+	h.command(cl, `{"start": {}}`)
+	waitFor(t, 30*time.Second, func() (bool, string) {
+		x, err := a.ClusterExpectation(h.ctx(), h.getCluster(cl.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x != nil && x.Kind == "" && strings.HasPrefix(x.Reason, "failed: "),
+			fmt.Sprintf("expectation %+v, states %v", x, rowStates(h.instanceRows(cl.ID)))
+	})
+	if r := h.instanceRows(cl.ID)["a"]; r.State != monitor.StartFailed {
+		t.Errorf("a's instance %q; want start failed", r.State)
+	}
+	evs, err := h.store.ListEvents(h.ctx(), store.ListOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ev := range evs {
+		if ev.ClusterID == cl.ID && ev.Status == "EXPECT_FAILED" {
+			found = ev.Level == model.LevelWarning && strings.Contains(ev.StatusReason, "no host left can start it")
+			if !found {
+				t.Errorf("EXPECT_FAILED event: level %d, %q", ev.Level, ev.StatusReason)
+			}
+		}
+	}
+	if !found {
+		t.Error("no EXPECT_FAILED event")
+	}
+}
