@@ -104,8 +104,11 @@ func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body
 		action = model.ClusterUpdateAction
 		inputs, err = pausedUpdateInputs(cl, name)
 	case "start", "stop", "restart", "refresh":
-		var runs bool
-		if runs, err = e.monitorRuns(ctx, cl); err == nil && runs && (name == "start" || name == "stop") {
+		runs, rerr := e.monitorRuns(ctx, cl)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if runs && (name == "start" || name == "stop") {
 			// The instance monitors run this cluster: the operator's start
 			// and stop are expectations they honour (docs/failover.md).
 			action, inputs, err = e.expectInputs(ctx, cl, name, params)
