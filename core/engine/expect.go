@@ -137,7 +137,14 @@ func (e *Engine) doExpect(ctx context.Context, a *model.Action) error {
 		flag = "freeze"
 	}
 	if flag != "" {
-		hosts, err := e.instanceHosts(ctx, cl.ID, flag)
+		var hosts []string
+		if flag == "thaw" {
+			// Only the frozen ones: a start is no thaw command, and an
+			// UNCHANGED event per host would say nothing.
+			hosts, err = e.frozenHosts(ctx, cl.ID)
+		} else {
+			hosts, err = e.instanceHosts(ctx, cl.ID, flag)
+		}
 		if err != nil {
 			return err
 		}
@@ -176,6 +183,21 @@ func (e *Engine) doExpect(ctx context.Context, a *model.Action) error {
 	e.expectEvent(ctx, a.User, a.Project, a.Action, a.ID, cl, "EXPECTING", reason, model.LevelInfo, in.Host)
 	a.StatusReason = reason
 	return nil
+}
+
+// frozenHosts are the hosts whose instance of the cluster is frozen.
+func (e *Engine) frozenHosts(ctx context.Context, clusterID string) ([]string, error) {
+	xs, err := e.store.ListInstances(ctx, clusterID)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, x := range xs {
+		if x.Frozen {
+			out = append(out, x.Host)
+		}
+	}
+	return out, nil
 }
 
 // expectPhrase says what an expectation asks, for events.
