@@ -70,6 +70,28 @@ type Cluster struct {
 	// whose instance monitor recorded one (docs/failover.md); shown by a
 	// cluster GET only. A Grove addition Senlin clients ignore.
 	Instances []ClusterInstance `json:"instances,omitempty"`
+	// Expect is a failover cluster's expectation (start, stop, switch,
+	// giveback), which its instance monitors honour until it is reached,
+	// or how the last one ended; shown by a cluster GET only, once an
+	// operator set one. A Grove addition.
+	Expect *ClusterExpect `json:"expect,omitempty"`
+}
+
+// ClusterExpect is the operator's order to a failover cluster's instance
+// monitors (docs/failover.md).
+type ClusterExpect struct {
+	// Kind is start, stop, switch or giveback while one is pending; empty
+	// once it ended (Result says how).
+	Kind string `json:"kind"`
+	// Host is the switch's target.
+	Host string `json:"host,omitempty"`
+	// Since is when it was set, or ended.
+	Since *string `json:"since"`
+	// Action is the id of the action that set it.
+	Action string `json:"action"`
+	// Result is how it ended: "reached: ..." or "failed: ..."; empty while
+	// it is pending.
+	Result string `json:"result,omitempty"`
 }
 
 // ClusterInstance is one host's instance of a failover cluster:

@@ -87,8 +87,8 @@ func commands() []*entry {
 		{name: "cluster del-nodes", args: "[options] CLUSTER NODE...", synopsis: "Remove nodes from a cluster, keeping them as orphans unless -destroy.", run: verbCmd(clusterNodes("del_nodes"))},
 		{name: "cluster replace-nodes", args: "[options] CLUSTER OLD=NEW...", synopsis: "Swap cluster nodes for orphan nodes.", run: verbCmd(clusterReplace)},
 		{name: "cluster check", args: "[options] CLUSTER", synopsis: "Check the health of every node of a cluster.", run: verbCmd(clusterSimple("check"))},
-		{name: "cluster start", args: "[options] CLUSTER", synopsis: "Start a stopped cluster's nodes again.", run: verbCmd(clusterSimple("start"))},
-		{name: "cluster stop", args: "[options] CLUSTER", synopsis: "Stop a cluster's nodes, keeping them; the health loop leaves it alone until it starts.", run: verbCmd(clusterSimple("stop"))},
+		{name: "cluster start", args: "[options] CLUSTER", synopsis: "Start a stopped cluster's nodes again.", help: expectStartHelp, run: verbCmd(clusterSimple("start"))},
+		{name: "cluster stop", args: "[options] CLUSTER", synopsis: "Stop a cluster's nodes, keeping them; the health loop leaves it alone until it starts.", help: expectStopHelp, run: verbCmd(clusterSimple("stop"))},
 		{name: "cluster restart", args: "[options] CLUSTER", synopsis: "Stop a cluster's nodes and start them again.", run: verbCmd(clusterSimple("restart"))},
 		{name: "cluster refresh", args: "[options] CLUSTER", synopsis: "Tell a cluster's dependents with restart_on refresh that it changed.", run: verbCmd(clusterSimple("refresh"))},
 		{name: "cluster freeze", args: "[-host HOST] [options] CLUSTER", synopsis: "Freeze a failover or flex cluster's instances: the monitor neither starts nor restarts them.",
@@ -99,6 +99,15 @@ func commands() []*entry {
 			help: "Clear is refused for an instance whose monitor is in an action (a state\n" +
 				"ending in -ing): the action fails naming it. Without -host, every instance\n" +
 				"of the cluster is cleared. See docs/failover.md.", run: verbCmd(clusterInstanceCommand("clear"))},
+		{name: "cluster switch", args: "-host HOST [options] CLUSTER", synopsis: "Move a failover cluster to a host: its up instance stops, then the host starts it.",
+			help: "The host must be able to take the cluster now: ranked by its placement,\n" +
+				"up, not frozen, not in start failed or stop failed; otherwise the command\n" +
+				"is refused naming the host and why. With -wait, the command waits until\n" +
+				"the cluster runs on the host. See docs/failover.md.", run: verbCmd(clusterSwitch)},
+		{name: "cluster giveback", args: "[options] CLUSTER", synopsis: "Move a failover or flex cluster back to its placement's preferred hosts.",
+			help: "Instances off the preferred hosts (the placement's leader; for flex, the\n" +
+				"first flex_target candidates) stop, then the preferred hosts start. With\n" +
+				"-wait, the command waits until that is done. See docs/failover.md.", run: verbCmd(clusterSimple("giveback"))},
 		{name: "cluster op", args: "[options] CLUSTER OPERATION", synopsis: "Run a node operation on every node of a cluster, or on those -filter matches.", run: verbCmd(clusterOp)},
 		{name: "cluster recover", args: "[options] CLUSTER", synopsis: "Recover a cluster's unhealthy nodes.", run: verbCmd(clusterRecover)},
 		{name: "cluster complete-lifecycle", args: "[options] CLUSTER TOKEN", synopsis: "Let a node removal a deletion policy's lifecycle hook holds go on.", run: verbCmd(clusterCompleteLifecycle)},

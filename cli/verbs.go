@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/grovehq/grove/api"
 )
@@ -421,8 +423,85 @@ func clusterSimple(name string) verb {
 		if len(pos) != 1 {
 			return usagef("usage: grove cluster %s <cluster>", name)
 		}
-		return clusterActionFollow(ctx, env, g, pos[0], name, nil)
+		return clusterExpectFollow(ctx, env, g, pos[0], name, nil)
 	}
+}
+
+// clusterExpectFollow sends an action that may set a failover cluster's
+// expectation (start and stop of a cluster its instance monitors run,
+// switch, giveback). With -wait it waits past the action, which only
+// sets the expectation, until the monitors reached it; one that failed
+// fails the command with the reason.
+func clusterExpectFollow(ctx context.Context, env *Env, g *globals, cluster, name string, params map[string]any) error {
+	c := g.client()
+	id, err := c.ClusterAction(ctx, cluster, name, params)
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("%s on cluster %s", name, cluster)
+	return followThen(ctx, env, c, g, id, what, func(p *progress, a *api.Action) error {
+		if !expectActions[a.Action] {
+			return nil
+		}
+		return waitExpect(ctx, p, c, cluster, a.ID, what)
+	})
+}
+
+// expectActions are the actions that set a failover cluster's
+// expectation.
+var expectActions = map[string]bool{"CLUSTER_EXPECT_START": true, "CLUSTER_EXPECT_STOP": true, "CLUSTER_SWITCH": true, "CLUSTER_GIVEBACK": true}
+
+// waitExpect polls the cluster until the expectation actionID set has
+// ended: nil when reached, an error with the reason when it failed or
+// another expectation replaced it.
+func waitExpect(ctx context.Context, p *progress, c *api.Client, cluster, actionID, what string) error {
+	start := time.Now()
+	delay := 100 * time.Millisecond
+	for {
+		cl, err := c.GetCluster(ctx, cluster)
+		if err != nil {
+			p.end()
+			return err
+		}
+		x := cl.Expect
+		switch {
+		case x == nil:
+			p.end()
+			return fmt.Errorf("%s: the cluster shows no expectation", what)
+		case x.Action != actionID:
+			p.end()
+			return fmt.Errorf("%s: another command's %s replaced it before it was reached", what, cmp.Or(x.Kind, "expectation"))
+		case x.Kind == "":
+			p.end()
+			if strings.HasPrefix(x.Result, "failed") {
+				return fmt.Errorf("%s: %s", what, x.Result)
+			}
+			return nil
+		}
+		p.show(fmt.Sprintf("%s: the instance monitors are working toward it", what), time.Since(start))
+		select {
+		case <-ctx.Done():
+			p.end()
+			return fmt.Errorf("%s: stopped waiting for the instance monitors: %w", what, ctx.Err())
+		case <-time.After(delay):
+		}
+		delay = min(delay*2, 500*time.Millisecond)
+	}
+}
+
+// clusterSwitch sends switch: the failover cluster moves to -host.
+func clusterSwitch(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
+	fs := flagSet("cluster switch", g)
+	host := fs.String("host", "", "the host the cluster moves to (required)")
+	fs.BoolVar(&g.wait, "wait", false, "wait until the cluster runs on the host")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || *host == "" {
+		return usagef("usage: grove cluster switch -host HOST <cluster>")
+	}
+	return clusterExpectFollow(ctx, env, g, pos[0], "switch", map[string]any{"host": *host})
 }
 
 // clusterInstanceCommand sends freeze, thaw or clear: the monitor command
@@ -737,6 +816,18 @@ func clusterStatus(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 			fmt.Fprintln(env.Stdout, strings.TrimRight(line, " "))
 		}
 	}
+	if x := cl.Expect; x != nil {
+		// The operator's expectation the monitors work toward, or how the
+		// last one ended.
+		switch {
+		case x.Kind == "switch":
+			fmt.Fprintf(env.Stdout, "\nExpect: switch to %s (pending)\n", x.Host)
+		case x.Kind != "":
+			fmt.Fprintf(env.Stdout, "\nExpect: %s (pending)\n", x.Kind)
+		case x.Result != "":
+			fmt.Fprintf(env.Stdout, "\nLast expectation: %s\n", x.Result)
+		}
+	}
 	if u, ok := cl.Data["update"].(map[string]any); ok {
 		fmt.Fprintf(env.Stdout, "\nUpdate: %v (%v), batch %v of %v, %v of %v nodes updated, %v failed\n", u["status"], u["order"], u["batch"], u["batches"],
 			u["updated"], u["total"], u["failures"])
@@ -755,6 +846,18 @@ func capitalize(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// expectStartHelp and expectStopHelp are the help of cluster start and
+// stop: on a failover cluster they are the instance monitors' commands.
+const expectStartHelp = "On a failover cluster whose instance monitors run it (docs/failover.md),\n" +
+	"start sets the expectation start: the placement's leader starts at once,\n" +
+	"whatever orchestrate says, its frozen instances thawed first. With -wait,\n" +
+	"the command waits until the cluster is up."
+
+const expectStopHelp = "On a failover cluster whose instance monitors run it (docs/failover.md),\n" +
+	"stop freezes every instance and sets the expectation stop: every instance\n" +
+	"stops, and nothing restarts it until a start or a thaw. With -wait, the\n" +
+	"command waits until every instance is down."
 
 // freezeHelp is the help of cluster freeze and thaw.
 const freezeHelp = "Without -host, the command is for every agent host and every host with an\n" +

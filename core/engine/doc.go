@@ -52,7 +52,10 @@
 //     milestones entered), instance_commands.go (freeze, thaw and clear
 //     of a failover or flex cluster's instances: core/orchestrator/
 //     monitor's Command applied to each host's instance row, lost
-//     versioned writes retried).
+//     versioned writes retried), expect.go (start, stop, switch and
+//     giveback of a failover or flex cluster: the expectation its
+//     instance monitors honour, written by the action and cleared by the
+//     monitor round that sees it reached or failed).
 //   - Node work: node_actions.go (batches of derived node actions, and a
 //     node action a user asked for), drivers.go (the batch calls to a
 //     profile's driver and the node rows they update), ports.go (ports for

@@ -99,6 +99,10 @@ type monitorView struct {
 	in    monitor.Input
 	rows  map[string]*model.Instance
 	nodes map[string][]*model.Node
+	// clusterID and expect are the cluster's and its stored expectation
+	// (expect.go), read into in.Expect while one is pending.
+	clusterID string
+	expect    *model.Expectation
 }
 
 // monitorInput builds the instance monitor's input for a cluster from the
@@ -136,7 +140,7 @@ func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[
 	if err != nil {
 		return nil, err
 	}
-	v := &monitorView{rows: map[string]*model.Instance{}, nodes: map[string][]*model.Node{}}
+	v := &monitorView{rows: map[string]*model.Instance{}, nodes: map[string][]*model.Node{}, clusterID: cl.ID}
 	for _, n := range nodes {
 		h := n.Host
 		if h == "" {
@@ -171,7 +175,7 @@ func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[
 		}
 		v.in.Instances = append(v.in.Instances, x)
 	}
-	return v, nil
+	return v, e.pendingExpect(ctx, v)
 }
 
 // monitorRound runs this host's instance monitor for a failover or flex
@@ -212,6 +216,7 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 			}
 		}
 	}
+	e.settleExpect(ctx, cl, v)
 	steps, err := monitor.Decide(v.in)
 	if err != nil {
 		return fmt.Errorf("the instance monitor of cluster '%s': %w", cl.Name, err)

@@ -86,6 +86,8 @@ func (e *Engine) dispatch(ctx context.Context, a *model.Action) error {
 		return e.doClusterRun(ctx, a)
 	case model.ClusterFreezeAction, model.ClusterThawAction, model.ClusterClearAction:
 		return e.doInstanceCommand(ctx, a)
+	case model.ClusterExpectStartAction, model.ClusterExpectStopAction, model.ClusterSwitchAction, model.ClusterGivebackAction:
+		return e.doExpect(ctx, a)
 	case model.NodeCreateAction, model.NodeDeleteAction, model.NodeUpdateAction, model.NodeCheckAction, model.NodeRecoverAction, model.NodeOperationAction:
 		return e.doNodeRPC(ctx, a)
 	}

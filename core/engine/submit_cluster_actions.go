@@ -16,7 +16,7 @@ import (
 // POST /v1/clusters/{id}/actions.
 var ClusterActionNames = []string{"add_nodes", "del_nodes", "replace_nodes", "resize", "scale_in", "scale_out",
 	"policy_attach", "policy_detach", "policy_update", "check", "recover", "update_resume", "update_rollback", "complete_lifecycle",
-	"start", "stop", "restart", "refresh", "freeze", "thaw", "clear"}
+	"start", "stop", "restart", "refresh", "freeze", "thaw", "clear", "switch", "giveback"}
 
 // ClusterAction validates a cluster action body (exactly one key naming the
 // action) and queues the action.
@@ -104,10 +104,22 @@ func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body
 		action = model.ClusterUpdateAction
 		inputs, err = pausedUpdateInputs(cl, name)
 	case "start", "stop", "restart", "refresh":
+		runs, rerr := e.monitorRuns(ctx, cl)
+		if rerr != nil {
+			return nil, rerr
+		}
+		if runs && (name == "start" || name == "stop") {
+			// The instance monitors run this cluster: the operator's start
+			// and stop are expectations they honour (docs/failover.md).
+			action, inputs, err = e.expectInputs(ctx, cl, name, params)
+			break
+		}
 		action = runActions[name]
 		inputs, err = runInputs(name, params)
 	case "freeze", "thaw", "clear":
 		action, inputs, err = e.instanceCommandInputs(ctx, cl, name, params)
+	case "switch", "giveback":
+		action, inputs, err = e.expectInputs(ctx, cl, name, params)
 	case "recover":
 		action = model.ClusterRecoverAction
 		inputs, err = recoverInputs(params, []string{"operation", "operation_params", "check", "check_capacity"})
@@ -122,10 +134,7 @@ func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body
 	if actionName != "" {
 		a.Name = actionName
 	}
-	// The monitor commands take no cluster lock and retry lost versioned
-	// writes, so they are not held up by a running action: a freeze is
-	// most wanted while the monitors are moving the cluster.
-	return a, e.submit(ctx, a, action == model.ClusterFreezeAction || action == model.ClusterThawAction || action == model.ClusterClearAction, cl.ProfileID, nil)
+	return a, e.submit(ctx, a, lockFree(action), cl.ProfileID, nil)
 }
 
 func (e *Engine) findNodes(ctx context.Context, c Caller, field string, idents []string) ([]*model.Node, error) {
@@ -557,4 +566,17 @@ func pausedUpdateInputs(cl *model.Cluster, name string) (*model.ClusterUpdateInp
 		return &model.ClusterUpdateInputs{NewProfileID: u.Target, PreviousProfileID: u.Previous, RollingBack: &yes}, nil
 	}
 	return &model.ClusterUpdateInputs{NewProfileID: u.Previous, PreviousProfileID: u.Target, RollingBack: &yes}, nil
+}
+
+// lockFree says whether an action is one of the monitor commands: they
+// take no cluster lock and retry lost versioned writes, so they are not
+// held up by a running action (a freeze is most wanted while the monitors
+// are moving the cluster, and an expectation only writes a row).
+func lockFree(action string) bool {
+	switch action {
+	case model.ClusterFreezeAction, model.ClusterThawAction, model.ClusterClearAction,
+		model.ClusterExpectStartAction, model.ClusterExpectStopAction, model.ClusterSwitchAction, model.ClusterGivebackAction:
+		return true
+	}
+	return false
 }

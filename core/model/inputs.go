@@ -189,7 +189,9 @@ type ClusterRunInputs struct {
 
 // InstanceCommandInputs are the inputs of CLUSTER_FREEZE, CLUSTER_THAW and
 // CLUSTER_CLEAR: the host whose instance the command is for; empty means
-// every host's, resolved when the action runs.
+// every host's, resolved when the action runs. They are also the inputs
+// of the expectations (CLUSTER_EXPECT_START, CLUSTER_EXPECT_STOP,
+// CLUSTER_SWITCH, CLUSTER_GIVEBACK), where Host is the switch's target.
 type InstanceCommandInputs struct {
 	Host string `json:"host,omitzero"`
 }
@@ -240,7 +242,8 @@ func InputsFor(action string) any {
 		return &ClusterOperationInputs{}
 	case ClusterStartAction, ClusterStopAction, ClusterRestartAction, ClusterRefreshAction:
 		return &ClusterRunInputs{}
-	case ClusterFreezeAction, ClusterThawAction, ClusterClearAction:
+	case ClusterFreezeAction, ClusterThawAction, ClusterClearAction,
+		ClusterExpectStartAction, ClusterExpectStopAction, ClusterSwitchAction, ClusterGivebackAction:
 		return &InstanceCommandInputs{}
 	}
 	return nil

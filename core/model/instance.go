@@ -28,3 +28,26 @@ type Instance struct {
 	Version   int64
 	UpdatedAt time.Time
 }
+
+// Expectation is the operator's pending cluster-wide order to a failover
+// or flex cluster's instance monitors (start, stop, switch, giveback;
+// OpenSVC's global_expect). Every host's monitor honours it until it is
+// reached or cannot be, and then it is cleared: Kind empty, Reason saying
+// how it ended.
+type Expectation struct {
+	ClusterID string
+	// Kind is start, stop, switch or giveback (core/orchestrator/monitor's
+	// Expect kinds); empty when none is pending.
+	Kind string
+	// Host is the switch's target.
+	Host string
+	// Since is when it was set, or cleared.
+	Since time.Time
+	// ActionID is the action that set it.
+	ActionID string
+	// Reason says how the last one ended once cleared.
+	Reason string
+	// Version is the row's write counter, as Instance's.
+	Version   int64
+	UpdatedAt time.Time
+}

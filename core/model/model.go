@@ -101,6 +101,16 @@ const (
 	ClusterFreezeAction = "CLUSTER_FREEZE"
 	ClusterThawAction   = "CLUSTER_THAW"
 	ClusterClearAction  = "CLUSTER_CLEAR"
+	// ClusterExpectStartAction, ClusterExpectStopAction,
+	// ClusterSwitchAction and ClusterGivebackAction set a failover or flex
+	// cluster's expectation (start, stop, switch to a host, giveback),
+	// which its instance monitors honour until it is reached
+	// (docs/failover.md). The operator's start and stop of a cluster the
+	// monitors run are these, not CLUSTER_START and CLUSTER_STOP.
+	ClusterExpectStartAction = "CLUSTER_EXPECT_START"
+	ClusterExpectStopAction  = "CLUSTER_EXPECT_STOP"
+	ClusterSwitchAction      = "CLUSTER_SWITCH"
+	ClusterGivebackAction    = "CLUSTER_GIVEBACK"
 	// ClusterMoveNodesAction moves host-local nodes off hosts that are
 	// down or draining; the engine starts it, never a request.
 	ClusterMoveNodesAction = "CLUSTER_MOVE_NODES"

@@ -89,6 +89,13 @@ func (s *Server) showCluster(w http.ResponseWriter, r *http.Request, c engine.Ca
 		out.Instances = append(out.Instances, api.ClusterInstance{Host: x.Host, Status: x.Status, State: x.State, Flags: x.Flags,
 			Frozen: x.Frozen, Since: ts(x.Since), Reason: x.Reason})
 	}
+	x, err := s.e.ClusterExpectation(s.ctx(r), cl)
+	if err != nil {
+		return err
+	}
+	if x != nil {
+		out.Expect = &api.ClusterExpect{Kind: x.Kind, Host: x.Host, Since: ts(x.Since), Action: x.ActionID, Result: x.Reason}
+	}
 	s.writeJSON(w, http.StatusOK, map[string]any{"cluster": out})
 	return nil
 }

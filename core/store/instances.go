@@ -88,3 +88,46 @@ func (s *SQL) DeleteInstance(ctx context.Context, clusterID, host string) error 
 	}
 	return nil
 }
+
+const expectationCols = "cluster_id, kind, host, since, action_id, reason, version, updated_at"
+
+// GetExpectation implements Store.
+func (s *SQL) GetExpectation(ctx context.Context, clusterID string) (*model.Expectation, error) {
+	rows, err := s.query(ctx, "SELECT "+expectationCols+" FROM expectations WHERE cluster_id = ?", clusterID)
+	if err != nil {
+		return nil, fmt.Errorf("read the expectation of cluster %s: %w", clusterID, err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, rows.Err()
+	}
+	x := &model.Expectation{}
+	var since, updated int64
+	if err := rows.Scan(&x.ClusterID, &x.Kind, &x.Host, &since, &x.ActionID, &x.Reason, &x.Version, &updated); err != nil {
+		return nil, fmt.Errorf("read the expectation of cluster %s: %w", clusterID, err)
+	}
+	x.Since, x.UpdatedAt = fromUS(since), fromUS(updated)
+	return x, rows.Err()
+}
+
+// PutExpectation implements Store.
+func (s *SQL) PutExpectation(ctx context.Context, x *model.Expectation) error {
+	var res interface{ RowsAffected() (int64, error) }
+	var err error
+	if x.Version == 0 {
+		res, err = s.exec(ctx, "INSERT INTO expectations ("+expectationCols+") VALUES ("+placeholders(8)+") ON CONFLICT (cluster_id) DO NOTHING",
+			x.ClusterID, x.Kind, x.Host, us(x.Since), x.ActionID, x.Reason, 1, us(x.UpdatedAt))
+	} else {
+		res, err = s.exec(ctx, `UPDATE expectations SET kind = ?, host = ?, since = ?, action_id = ?, reason = ?, version = ?, updated_at = ?
+			WHERE cluster_id = ? AND version = ?`,
+			x.Kind, x.Host, us(x.Since), x.ActionID, x.Reason, x.Version+1, us(x.UpdatedAt), x.ClusterID, x.Version)
+	}
+	if err != nil {
+		return fmt.Errorf("record the expectation of cluster %s: %w", x.ClusterID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return &ConflictError{Kind: "expectation of cluster", Ident: x.ClusterID}
+	}
+	x.Version++
+	return nil
+}

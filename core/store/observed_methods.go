@@ -669,6 +669,18 @@ func (w *Observed) DeleteInstance(ctx context.Context, clusterID string, host st
 	return w.s.DeleteInstance(ctx, clusterID, host)
 }
 
+// GetExpectation implements Store.
+func (w *Observed) GetExpectation(ctx context.Context, clusterID string) (*model.Expectation, error) {
+	defer w.observe("GetExpectation", time.Now())
+	return w.s.GetExpectation(ctx, clusterID)
+}
+
+// PutExpectation implements Store.
+func (w *Observed) PutExpectation(ctx context.Context, x *model.Expectation) error {
+	defer w.observe("PutExpectation", time.Now())
+	return w.s.PutExpectation(ctx, x)
+}
+
 // ListGrants implements Store.
 func (w *Observed) ListGrants(ctx context.Context, project string) ([]string, error) {
 	defer w.observe("ListGrants", time.Now())

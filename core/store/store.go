@@ -385,6 +385,13 @@ type Store interface {
 	PutInstance(ctx context.Context, x *model.Instance) error
 	// DeleteInstance deletes an instance; a missing one is no error.
 	DeleteInstance(ctx context.Context, clusterID, host string) error
+	// GetExpectation reads a failover or flex cluster's expectation; nil
+	// when none was ever set.
+	GetExpectation(ctx context.Context, clusterID string) (*model.Expectation, error)
+	// PutExpectation writes a cluster's expectation with PutInstance's
+	// version check: a new row when its Version is 0, else only over that
+	// Version, another writer having come first being a ConflictError.
+	PutExpectation(ctx context.Context, x *model.Expectation) error
 
 	// ListGrants lists the host-access profile types granted to a project.
 	ListGrants(ctx context.Context, project string) ([]string, error)

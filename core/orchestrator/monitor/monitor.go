@@ -108,6 +108,11 @@ type Input struct {
 	// data (its agent is gone): it is no candidate and counts as nothing.
 	Instances []Instance
 	Now       time.Time
+	// Expect is the operator's pending cluster-wide expectation (start,
+	// stop, switch, giveback); the zero value is none. While it is set
+	// every host's monitor works toward it instead of orchestrating on its
+	// own (expect.go).
+	Expect Expect
 }
 
 // Step is one host's decision.
@@ -142,8 +147,28 @@ type view struct {
 // invalid ones, or instances naming a host twice or a bad status or state,
 // are the only errors.
 func Decide(in Input) ([]Step, error) {
-	if err := in.Settings.Validate(); err != nil {
+	s, views, err := prepare(in)
+	if err != nil {
 		return nil, err
+	}
+	steps := make([]Step, 0, len(views))
+	for _, v := range views {
+		st := decideOne(s, in, v, views)
+		st.Host, st.Status, st.State = v.in.Host, v.in.Status, v.in.State
+		st.Flags = flags(v)
+		steps = append(steps, st)
+	}
+	return steps, nil
+}
+
+// prepare validates the input and builds the views of every host, the
+// surviving candidates ranked.
+func prepare(in Input) (settings, []*view, error) {
+	if err := in.Settings.Validate(); err != nil {
+		return settings{}, nil, err
+	}
+	if err := in.Expect.validate(in.Settings); err != nil {
+		return settings{}, nil, err
 	}
 	s := in.Settings.withDefaults()
 	byHost := map[string]int{}
@@ -151,16 +176,16 @@ func Decide(in Input) ([]Step, error) {
 		at := fmt.Sprintf("instances[%d]", i)
 		switch {
 		case x.Host == "":
-			return nil, fieldErr(at+".host", "every instance names its host")
+			return settings{}, nil, fieldErr(at+".host", "every instance names its host")
 		case !slices.Contains(Statuses, x.Status):
-			return nil, fieldErr(at+".status", "%q is not an instance status; use up, down, warn or n/a", x.Status)
+			return settings{}, nil, fieldErr(at+".status", "%q is not an instance status; use up, down, warn or n/a", x.Status)
 		case x.State != "" && !slices.Contains(States, x.State):
-			return nil, fieldErr(at+".state", "%q is not a monitor state; use one of %q", x.State, States)
+			return settings{}, nil, fieldErr(at+".state", "%q is not a monitor state; use one of %q", x.State, States)
 		case !slices.Contains([]string{Running, Succeeded, Failed}, x.Outcome):
-			return nil, fieldErr(at+".outcome", "%q is not an outcome; use succeeded or failed, or leave it out while the action runs", x.Outcome)
+			return settings{}, nil, fieldErr(at+".outcome", "%q is not an outcome; use succeeded or failed, or leave it out while the action runs", x.Outcome)
 		}
 		if _, dup := byHost[x.Host]; dup {
-			return nil, fieldErr(at+".host", "the host %q has two instances; a host runs at most one instance of a failover or flex cluster", x.Host)
+			return settings{}, nil, fieldErr(at+".host", "the host %q has two instances; a host runs at most one instance of a failover or flex cluster", x.Host)
 		}
 		byHost[x.Host] = i
 	}
@@ -226,14 +251,7 @@ func Decide(in Input) ([]Step, error) {
 		}
 	}
 
-	steps := make([]Step, 0, len(views))
-	for _, v := range views {
-		st := decideOne(s, in, v, views)
-		st.Host, st.Status, st.State = v.in.Host, v.in.Status, v.in.State
-		st.Flags = flags(v)
-		steps = append(steps, st)
-	}
-	return steps, nil
+	return s, views, nil
 }
 
 func rankKey(r int) int {
@@ -335,6 +353,9 @@ func decideOne(s settings, in Input, v *view, all []*view) Step {
 	case StopFailed:
 		return stay(v, "stop failed blocks orchestration of this instance until clear")
 	case Ready:
+		if in.Expect.Kind != "" {
+			return move(Idle, ActionNone, "ready aborted: the operator's "+in.Expect.Kind+" takes over")
+		}
 		if why := blocked(s, in, v, all, true); why != "" {
 			return move(Idle, ActionNone, "ready aborted: "+why)
 		}
@@ -355,6 +376,9 @@ func decideOne(s settings, in Input, v *view, all []*view) Step {
 	}
 
 	// Idle.
+	if in.Expect.Kind != "" {
+		return decideExpect(s, in, v, all)
+	}
 	if s.Orchestrate == OrchestrateHA && s.Topology == Flex && local.Status == Up && !v.frozen {
 		if why := excess(s, v, all); why != "" {
 			return move(Stopping, ActionStop, why)

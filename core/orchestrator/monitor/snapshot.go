@@ -18,6 +18,9 @@ import (
 type Snapshot struct {
 	Settings
 	Instances []SnapshotInstance `json:"instances"`
+	// Expect is a pending operator expectation (start, stop, switch with
+	// its host, giveback); absent means none.
+	Expect *Expect `json:"expect,omitempty"`
 }
 
 // SnapshotInstance is one host's instance in a snapshot.
@@ -63,6 +66,9 @@ func Simulate(s placement.Snapshot, d placement.Decision) (*Snapshot, []Step, er
 		known[h.Name] = true
 	}
 	in := Input{Settings: ms.Settings, Placement: d, Now: simulatedNow}
+	if ms.Expect != nil {
+		in.Expect = *ms.Expect
+	}
 	for i, x := range ms.Instances {
 		if x.Host != "" && !known[x.Host] {
 			return nil, nil, fieldErr(fmt.Sprintf("monitor.instances[%d].host", i), "%q is not one of the snapshot's hosts", x.Host)

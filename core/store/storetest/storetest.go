@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Hosts", testHosts},
 		{"HostsMarkedDownOnce", testHostsDownOnce},
 		{"InstancesVersioned", testInstances},
+		{"ExpectationsVersioned", testExpectations},
 		{"ClaimsFollowNodeHosts", testClaimHosts},
 		{"IDsAndCountsWithoutRows", testIDsAndCounts},
 	}
@@ -1251,5 +1252,37 @@ func testInstances(t *testing.T, s store.Store) {
 	must(t, s.DeleteInstance(ctx, "c1", "h0"))
 	if got, _ = s.ListInstances(ctx, "c1"); len(got) != 1 {
 		t.Fatalf("after delete: %+v", got)
+	}
+}
+
+// testExpectations: a cluster's expectation is read back as written, is
+// written over only by a writer that read its latest version (the command
+// setting it and a monitor round clearing it), and goes with its cluster.
+func testExpectations(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if x, err := s.GetExpectation(ctx, "c1"); err != nil || x != nil {
+		t.Fatalf("no expectation yet: %+v %v", x, err)
+	}
+	x := &model.Expectation{ClusterID: "c1", Kind: "switch", Host: "h2", Since: t0, ActionID: "a1", UpdatedAt: t0}
+	must(t, s.PutExpectation(ctx, x))
+	if err := s.PutExpectation(ctx, &model.Expectation{ClusterID: "c1", Kind: "stop", Since: t0, UpdatedAt: t0}); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a second insert: %v, want a conflict", err)
+	}
+	stale := *x
+	x.Kind, x.Host, x.Reason, x.Since = "", "", "reached: up on h2", t0.Add(time.Second)
+	must(t, s.PutExpectation(ctx, x))
+	if err := s.PutExpectation(ctx, &stale); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a write from a stale read: %v, want a conflict", err)
+	}
+	got, err := s.GetExpectation(ctx, "c1")
+	must(t, err)
+	if got.Kind != "" || got.Host != "" || got.ActionID != "a1" || got.Reason != "reached: up on h2" || !got.Since.Equal(t0.Add(time.Second)) || got.Version != 2 {
+		t.Fatalf("read back: %+v", got)
+	}
+	must(t, s.CreateCluster(ctx, &model.Cluster{ID: "cx", Name: "cx", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}))
+	must(t, s.PutExpectation(ctx, &model.Expectation{ClusterID: "cx", Kind: "start", Since: t0, UpdatedAt: t0}))
+	must(t, s.DeleteCluster(ctx, "cx"))
+	if got, err := s.GetExpectation(ctx, "cx"); err != nil || got != nil {
+		t.Fatalf("after the cluster's delete: %+v %v", got, err)
 	}
 }
