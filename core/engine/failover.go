@@ -245,6 +245,11 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 	if changed {
 		e.log.Info("instance monitor step", "cluster", cl.Name, "host", me, "state", step.Next, "action", step.Action, "reason", step.Reason)
 	}
+	if changed && step.Next == monitor.Ready {
+		// A round when the ready period ends starts the instance then,
+		// not at the next check interval (5 s by default).
+		e.wakeHealthAt(now.Add(time.Duration(*v.in.Settings.Defaults().ReadyPeriod)))
+	}
 	var in model.ClusterGlobalSyncInputs
 	switch step.Action {
 	case monitor.ActionStart:

@@ -93,6 +93,7 @@ func (e *Engine) hostLoop(ctx context.Context) {
 	defer e.wg.Done()
 	t := time.NewTicker(e.cfg.HeartbeatInterval)
 	defer t.Stop()
+	var seenDown downHosts
 	for {
 		select {
 		case <-ctx.Done():
@@ -114,14 +115,45 @@ func (e *Engine) hostLoop(ctx context.Context) {
 			_ = e.store.CreateEvents(ctx, []*model.Event{{ID: e.newID(), Timestamp: now, OID: name, OName: name, OType: "HOST",
 				Action: "HOST_DOWN", Status: model.HostDown, StatusReason: fmt.Sprintf("No heartbeat for %s.", e.cfg.HostDownTimeout), Level: model.LevelWarning}})
 		}
-		if len(down) > 0 {
-			// Their nodes are moved by the health round.
+		// Their nodes are moved, and their failover clusters taken over,
+		// by the health round: run it now rather than at the next check
+		// interval, also on the agents that did not mark the host down.
+		wake := len(down) > 0
+		if hosts, err := e.store.ListHosts(ctx); err == nil {
+			wake = seenDown.update(hosts) || wake
+		} else if ctx.Err() == nil {
+			e.log.Error("list hosts", "error", err)
+		}
+		if wake {
 			select {
 			case e.healthNow <- struct{}{}:
 			default:
 			}
 		}
 	}
+}
+
+// downHosts remembers which hosts were down at an agent's last look.
+type downHosts struct {
+	seen  map[string]bool
+	known bool // a first look was taken
+}
+
+// update records the hosts down now and says whether one of them was not
+// down at the last look. The first look only records: a host down before
+// this agent started is its first health round's business.
+func (d *downHosts) update(hosts []*model.Host) bool {
+	now := map[string]bool{}
+	fresh := false
+	for _, h := range hosts {
+		if h.State == model.HostDown {
+			now[h.Name] = true
+			fresh = fresh || !d.seen[h.Name]
+		}
+	}
+	fresh = fresh && d.known
+	d.seen, d.known = now, true
+	return fresh
 }
 
 // Hosts lists every host.
