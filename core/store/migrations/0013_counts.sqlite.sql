@@ -12,7 +12,7 @@ CREATE TABLE node_counts (
   status TEXT NOT NULL,
   n BIGINT NOT NULL,
   PRIMARY KEY (cluster_id, status)
-);
+) WITHOUT ROWID;
 INSERT INTO node_counts (cluster_id, status, n)
   SELECT cluster_id, status, COUNT(*) FROM nodes WHERE cluster_id <> '' GROUP BY cluster_id, status;
 
@@ -46,7 +46,7 @@ CREATE TABLE action_counts (
   status TEXT NOT NULL,
   n BIGINT NOT NULL,
   PRIMARY KEY (parent_id, action, status)
-);
+) WITHOUT ROWID;
 INSERT INTO action_counts (parent_id, action, status, n)
   SELECT parent_id, action, status, COUNT(*) FROM actions WHERE parent_id <> '' GROUP BY parent_id, action, status;
 
