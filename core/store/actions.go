@@ -218,49 +218,74 @@ func (s *SQL) ChildIDs(ctx context.Context, parentID string, limit int) ([]strin
 	return ids, nil
 }
 
-// CountChildren implements Store.
+// CountChildren implements Store. It reads the counts migration 0013 keeps
+// up to date (action_counts), a few rows per kind and status whatever the
+// number of children, not the children.
 func (s *SQL) CountChildren(ctx context.Context, parentID string) ([]ChildCount, error) {
-	rows, err := s.query(ctx, "SELECT action, status, COUNT(*) FROM actions WHERE parent_id = ? GROUP BY status, action", parentID)
+	rows, err := s.query(ctx, "SELECT action, status, CAST(SUM(n) AS BIGINT), COUNT(*) FROM action_counts WHERE parent_id = ? GROUP BY action, status", parentID)
 	if err != nil {
 		return nil, fmt.Errorf("count children of action %s: %w", parentID, err)
 	}
 	defer rows.Close()
 	var out []ChildCount
+	deltas := 0
 	for rows.Next() {
 		var c ChildCount
-		if err := rows.Scan(&c.Action, &c.Status, &c.N); err != nil {
+		var k int
+		if err := rows.Scan(&c.Action, &c.Status, &c.N, &k); err != nil {
 			return nil, fmt.Errorf("count children of action %s: %w", parentID, err)
 		}
-		out = append(out, c)
+		if c.N != 0 {
+			out = append(out, c)
+		}
+		deltas += k - 1
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count children of action %s: %w", parentID, err)
+	}
+	rows.Close()
+	s.compactCounts(ctx, deltas, `WITH gone AS (DELETE FROM action_counts WHERE parent_id = ? RETURNING action, status, n)
+		INSERT INTO action_counts (parent_id, action, status, n) SELECT CAST(? AS TEXT), action, status, SUM(n) FROM gone GROUP BY action, status HAVING SUM(n) <> 0`, parentID, parentID)
+	return out, nil
 }
 
-// SummarizeChildren implements Store.
+// compactAfter is how many surplus delta rows a PostgreSQL count may sum
+// before the read that found them folds them into one row per key.
+const compactAfter = 64
+
+// compactCounts folds the delta rows of one key of a count table on
+// PostgreSQL (migration 0013) when a read found more than compactAfter
+// surplus rows. fold deletes the key's rows and inserts their sums as one
+// statement: rows appended meanwhile by uncommitted writers are not seen
+// and stay, and a concurrent fold of the same key waits for this one's
+// row locks, then finds those rows gone and skips them, so every delta
+// is counted exactly once. The caller has already read the counts; a
+// failed fold only leaves the rows for the next read, so its error is
+// dropped. Inside a transaction nothing is folded: a failed statement
+// would abort the caller's transaction.
+func (s *SQL) compactCounts(ctx context.Context, surplus int, fold string, args ...any) {
+	if s.dialect != "postgres" || s.inTx || surplus <= compactAfter {
+		return
+	}
+	_, _ = s.exec(ctx, fold, args...)
+}
+
+// SummarizeChildren implements Store, from the children's counts.
 func (s *SQL) SummarizeChildren(ctx context.Context, parentID string) (ChildSummary, error) {
 	var sum ChildSummary
-	rows, err := s.query(ctx, "SELECT status, COUNT(*) FROM actions WHERE parent_id = ? GROUP BY status", parentID)
+	counts, err := s.CountChildren(ctx, parentID)
 	if err != nil {
 		return sum, fmt.Errorf("summarize children: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
-			return sum, err
-		}
-		sum.Total += n
-		switch st {
+	for _, c := range counts {
+		sum.Total += c.N
+		switch c.Status {
 		case model.ActionSucceeded:
 		case model.ActionFailed, model.ActionCancelled:
-			sum.Failed += n
+			sum.Failed += c.N
 		default:
-			sum.Pending += n
+			sum.Pending += c.N
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return sum, err
 	}
 	if sum.Failed > 0 {
 		err := s.queryRow(ctx, "SELECT status_reason FROM actions WHERE parent_id = ? AND status IN (?, ?) ORDER BY updated_at, id LIMIT 1",

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"strings"
 
@@ -47,6 +48,7 @@ func (s *SQL) migrate(ctx context.Context) error {
 		return err
 	}
 	opts := []goose.ProviderOption{
+		goose.WithExcludeNames(s.otherDialects()),
 		goose.WithTableName(versionTable),
 		goose.WithDisableGlobalRegistry(true),
 		goose.WithLogger(goose.NopLogger()),
@@ -197,14 +199,43 @@ func (s *SQL) tables(ctx context.Context, tx *sql.Tx) ([]string, error) {
 	return out, rows.Err()
 }
 
+// A migration that SQLite and PostgreSQL write differently comes as two
+// files of one version, NNNN_name.sqlite.sql and NNNN_name.postgres.sql;
+// each dialect runs its own and never sees the other's.
+var dialectSuffixes = map[string]string{"sqlite": ".sqlite.sql", "postgres": ".postgres.sql"}
+
+// otherDialects names the migration files written for the dialects other
+// than the store's.
+func (s *SQL) otherDialects() []string {
+	files, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		panic("grove store: the embedded migrations cannot be listed: " + err.Error())
+	}
+	var out []string
+	for _, f := range files {
+		for d, suffix := range dialectSuffixes {
+			if d != s.dialect && strings.HasSuffix(f, suffix) {
+				out = append(out, path.Base(f))
+			}
+		}
+	}
+	return out
+}
+
 // LatestSchemaVersion is the newest schema version this build migrates to:
-// the number of its migrations, which are numbered from 1 without gaps.
+// the number of its migrations, which are numbered from 1 without gaps (a
+// version written per dialect counts once).
 func LatestSchemaVersion() int64 {
 	files, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
 		panic("grove store: the embedded migrations cannot be listed: " + err.Error())
 	}
-	return int64(len(files))
+	versions := map[string]bool{}
+	for _, f := range files {
+		v, _, _ := strings.Cut(path.Base(f), "_")
+		versions[v] = true
+	}
+	return int64(len(versions))
 }
 
 // SchemaVersion is the schema version the store was migrated to when opened.

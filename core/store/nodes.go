@@ -171,21 +171,33 @@ func (s *SQL) ClusterNodeIDs(ctx context.Context, clusterID string, limit int) (
 	return ids, nil
 }
 
-// CountNodesByStatus implements Store.
+// CountNodesByStatus implements Store. It reads the counts migration 0013
+// keeps up to date (node_counts), a few rows per status whatever the
+// cluster's size, not the nodes.
 func (s *SQL) CountNodesByStatus(ctx context.Context, clusterID string) (map[string]int, error) {
-	rows, err := s.query(ctx, "SELECT status, COUNT(*) FROM nodes WHERE cluster_id = ? GROUP BY status", clusterID)
+	rows, err := s.query(ctx, "SELECT status, CAST(SUM(n) AS BIGINT), COUNT(*) FROM node_counts WHERE cluster_id = ? GROUP BY status", clusterID)
 	if err != nil {
 		return nil, fmt.Errorf("count nodes of cluster %s: %w", clusterID, err)
 	}
 	defer rows.Close()
 	out := map[string]int{}
+	deltas := 0
 	for rows.Next() {
 		var st string
-		var n int
-		if err := rows.Scan(&st, &n); err != nil {
+		var n, k int
+		if err := rows.Scan(&st, &n, &k); err != nil {
 			return nil, fmt.Errorf("count nodes of cluster %s: %w", clusterID, err)
 		}
-		out[st] = n
+		if n != 0 {
+			out[st] = n
+		}
+		deltas += k - 1
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count nodes of cluster %s: %w", clusterID, err)
+	}
+	rows.Close()
+	s.compactCounts(ctx, deltas, `WITH gone AS (DELETE FROM node_counts WHERE cluster_id = ? RETURNING status, n)
+		INSERT INTO node_counts (cluster_id, status, n) SELECT CAST(? AS TEXT), status, SUM(n) FROM gone GROUP BY status HAVING SUM(n) <> 0`, clusterID, clusterID)
+	return out, nil
 }

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/core/store/postgres"
 	"github.com/grovehq/grove/core/store/postgres/pgtest"
@@ -153,5 +155,62 @@ func TestUnreachable(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "connect to PostgreSQL database \"grove\"") || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("error %q does not name the database and the cause", err)
+	}
+}
+
+// TestCountsFold: on PostgreSQL the kept counts (migration 0013) are delta
+// rows that writers append; a read that finds many folds a key's rows into
+// one per status, and the counts read the same before and after.
+func TestCountsFold(t *testing.T) {
+	srv := pgtest.Start(t, 55445)
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, newDB(t, srv, "fold"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := s.CreateCluster(ctx, &model.Cluster{ID: "c1", Name: "c1", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []*model.Node
+	for i := range 100 {
+		nodes = append(nodes, &model.Node{ID: fmt.Sprintf("n%d", i), Name: fmt.Sprintf("n%d", i), ClusterID: "c1", Index: i, InitAt: t0, Status: model.NodeInit})
+	}
+	if err := s.CreateNodes(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	// One statement per node, as the engine records a batch's results.
+	for _, n := range nodes {
+		n.Status = model.NodeActive
+		if n.Index%10 == 0 {
+			n.Status = model.NodeError
+		}
+	}
+	if err := s.UpdateNodes(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	deltas := func() int {
+		var n int
+		if err := s.DB().QueryRow("SELECT COUNT(*) FROM node_counts WHERE cluster_id = 'c1'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := deltas(); n <= 100 {
+		t.Fatalf("%d delta rows after 100 single-node updates; the test needs more than the fold threshold", n)
+	}
+	want := "map[ACTIVE:90 ERROR:10]"
+	for read := range 2 {
+		got, err := s.CountNodesByStatus(ctx, "c1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != want {
+			t.Errorf("read %d: counts %v, want %s", read, got, want)
+		}
+	}
+	if n := deltas(); n != 2 {
+		t.Errorf("%d delta rows after a read folded them, want 2 (one per status)", n)
 	}
 }

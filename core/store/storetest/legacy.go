@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	_ "embed"
 	"errors"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -86,6 +87,13 @@ func CheckUpgraded(t testing.TB, s *store.SQL) {
 	}
 	if o, err := s.OwnerOf(ctx, "profile", "dead0000-0000-4000-8000-000000000000"); err != nil || o == nil || o.Project != "default" {
 		t.Errorf("the set record of a deleted profile after the upgrade: %+v, %v", o, err)
+	}
+	// Version 13 counted the nodes and child actions already there.
+	if got, err := s.CountNodesByStatus(ctx, "c1000000-0000-4000-8000-000000000001"); err != nil || fmt.Sprint(got) != "map[ACTIVE:2 ERROR:1]" {
+		t.Errorf("node counts after the upgrade: %v, %v; want 2 ACTIVE and 1 ERROR", got, err)
+	}
+	if sum, err := s.SummarizeChildren(ctx, "a0000000-0000-4000-8000-000000000001"); err != nil || sum.Total != 3 || sum.Failed != 1 || sum.Pending != 0 {
+		t.Errorf("child counts after the upgrade: %+v, %v; want 3 children, 1 failed", sum, err)
 	}
 	// The upgraded store enforces the new rule.
 	c := &model.Cluster{ID: "c4000000-0000-4000-8000-000000000004", Name: "web", ProfileID: "p", Project: "p1", InitAt: t0, MaxSize: -1, Status: "INIT"}

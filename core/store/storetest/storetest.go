@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ExpectationsVersioned", testExpectations},
 		{"ClaimsFollowNodeHosts", testClaimHosts},
 		{"IDsAndCountsWithoutRows", testIDsAndCounts},
+		{"CountsFollowEveryWrite", testCountsFollowWrites},
+		{"CountsUnderConcurrentWriters", testCountsConcurrent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1284,5 +1287,378 @@ func testExpectations(t *testing.T, s store.Store) {
 	must(t, s.DeleteCluster(ctx, "cx"))
 	if got, err := s.GetExpectation(ctx, "cx"); err != nil || got != nil {
 		t.Fatalf("after the cluster's delete: %+v %v", got, err)
+	}
+}
+
+// wantNodeCounts counts a cluster's nodes by status from their rows, the
+// GROUP BY the kept counts must equal.
+func wantNodeCounts(t *testing.T, s store.Store, clusterID string) map[string]int {
+	t.Helper()
+	nodes, err := s.ClusterNodes(context.Background(), clusterID)
+	must(t, err)
+	out := map[string]int{}
+	for _, n := range nodes {
+		out[n.Status]++
+	}
+	return out
+}
+
+// wantChildCounts counts an action's children by kind and status from
+// their rows.
+func wantChildCounts(t *testing.T, s store.Store, parentID string) map[string]int {
+	t.Helper()
+	kids, err := s.Children(context.Background(), parentID)
+	must(t, err)
+	out := map[string]int{}
+	for _, a := range kids {
+		out[a.Action+"/"+a.Status]++
+	}
+	return out
+}
+
+func gotChildCounts(t *testing.T, s store.Store, parentID string) map[string]int {
+	t.Helper()
+	counts, err := s.CountChildren(context.Background(), parentID)
+	must(t, err)
+	out := map[string]int{}
+	for _, c := range counts {
+		if c.N <= 0 {
+			t.Errorf("CountChildren of %s holds %s/%s = %d; a kept count is positive", parentID, c.Action, c.Status, c.N)
+		}
+		out[c.Action+"/"+c.Status] += c.N
+	}
+	return out
+}
+
+// checkCounts compares the kept counts of the clusters and parents with
+// the rows, and SummarizeChildren with the children.
+func checkCounts(t *testing.T, s store.Store, when string, clusters, parents []string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, c := range clusters {
+		got, err := s.CountNodesByStatus(ctx, c)
+		must(t, err)
+		if want := wantNodeCounts(t, s, c); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: CountNodesByStatus(%s) = %v, the nodes' rows count %v", when, c, got, want)
+		}
+	}
+	for _, p := range parents {
+		want := wantChildCounts(t, s, p)
+		if got := gotChildCounts(t, s, p); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: CountChildren(%s) = %v, the children's rows count %v", when, p, got, want)
+		}
+		sum, err := s.SummarizeChildren(ctx, p)
+		must(t, err)
+		total, failed, pending := 0, 0, 0
+		for k, n := range want {
+			total += n
+			switch k[strings.Index(k, "/")+1:] {
+			case model.ActionSucceeded:
+			case model.ActionFailed, model.ActionCancelled:
+				failed += n
+			default:
+				pending += n
+			}
+		}
+		if sum.Total != total || sum.Failed != failed || sum.Pending != pending {
+			t.Errorf("%s: SummarizeChildren(%s) = %+v, want total %d, failed %d, pending %d", when, p, sum, total, failed, pending)
+		}
+	}
+}
+
+// testCountsFollowWrites: the counts of nodes by status and of children by
+// kind and status (migration 0013) equal a GROUP BY of the rows after a
+// random mix of every write the store makes to nodes and actions: inserts,
+// whole-row updates (status, cluster and parent moves), batch status
+// changes, claims, reclaims, cancels, lifecycle releases and deletes,
+// alone and inside transactions, some rolled back.
+func testCountsFollowWrites(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(24, 13))
+	clusters := []string{uuid.NewString(), uuid.NewString()}
+	for i, id := range clusters {
+		must(t, s.CreateCluster(ctx, &model.Cluster{ID: id, Name: fmt.Sprintf("counted%d", i), ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}))
+	}
+	parents := []*model.Action{action(model.ClusterCreateAction, "", t0), action(model.ClusterScaleOutAction, "", t0)}
+	must(t, s.CreateActions(ctx, parents))
+	parentIDs := []string{parents[0].ID, parents[1].ID}
+	nodeStatuses := []string{model.NodeInit, model.NodeCreating, model.NodeActive, model.NodeError, model.NodeDeleting}
+	actionStatuses := []string{model.ActionInit, model.ActionReady, model.ActionRunning, model.ActionWaiting, model.ActionWaitingLifecycle,
+		model.ActionSucceeded, model.ActionFailed}
+	kinds := []string{model.NodeCreateAction, model.NodeDeleteAction}
+	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
+	var nodes []*model.Node
+	var kids []*model.Action
+	seq := 0
+	newNodes := func(k int) []*model.Node {
+		var out []*model.Node
+		for range k {
+			seq++
+			cl := pick(clusters)
+			if rng.IntN(10) == 0 {
+				cl = "" // an orphan node is not counted
+			}
+			out = append(out, &model.Node{ID: uuid.NewString(), Name: fmt.Sprintf("n%d", seq), ClusterID: cl, Index: seq, InitAt: t0, Status: pick(nodeStatuses)})
+		}
+		return out
+	}
+	newKids := func(k int) []*model.Action {
+		var out []*model.Action
+		for range k {
+			seq++
+			a := action(pick(kinds), pick(parentIDs), t0.Add(time.Duration(seq)*time.Millisecond))
+			a.Status = pick(actionStatuses)
+			out = append(out, a)
+		}
+		return out
+	}
+	someIDs := func(ids []string) []string {
+		var out []string
+		for _, id := range ids {
+			if rng.IntN(3) == 0 {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	nodeIDs := func() []string {
+		var ids []string
+		for _, n := range nodes {
+			ids = append(ids, n.ID)
+		}
+		return ids
+	}
+	kidIDs := func() []string {
+		var ids []string
+		for _, a := range kids {
+			ids = append(ids, a.ID)
+		}
+		return ids
+	}
+	// reload keeps the test's copies equal to the rows after a write that
+	// the store made by statement rather than from the copies.
+	reload := func() {
+		nodes, kids = nodes[:0], kids[:0]
+		for _, c := range clusters {
+			ns, err := s.ClusterNodes(ctx, c)
+			must(t, err)
+			nodes = append(nodes, ns...)
+		}
+		for _, p := range parentIDs {
+			ks, err := s.Children(ctx, p)
+			must(t, err)
+			kids = append(kids, ks...)
+		}
+	}
+	errRollback := errors.New("roll back")
+	for step := range 300 {
+		switch op := rng.IntN(13); op {
+		case 0:
+			ns := newNodes(1 + rng.IntN(20))
+			must(t, s.CreateNodes(ctx, ns))
+		case 1:
+			ks := newKids(1 + rng.IntN(20))
+			must(t, s.CreateActions(ctx, ks))
+		case 2: // whole-row node updates: status, and now and then the cluster
+			var ch []*model.Node
+			for _, n := range nodes {
+				if rng.IntN(4) == 0 {
+					n.Status = pick(nodeStatuses)
+					if rng.IntN(5) == 0 {
+						n.ClusterID = pick(append([]string{""}, clusters...))
+					}
+					ch = append(ch, n)
+				}
+			}
+			must(t, s.UpdateNodes(ctx, ch))
+		case 3:
+			must(t, s.SetNodeStatus(ctx, someIDs(nodeIDs()), pick(nodeStatuses), "changed"))
+		case 4:
+			must(t, s.DeleteNodes(ctx, someIDs(nodeIDs())))
+		case 5: // whole-row action updates: status, kind, and the parent
+			var ch []*model.Action
+			for _, a := range kids {
+				if rng.IntN(4) == 0 {
+					a.Status = pick(actionStatuses)
+					if rng.IntN(5) == 0 {
+						a.ParentID = pick(parentIDs)
+					}
+					ch = append(ch, a)
+				}
+			}
+			must(t, s.UpdateActions(ctx, ch))
+		case 6:
+			must(t, s.FinishActions(ctx, someIDs(kidIDs()), pick([]string{model.ActionSucceeded, model.ActionFailed, model.ActionCancelled}), "done", t0))
+		case 7:
+			_, err := s.ClaimActions(ctx, "w1", "h1", t0.Add(time.Hour), true, 1+rng.IntN(10))
+			must(t, err)
+		case 8:
+			_, err := s.ReclaimActions(ctx, "w1", t0)
+			must(t, err)
+		case 9:
+			must(t, s.SignalChildren(ctx, pick(parentIDs), model.SignalCancel, t0))
+		case 10:
+			_, err := s.ReleaseLifecycle(ctx, pick(parentIDs), "", "released", t0)
+			must(t, err)
+		case 11:
+			must(t, s.DeleteActions(ctx, someIDs(kidIDs())))
+		case 12: // a transaction of several writes, committed or rolled back
+			undo := rng.IntN(2) == 0
+			err := s.InTx(ctx, func(tx store.Store) error {
+				if err := tx.CreateNodes(ctx, newNodes(3)); err != nil {
+					return err
+				}
+				if err := tx.SetNodeStatus(ctx, someIDs(nodeIDs()), pick(nodeStatuses), "in a transaction"); err != nil {
+					return err
+				}
+				if err := tx.CreateActions(ctx, newKids(3)); err != nil {
+					return err
+				}
+				if err := tx.FinishActions(ctx, someIDs(kidIDs()), model.ActionSucceeded, "done", t0); err != nil {
+					return err
+				}
+				// Counts read inside the transaction see its own writes.
+				if got, err := tx.CountNodesByStatus(ctx, clusters[0]); err != nil {
+					return err
+				} else if want := wantNodeCounts(t, tx, clusters[0]); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("step %d, inside a transaction: CountNodesByStatus = %v, rows count %v", step, got, want)
+				}
+				if undo {
+					return errRollback
+				}
+				return nil
+			})
+			if undo && !errors.Is(err, errRollback) || !undo && err != nil {
+				t.Fatalf("step %d: transaction: %v", step, err)
+			}
+		}
+		reload()
+		if step%10 == 9 {
+			checkCounts(t, s, fmt.Sprintf("step %d", step), clusters, parentIDs)
+			if t.Failed() {
+				return
+			}
+		}
+	}
+	checkCounts(t, s, "after the mix", clusters, parentIDs)
+	// Nodes and children all gone: nothing is counted.
+	must(t, s.DeleteNodes(ctx, nodeIDs()))
+	must(t, s.DeleteActions(ctx, kidIDs()))
+	for _, c := range clusters {
+		if got, err := s.CountNodesByStatus(ctx, c); err != nil || len(got) != 0 {
+			t.Errorf("CountNodesByStatus(%s) after deleting every node = %v, %v; want none", c, got, err)
+		}
+	}
+	for _, p := range parentIDs {
+		if got := gotChildCounts(t, s, p); len(got) != 0 {
+			t.Errorf("CountChildren(%s) after deleting every child = %v; want none", p, got)
+		}
+	}
+}
+
+// testCountsConcurrent: writers moving one cluster's nodes and one
+// action's children between statuses at once, with readers counting (and
+// on PostgreSQL folding the counts' deltas) meanwhile, leave counts equal
+// to the rows. On PostgreSQL each writer is its own connection, as several
+// agents are.
+func testCountsConcurrent(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "contended", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, c))
+	p := action(model.ClusterCreateAction, "", t0)
+	must(t, s.CreateActions(ctx, []*model.Action{p}))
+	const writers, each = 4, 40
+	var nodes [writers][]*model.Node
+	var kids [writers][]*model.Action
+	for w := range writers {
+		for i := range each {
+			nodes[w] = append(nodes[w], &model.Node{ID: uuid.NewString(), Name: fmt.Sprintf("w%dn%d", w, i), ClusterID: c.ID, Index: w*each + i, InitAt: t0, Status: model.NodeInit})
+			k := action(model.NodeCreateAction, p.ID, t0.Add(time.Duration(w*each+i)*time.Millisecond))
+			k.Status = model.ActionInit
+			kids[w] = append(kids[w], k)
+		}
+	}
+	statuses := []string{model.NodeCreating, model.NodeActive, model.NodeError, model.NodeUpdating}
+	kidStatuses := []string{model.ActionReady, model.ActionRunning, model.ActionSucceeded, model.ActionFailed}
+	stop := make(chan struct{})
+	var readers, wg sync.WaitGroup
+	for range 2 {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := s.CountNodesByStatus(ctx, c.ID); err != nil {
+					t.Errorf("count nodes while writers run: %v", err)
+					return
+				}
+				if _, err := s.CountChildren(ctx, p.ID); err != nil {
+					t.Errorf("count children while writers run: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 24))
+			if err := s.CreateNodes(ctx, nodes[w]); err != nil {
+				errs <- err
+				return
+			}
+			if err := s.CreateActions(ctx, kids[w]); err != nil {
+				errs <- err
+				return
+			}
+			for round := range 25 {
+				err := s.InTx(ctx, func(tx store.Store) error {
+					var ns []*model.Node
+					for _, n := range nodes[w] {
+						if rng.IntN(3) == 0 {
+							n.Status = statuses[rng.IntN(len(statuses))]
+							ns = append(ns, n)
+						}
+					}
+					if err := tx.UpdateNodes(ctx, ns); err != nil {
+						return err
+					}
+					var ids []string
+					for _, k := range kids[w] {
+						if rng.IntN(3) == 0 {
+							ids = append(ids, k.ID)
+						}
+					}
+					return tx.FinishActions(ctx, ids, kidStatuses[rng.IntN(len(kidStatuses))], "round", t0)
+				})
+				if err != nil {
+					errs <- fmt.Errorf("writer %d, round %d: %w", w, round, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	checkCounts(t, s, "after concurrent writers", []string{c.ID}, []string{p.ID})
+	total := 0
+	got, err := s.CountNodesByStatus(ctx, c.ID)
+	must(t, err)
+	for _, n := range got {
+		total += n
+	}
+	if total != writers*each {
+		t.Errorf("counted %d nodes, want %d", total, writers*each)
 	}
 }
