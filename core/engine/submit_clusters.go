@@ -53,7 +53,7 @@ func (e *Engine) CreateCluster(ctx context.Context, c Caller, req ClusterCreate)
 	if err != nil {
 		return nil, nil, bodyRef("profile_id", err)
 	}
-	if monitored(&model.Cluster{Config: req.Config}) && hostLocal(profile.Type) && (deref(req.DesiredCapacity, 0) > 0 || deref(req.MinSize, 0) > 0) {
+	if monitored(&model.Cluster{Config: req.Config}) && (deref(req.DesiredCapacity, 0) > 0 || deref(req.MinSize, 0) > 0) {
 		t := topologyOf(&model.Cluster{Config: req.Config})
 		return nil, nil, BadRequest("desired_capacity and min_size must be left out (or 0) for a %s cluster of %s (grove.failover topology %s): its instance monitors start its nodes, one per host at most, and its desired_capacity follows them.", t, profile.Type, t)
 	}
