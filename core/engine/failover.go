@@ -438,7 +438,8 @@ func (e *Engine) ClusterInstances(ctx context.Context, cl *model.Cluster) ([]Ins
 		hosts[h.Name] = h
 	}
 	steps := map[string]monitor.Step{}
-	if v, err := e.monitorInput(ctx, cl, hosts, ""); err == nil {
+	v, err := e.monitorInput(ctx, cl, hosts, "")
+	if err == nil {
 		if ss, err := monitor.Decide(v.in); err == nil {
 			for _, s := range ss {
 				steps[s.Host] = s
@@ -461,7 +462,11 @@ func (e *Engine) ClusterInstances(ctx context.Context, cl *model.Cluster) ([]Ins
 			// instance's own frozen flag still shows, in the seed's order.
 			x.Flags = strings.TrimSuffix(x.Flags, "L") + "F" + map[bool]string{true: "L"}[strings.HasSuffix(x.Flags, "L")]
 		}
-		if h := hosts[r.Host]; h == nil || h.State == model.HostDown || (h.State == model.HostMaintenance && now.Sub(h.Heartbeat) >= grace) {
+		if v != nil && v.remote {
+			if !v.live[r.Host] {
+				x.Status = monitor.NA // its driver reports it down, or no longer
+			}
+		} else if h := hosts[r.Host]; h == nil || h.State == model.HostDown || (h.State == model.HostMaintenance && now.Sub(h.Heartbeat) >= grace) {
 			// Its agent is gone, or in maintenance past the grace: the
 			// monitors have no data of it.
 			x.Status = monitor.NA

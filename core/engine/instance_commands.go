@@ -99,21 +99,34 @@ func (e *Engine) instanceHosts(ctx context.Context, cl *model.Cluster, cmd strin
 		out = append(out, x.Host)
 	}
 	if cmd != "clear" {
-		prof, err := e.store.GetProfile(ctx, cl.ProfileID)
+		remote, err := e.monitorRemote(ctx, cl)
 		if err != nil {
 			return nil, err
 		}
-		hosts, err := e.store.ListHosts(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range hosts {
-			candidate := h.Kind == model.HostAgent
-			if !hostLocal(prof.Type) {
-				candidate = h.Kind != model.HostAgent && h.Driver == prof.Type
+		var names []string
+		if remote {
+			// The hosts its driver reports now.
+			snap, err := e.placementSnapshot(ctx, cl)
+			if err != nil {
+				return nil, err
 			}
-			if candidate && !slices.Contains(out, h.Name) {
-				out = append(out, h.Name)
+			for _, h := range snap.Hosts {
+				names = append(names, h.Name)
+			}
+		} else {
+			hosts, err := e.store.ListHosts(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, h := range hosts {
+				if h.Kind == model.HostAgent {
+					names = append(names, h.Name)
+				}
+			}
+		}
+		for _, n := range names {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
 			}
 		}
 	}
