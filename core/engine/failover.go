@@ -11,11 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/orchestrator/monitor"
 	"github.com/grovehq/grove/core/orchestrator/placement"
 	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk"
 )
 
 // topologyOf is a cluster's grove.failover topology; empty means
@@ -54,6 +58,28 @@ func (e *Engine) monitorRemote(ctx context.Context, cl *model.Cluster) (bool, er
 		return false, err
 	}
 	return !hostLocal(prof.Type), nil
+}
+
+// monitorHostsRefusal refuses a failover or flex setting on a profile
+// whose driver is not host-local and lists no hosts (its plugin has no
+// Hosts hook): such a cluster would have no host to run an instance on,
+// and would otherwise sit idle with only a log line saying why. A driver
+// that cannot be asked right now is not refused: each round reads its
+// hosts again.
+func (e *Engine) monitorHostsRefusal(ctx context.Context, cfg map[string]any, prof *model.Profile) error {
+	cl := &model.Cluster{Config: cfg}
+	if !monitored(cl) || hostLocal(prof.Type) {
+		return nil
+	}
+	err := e.plugins.Call(ctx, "profile", prof.Type, func(ctx context.Context, c *sdk.Client) error {
+		_, err := c.Hosts(ctx, prof.Type)
+		return err
+	})
+	if status.Code(err) != codes.Unimplemented {
+		return nil
+	}
+	t := topologyOf(cl)
+	return BadRequest("config.grove.failover.topology: a %s cluster runs its instances on the hosts of its profile's driver, and profile type %s lists none (its driver has no Hosts hook); use a type whose driver has hosts (local.process over the agent hosts, container.docker, os.nova.server, vsphere.vm) or topology replicated.", t, prof.Type)
 }
 
 // runsMonitor is monitorRuns for the health round.

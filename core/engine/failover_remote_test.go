@@ -53,6 +53,13 @@ func TestFailoverDriverHosts(t *testing.T) {
 		!strings.Contains(err.Error(), "desired_capacity") || !strings.Contains(err.Error(), "grove.noop") {
 		t.Errorf("a grove.noop failover cluster created with desired_capacity 2: %v, want a refusal naming the field and the profile type", err)
 	}
+	// A driver with no hosts to list (test.gate has no Hosts hook) cannot
+	// run one: refused, naming the setting and the type.
+	h.profileOf("gate", "test.gate", map[string]any{})
+	if _, _, err := h.eng.CreateCluster(h.ctx(), caller, engine.ClusterCreate{Name: "nohosts", Profile: "gate", Config: failoverConfig("ha")}); err == nil ||
+		!strings.Contains(err.Error(), "grove.failover.topology") || !strings.Contains(err.Error(), "test.gate") {
+		t.Errorf("a failover cluster of test.gate: %v, want a refusal naming grove.failover.topology and test.gate", err)
+	}
 	cl := h.create(engine.ClusterCreate{Name: "fo", Profile: "p", Config: failoverConfig("ha")})
 
 	// The leader announces its start; the clock stands still, so nothing
