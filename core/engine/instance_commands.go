@@ -87,7 +87,7 @@ func (e *Engine) instanceCommandInputs(ctx context.Context, cl *model.Cluster, n
 
 // instanceHosts are the hosts a command without a host acts on: for
 // freeze and thaw every host that may become a candidate (the agent hosts
-// for a host-local profile, the hosts recorded for its driver otherwise)
+// for a host-local profile, the hosts its driver reports otherwise)
 // and every host with an instance; for clear the hosts with an instance.
 func (e *Engine) instanceHosts(ctx context.Context, cl *model.Cluster, cmd string) ([]string, error) {
 	xs, err := e.store.ListInstances(ctx, cl.ID)
