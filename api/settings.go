@@ -246,9 +246,9 @@ func quoteAll(ss []string) []string {
 
 // validateFailover checks grove.failover (docs/failover.md): the topology
 // and orchestrate mode, the flex counts and their order, and the periods.
-// The agents that are hosts run the instance monitors of a failover or
-// flex cluster of local.process; other profile types run as replicated
-// clusters, so a definition written for them keeps its meaning.
+// The engine runs the instance monitors of a failover or flex cluster of
+// any profile type: over the agent hosts for local.process, over the
+// hosts its driver reports for the others.
 func validateFailover(f map[string]any, add func(string, string, ...any), only func(string, map[string]any, ...string),
 	oneOf func(string, any, []string), duration func(string, any), intAtLeast func(string, any, float64)) {
 	only("failover", f, "topology", "orchestrate", "flex_min", "flex_max", "flex_target", "ready_period", "maintenance_grace_period", "rejoin_grace_period")

@@ -147,7 +147,7 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 				"policy": optStr("nodes order, load avg, spread, score, shift or none.", oneOf(api.PlacementPolicies)),
 				"hosts":  strList("Candidate hosts."),
 			}},
-			"failover": schema.SingleNestedAttribute{Optional: true, Description: "OpenSVC's failover and flex topologies (docs/failover.md). The agents that are hosts run the instance monitors of a failover or flex cluster of local.process: leave desired_capacity and min_size out, the monitors size it. Other profile types run as replicated clusters.", Attributes: map[string]schema.Attribute{
+			"failover": schema.SingleNestedAttribute{Optional: true, Description: "OpenSVC's failover and flex topologies (docs/failover.md). Instance monitors run a failover or flex cluster, over the agent hosts for local.process and over the hosts its driver reports for the other profile types: leave desired_capacity and min_size out, the monitors size it.", Attributes: map[string]schema.Attribute{
 				"topology":                 optStr("failover, flex, replicated or global.", oneOf(api.Topologies)),
 				"orchestrate":              optStr("no, start or ha.", oneOf(api.OrchestrateModes)),
 				"flex_min":                 schema.Int64Attribute{Optional: true, Description: "Flex: the fewest instances up.", Validators: []validator.Int64{count}},

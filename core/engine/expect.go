@@ -143,7 +143,7 @@ func (e *Engine) doExpect(ctx context.Context, a *model.Action) error {
 			// UNCHANGED event per host would say nothing.
 			hosts, err = e.frozenHosts(ctx, cl.ID)
 		} else {
-			hosts, err = e.instanceHosts(ctx, cl.ID, flag)
+			hosts, err = e.instanceHosts(ctx, cl, flag)
 		}
 		if err != nil {
 			return err

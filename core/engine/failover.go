@@ -11,11 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/orchestrator/monitor"
 	"github.com/grovehq/grove/core/orchestrator/placement"
 	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk"
 )
 
 // topologyOf is a cluster's grove.failover topology; empty means
@@ -35,21 +39,50 @@ func monitored(cl *model.Cluster) bool {
 }
 
 // monitorRuns says whether the instance monitors run a cluster: a failover
-// or flex cluster of a host-local profile. Others (drivers reachable from
-// any agent) still run as replicated clusters.
+// or flex cluster, whatever its profile's driver. The hosts differ: for a
+// host-local profile (local.process) they are the agent hosts, each
+// running its own instance's monitor; for any other they are the hosts
+// its driver reports (Docker engines, hypervisors, ESXi hosts), whose
+// monitors the agent holding the cluster's health claim runs, as it runs
+// a global cluster's sync (remoteMonitorRound).
 func (e *Engine) monitorRuns(ctx context.Context, cl *model.Cluster) (bool, error) {
-	if !monitored(cl) {
-		return false, nil
-	}
+	return monitored(cl), nil
+}
+
+// monitorRemote says whether a monitored cluster's hosts are its driver's
+// (a profile that is not host-local), so that the agent holding its health
+// claim runs every host's monitor.
+func (e *Engine) monitorRemote(ctx context.Context, cl *model.Cluster) (bool, error) {
 	prof, err := e.store.GetProfile(ctx, cl.ProfileID)
 	if err != nil {
 		return false, err
 	}
-	return hostLocal(prof.Type), nil
+	return !hostLocal(prof.Type), nil
 }
 
-// runsMonitor is monitorRuns for the health round, where a profile that
-// cannot be read counts as not monitored (the round logs nothing for it).
+// monitorHostsRefusal refuses a failover or flex setting on a profile
+// whose driver is not host-local and lists no hosts (its plugin has no
+// Hosts hook): such a cluster would have no host to run an instance on,
+// and would otherwise sit idle with only a log line saying why. A driver
+// that cannot be asked right now is not refused: each round reads its
+// hosts again.
+func (e *Engine) monitorHostsRefusal(ctx context.Context, cfg map[string]any, prof *model.Profile) error {
+	cl := &model.Cluster{Config: cfg}
+	if !monitored(cl) || hostLocal(prof.Type) {
+		return nil
+	}
+	err := e.plugins.Call(ctx, "profile", prof.Type, func(ctx context.Context, c *sdk.Client) error {
+		_, err := c.Hosts(ctx, prof.Type)
+		return err
+	})
+	if status.Code(err) != codes.Unimplemented {
+		return nil
+	}
+	t := topologyOf(cl)
+	return BadRequest("config.grove.failover.topology: a %s cluster runs its instances on the hosts of its profile's driver, and profile type %s lists none (its driver has no Hosts hook); use a type whose driver has hosts (local.process over the agent hosts, container.docker, os.nova.server, vsphere.vm) or topology replicated.", t, prof.Type)
+}
+
+// runsMonitor is monitorRuns for the health round.
 func (e *Engine) runsMonitor(ctx context.Context, cl *model.Cluster) bool {
 	runs, _ := e.monitorRuns(ctx, cl)
 	return runs
@@ -103,6 +136,10 @@ type monitorView struct {
 	// (expect.go), read into in.Expect while one is pending.
 	clusterID string
 	expect    *model.Expectation
+	// remote says the hosts are the driver's (a profile that is not
+	// host-local); live are those it reports up, the ones with data.
+	remote bool
+	live   map[string]bool
 }
 
 // monitorInput builds the instance monitor's input for a cluster from the
@@ -140,7 +177,11 @@ func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[
 	if err != nil {
 		return nil, err
 	}
-	v := &monitorView{rows: map[string]*model.Instance{}, nodes: map[string][]*model.Node{}, clusterID: cl.ID}
+	remote, err := e.monitorRemote(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	v := &monitorView{rows: map[string]*model.Instance{}, nodes: map[string][]*model.Node{}, clusterID: cl.ID, remote: remote}
 	for _, n := range nodes {
 		h := n.Host
 		if h == "" {
@@ -158,19 +199,45 @@ func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[
 	if me != "" && v.rows[me] == nil {
 		v.rows[me] = &model.Instance{ClusterID: cl.ID, Host: me, State: monitor.Idle, Since: e.cfg.Now()}
 	}
+	// A driver's host has no agent of its own: its data is what the driver
+	// reports now. Every host the driver reports up has an instance (idle
+	// until its first round records it); one it reports down, or no
+	// longer reports, has none.
+	live := map[string]bool{}
+	if remote {
+		for _, h := range snap.Hosts {
+			if h.State != model.HostUp {
+				continue
+			}
+			live[h.Name] = true
+			if v.rows[h.Name] == nil {
+				v.rows[h.Name] = &model.Instance{ClusterID: cl.ID, Host: h.Name, State: monitor.Idle, Since: e.cfg.Now()}
+			}
+		}
+	}
+	v.live = live
 	now := e.cfg.Now()
 	v.in = monitor.Input{Settings: settings, Placement: d, Now: now}
 	for _, host := range slices.Sorted(maps.Keys(v.rows)) {
 		r := v.rows[host]
 		h := hosts[host]
-		if host != me && (h == nil || h.State == model.HostDown) {
+		switch {
+		case remote && !live[host]:
+			continue // its driver reports it down, or no longer: no data
+		case !remote && host != me && (h == nil || h.State == model.HostDown):
 			continue // its agent is gone: no data
+		}
+		if remote {
+			h = nil // a driver's host is never in maintenance
 		}
 		x := monitor.Instance{Host: host, Status: instanceStatus(v.nodes[host]), State: r.State, Since: r.Since, Frozen: r.Frozen, Outcome: r.Outcome}
 		if h != nil && h.State == model.HostMaintenance {
 			x.Maintenance = h.Heartbeat
 		}
-		if me != "" && host == me {
+		if me != "" && host == me && !remote {
+			// An agent's own host waits for its rejoin grace. A driver's
+			// hosts do not: the agent deciding for them reads all of them
+			// from the driver's report at once.
 			x.Joined = e.joined
 		}
 		v.in.Instances = append(v.in.Instances, x)
@@ -180,20 +247,47 @@ func (e *Engine) monitorInput(ctx context.Context, cl *model.Cluster, hosts map[
 
 // monitorRound runs this host's instance monitor for a failover or flex
 // cluster whose profile is host-local, on the health round, for a cluster
-// with no action: it resolves how this host's last start or stop ended,
-// decides every host's step (every host runs the same decision with
-// itself as local) and applies only its own: it records its instance's
-// new state, starts the cluster's node on this host (a CLUSTER_GLOBAL_SYNC
-// creating one placed here) or deletes this host's nodes. A write that
-// lost to another writer is read again next round.
+// with no action (monitorStep).
 func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[string]*model.Host) error {
-	if runs, err := e.monitorRuns(ctx, cl); err != nil || !runs {
-		return err // the monitor runs on the hosts of host-local clusters only
+	if remote, err := e.monitorRemote(ctx, cl); err != nil || remote {
+		return err // a driver's hosts: the health claim's holder runs them
 	}
-	me := e.cfg.HostName
-	v, err := e.monitorInput(ctx, cl, hosts, me)
+	_, err := e.monitorStep(ctx, cl, hosts, e.cfg.HostName)
+	return err
+}
+
+// remoteMonitorRound runs the instance monitor of every host of a failover
+// or flex cluster whose profile is not host-local: its hosts are the ones
+// its driver reports, none of them an agent, so the agent holding the
+// cluster's health claim runs each host's monitor in turn, as that host
+// would (monitorStep), on the health round, for a cluster with no action.
+// Once one host's step started an action the others wait for the next
+// round: the cluster is busy until it ends.
+func (e *Engine) remoteMonitorRound(ctx context.Context, cl *model.Cluster, hosts map[string]*model.Host) error {
+	v, err := e.monitorInput(ctx, cl, hosts, "")
 	if err != nil {
 		return err
+	}
+	for _, host := range slices.Sorted(maps.Keys(v.live)) {
+		acted, err := e.monitorStep(ctx, cl, hosts, host)
+		if err != nil || acted {
+			return err
+		}
+	}
+	return nil
+}
+
+// monitorStep runs one host's instance monitor: it resolves how the host's
+// last start or stop ended, decides every host's step (every host runs
+// the same decision with itself as local) and applies only the host me's:
+// it records its instance's new state, starts the cluster's node on me (a
+// CLUSTER_GLOBAL_SYNC creating one placed there) or deletes me's nodes.
+// A write that lost to another writer is read again next round. acted
+// says an action was submitted.
+func (e *Engine) monitorStep(ctx context.Context, cl *model.Cluster, hosts map[string]*model.Host, me string) (acted bool, err error) {
+	v, err := e.monitorInput(ctx, cl, hosts, me)
+	if err != nil {
+		return false, err
 	}
 	row := v.rows[me]
 	resolved := false
@@ -219,11 +313,11 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 	e.settleExpect(ctx, cl, v)
 	steps, err := monitor.Decide(v.in)
 	if err != nil {
-		return fmt.Errorf("the instance monitor of cluster '%s': %w", cl.Name, err)
+		return false, fmt.Errorf("the instance monitor of cluster '%s': %w", cl.Name, err)
 	}
 	i := slices.IndexFunc(steps, func(s monitor.Step) bool { return s.Host == me })
 	if i < 0 {
-		return nil
+		return false, nil
 	}
 	step := steps[i]
 	now := e.cfg.Now()
@@ -233,14 +327,14 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 		row.State, row.Since, row.Outcome = step.Next, now, monitor.Running
 	}
 	if !changed && !resolved && step.Reason == row.Reason && row.Version != 0 {
-		return e.followMonitor(ctx, cl)
+		return false, e.followMonitor(ctx, cl)
 	}
 	row.Reason, row.UpdatedAt = step.Reason, now
 	if err := e.store.PutInstance(ctx, row); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return nil // another writer came first: read again next round
+			return false, nil // another writer came first: read again next round
 		}
-		return err
+		return false, err
 	}
 	if changed {
 		e.log.Info("instance monitor step", "cluster", cl.Name, "host", me, "state", step.Next, "action", step.Action, "reason", step.Reason)
@@ -261,18 +355,28 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 			in.Shutdown = append(in.Shutdown, n.ID)
 			in.Reasons[n.ID] = fmt.Sprintf("Node %s on host %s is replaced by the instance monitor's start: it is %s.", n.Name, me, n.Status)
 		}
-		// The nodes a down or vanished host left behind go too: their
-		// host's agent is gone, so their deletion only forgets them (the
-		// store hands it over, offHost), and the cluster keeps one node
-		// per live instance. A host in maintenance keeps its node: it is
-		// expected back.
+		// The nodes a down or vanished host left behind go too, so the
+		// cluster keeps one node per live instance. An agent host's
+		// agent is gone, so their deletion only forgets them (the store
+		// hands it over, offHost). A driver's node is reachable from any
+		// agent (it has no nodes.host), so its deletion goes through the
+		// driver: the instance really stops, and a failover cluster does
+		// not end up with two up once its host answers again. A host in
+		// maintenance keeps its node: it is expected back.
 		for _, host := range slices.Sorted(maps.Keys(v.nodes)) {
-			if h := hosts[host]; host == me || host == "" || (h != nil && h.State != model.HostDown) {
+			if host == me || host == "" {
+				continue
+			}
+			if h := hosts[host]; (v.remote && v.live[host]) || (!v.remote && h != nil && h.State != model.HostDown) {
 				continue
 			}
 			for _, n := range v.nodes[host] {
 				in.Shutdown = append(in.Shutdown, n.ID)
-				in.Reasons[n.ID] = fmt.Sprintf("Node %s is forgotten: its host %s is down and the instance moves to %s.", n.Name, host, me)
+				if v.remote {
+					in.Reasons[n.ID] = fmt.Sprintf("Node %s is deleted: its host %s is down or no longer reported by its driver, and the instance moves to %s.", n.Name, host, me)
+				} else {
+					in.Reasons[n.ID] = fmt.Sprintf("Node %s is forgotten: its host %s is down and the instance moves to %s.", n.Name, host, me)
+				}
 			}
 		}
 	case monitor.ActionStop:
@@ -282,10 +386,10 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 			in.Reasons[n.ID] = fmt.Sprintf("Node %s on host %s is stopped by the instance monitor: %s", n.Name, me, step.Reason)
 		}
 		if len(in.Shutdown) == 0 {
-			return nil // nothing runs here: the next round finds it stopped
+			return false, nil // nothing runs here: the next round finds it stopped
 		}
 	default:
-		return nil
+		return false, nil
 	}
 	a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.ClusterGlobalSyncAction, cl.ID, cl.ID, in, 0)
 	if err == nil {
@@ -302,19 +406,19 @@ func (e *Engine) monitorRound(ctx context.Context, cl *model.Cluster, hosts map[
 		row.State, row.Since, row.Outcome = prevState, prevSince, prevOutcome
 		row.Reason = fmt.Sprintf("the %s waits: %v", step.Action, err)
 		if perr := e.store.PutInstance(ctx, row); perr != nil && !errors.Is(perr, store.ErrConflict) {
-			return perr
+			return false, perr
 		}
-		return nil
+		return false, nil
 	}
 	if err != nil {
 		// The action never ran: the start or stop failed.
 		row.Outcome, row.Reason = monitor.Failed, fmt.Sprintf("the %s could not be submitted: %v", step.Action, err)
 		if perr := e.store.PutInstance(ctx, row); perr != nil && !errors.Is(perr, store.ErrConflict) {
-			return errors.Join(err, perr)
+			return false, errors.Join(err, perr)
 		}
-		return err
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // followMonitor keeps a monitored cluster's desired capacity at its node
@@ -360,7 +464,8 @@ func (e *Engine) ClusterInstances(ctx context.Context, cl *model.Cluster) ([]Ins
 		hosts[h.Name] = h
 	}
 	steps := map[string]monitor.Step{}
-	if v, err := e.monitorInput(ctx, cl, hosts, ""); err == nil {
+	v, err := e.monitorInput(ctx, cl, hosts, "")
+	if err == nil {
 		if ss, err := monitor.Decide(v.in); err == nil {
 			for _, s := range ss {
 				steps[s.Host] = s
@@ -383,7 +488,11 @@ func (e *Engine) ClusterInstances(ctx context.Context, cl *model.Cluster) ([]Ins
 			// instance's own frozen flag still shows, in the seed's order.
 			x.Flags = strings.TrimSuffix(x.Flags, "L") + "F" + map[bool]string{true: "L"}[strings.HasSuffix(x.Flags, "L")]
 		}
-		if h := hosts[r.Host]; h == nil || h.State == model.HostDown || (h.State == model.HostMaintenance && now.Sub(h.Heartbeat) >= grace) {
+		if v != nil && v.remote {
+			if !v.live[r.Host] {
+				x.Status = monitor.NA // its driver reports it down, or no longer
+			}
+		} else if h := hosts[r.Host]; h == nil || h.State == model.HostDown || (h.State == model.HostMaintenance && now.Sub(h.Heartbeat) >= grace) {
 			// Its agent is gone, or in maintenance past the grace: the
 			// monitors have no data of it.
 			x.Status = monitor.NA

@@ -125,8 +125,16 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 				e.log.Warn("global cluster sync failed", "cluster", cl.Name, "error", err)
 			}
 		case own && monitored(cl) && e.runsMonitor(ctx, cl):
-			// The instance monitors below move a failover
-			// cluster, not the replicated cluster's host moves.
+			// The instance monitors move a failover cluster, not the
+			// replicated cluster's host moves: each agent host runs
+			// its own below for a host-local profile; this agent runs
+			// every driver host's for any other.
+			if remote, err := e.monitorRemote(ctx, cl); err != nil || !remote {
+				break
+			}
+			if err := e.remoteMonitorRound(ctx, cl, hosts); err != nil && ctx.Err() == nil {
+				e.log.Warn("instance monitor round failed", "cluster", cl.Name, "error", err)
+			}
 		case own:
 			if err := e.moveOffHosts(ctx, cl, hosts); err != nil && ctx.Err() == nil {
 				e.log.Warn("moving nodes off their hosts failed", "cluster", cl.Name, "error", err)

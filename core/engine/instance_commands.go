@@ -66,7 +66,7 @@ func (e *Engine) instanceCommandInputs(ctx context.Context, cl *model.Cluster, n
 		if !isStr || h == "" {
 			return "", nil, BadRequest("%s.host must be a host name.", name)
 		}
-		hosts, err := e.instanceHosts(ctx, cl.ID, name)
+		hosts, err := e.instanceHosts(ctx, cl, name)
 		if err != nil {
 			return "", nil, err
 		}
@@ -74,7 +74,11 @@ func (e *Engine) instanceCommandInputs(ctx context.Context, cl *model.Cluster, n
 			if name == "clear" {
 				return "", nil, BadRequest("%s.host: the cluster '%s' has no instance on host '%s'.", name, cl.Name, h)
 			}
-			return "", nil, BadRequest("%s.host: '%s' is neither an agent host nor a host with an instance of the cluster '%s'.", name, h, cl.Name)
+			what := "an agent host"
+			if remote, err := e.monitorRemote(ctx, cl); err == nil && remote {
+				what = "a host of the cluster's driver"
+			}
+			return "", nil, BadRequest("%s.host: '%s' is neither %s nor a host with an instance of the cluster '%s'.", name, h, what, cl.Name)
 		}
 		in.Host = h
 	}
@@ -82,10 +86,11 @@ func (e *Engine) instanceCommandInputs(ctx context.Context, cl *model.Cluster, n
 }
 
 // instanceHosts are the hosts a command without a host acts on: for
-// freeze and thaw every agent host (each may become a candidate) and every
-// host with an instance; for clear the hosts with an instance.
-func (e *Engine) instanceHosts(ctx context.Context, clusterID, cmd string) ([]string, error) {
-	xs, err := e.store.ListInstances(ctx, clusterID)
+// freeze and thaw every host that may become a candidate (the agent hosts
+// for a host-local profile, the hosts its driver reports otherwise)
+// and every host with an instance; for clear the hosts with an instance.
+func (e *Engine) instanceHosts(ctx context.Context, cl *model.Cluster, cmd string) ([]string, error) {
+	xs, err := e.store.ListInstances(ctx, cl.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -94,13 +99,34 @@ func (e *Engine) instanceHosts(ctx context.Context, clusterID, cmd string) ([]st
 		out = append(out, x.Host)
 	}
 	if cmd != "clear" {
-		hosts, err := e.store.ListHosts(ctx)
+		remote, err := e.monitorRemote(ctx, cl)
 		if err != nil {
 			return nil, err
 		}
-		for _, h := range hosts {
-			if h.Kind == model.HostAgent && !slices.Contains(out, h.Name) {
-				out = append(out, h.Name)
+		var names []string
+		if remote {
+			// The hosts its driver reports now.
+			snap, err := e.placementSnapshot(ctx, cl)
+			if err != nil {
+				return nil, err
+			}
+			for _, h := range snap.Hosts {
+				names = append(names, h.Name)
+			}
+		} else {
+			hosts, err := e.store.ListHosts(ctx)
+			if err != nil {
+				return nil, err
+			}
+			for _, h := range hosts {
+				if h.Kind == model.HostAgent {
+					names = append(names, h.Name)
+				}
+			}
+		}
+		for _, n := range names {
+			if !slices.Contains(out, n) {
+				out = append(out, n)
 			}
 		}
 	}
@@ -125,7 +151,7 @@ func (e *Engine) doInstanceCommand(ctx context.Context, a *model.Action) error {
 	}
 	hosts := []string{in.Host}
 	if in.Host == "" {
-		if hosts, err = e.instanceHosts(ctx, cl.ID, cmd); err != nil {
+		if hosts, err = e.instanceHosts(ctx, cl, cmd); err != nil {
 			return err
 		}
 	}

@@ -12,14 +12,17 @@ import (
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/orchestrator/monitor"
 	"github.com/grovehq/grove/core/store"
-	"github.com/grovehq/grove/plugins/builtin/noop"
+	"github.com/grovehq/grove/plugins/builtin/process"
 )
 
 // failoverCluster creates an empty cluster with the given grove.failover
 // topology and reports agent hosts a and b.
 func (h *harness) failoverCluster(name, topology string) *model.Cluster {
 	h.t.Helper()
-	h.profileOf("p-"+name, noop.TypeName, map[string]any{})
+	// local.process: its hosts are the agent hosts below, and no monitor
+	// runs them (the harness's engine is no host), so only the commands
+	// write the instances.
+	h.profileOf("p-"+name, process.TypeName, map[string]any{"command": []any{"sleep", "600"}})
 	zero := 0
 	cl := h.create(engine.ClusterCreate{Name: name, Profile: "p-" + name, DesiredCapacity: &zero,
 		Config: map[string]any{"grove.failover": map[string]any{"topology": topology}}})

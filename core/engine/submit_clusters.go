@@ -53,7 +53,10 @@ func (e *Engine) CreateCluster(ctx context.Context, c Caller, req ClusterCreate)
 	if err != nil {
 		return nil, nil, bodyRef("profile_id", err)
 	}
-	if monitored(&model.Cluster{Config: req.Config}) && hostLocal(profile.Type) && (deref(req.DesiredCapacity, 0) > 0 || deref(req.MinSize, 0) > 0) {
+	if err := e.monitorHostsRefusal(ctx, req.Config, profile); err != nil {
+		return nil, nil, err
+	}
+	if monitored(&model.Cluster{Config: req.Config}) && (deref(req.DesiredCapacity, 0) > 0 || deref(req.MinSize, 0) > 0) {
 		t := topologyOf(&model.Cluster{Config: req.Config})
 		return nil, nil, BadRequest("desired_capacity and min_size must be left out (or 0) for a %s cluster of %s (grove.failover topology %s): its instance monitors start its nodes, one per host at most, and its desired_capacity follows them.", t, profile.Type, t)
 	}
@@ -129,6 +132,15 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 		maps.Copy(merged, req.Config)
 		if err := validateSettings(merged); err != nil {
 			return nil, nil, err
+		}
+		if monitored(&model.Cluster{Config: merged}) && !monitored(cl) {
+			prof, err := e.store.GetProfile(ctx, cl.ProfileID)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := e.monitorHostsRefusal(ctx, merged, prof); err != nil {
+				return nil, nil, err
+			}
 		}
 		in.Config = req.Config
 	}

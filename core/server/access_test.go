@@ -37,6 +37,13 @@ type authAPI struct {
 
 func newAuthAPI(t testing.TB, opts server.Options) *authAPI {
 	t.Helper()
+	return newAuthAPIEnv(t, opts, nil)
+}
+
+// newAuthAPIEnv is newAuthAPI whose test plugin gets env (such as the
+// pretend hosts grove.noop reports).
+func newAuthAPIEnv(t testing.TB, opts server.Options, env map[string]string) *authAPI {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	st, err := sqlite.Open(ctx, filepath.Join(dir, "grove.db"))
@@ -46,7 +53,7 @@ func newAuthAPI(t testing.TB, opts server.Options) *authAPI {
 	t.Cleanup(func() { st.Close() })
 	h := host.New(hclog.NewNullLogger(), dir)
 	t.Cleanup(h.Close)
-	if err := h.Start(ctx, host.Config{Name: "tp", Command: []string{testPlugin}}); err != nil {
+	if err := h.Start(ctx, host.Config{Name: "tp", Command: []string{testPlugin}, Env: env}); err != nil {
 		t.Fatal(err)
 	}
 	e := engine.New(st, h, hclog.NewNullLogger(), engine.Config{CheckInterval: -1, Poll: 20 * time.Millisecond, HostName: "test-host"})

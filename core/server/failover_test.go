@@ -14,14 +14,15 @@ import (
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/server"
+	"github.com/grovehq/grove/plugins/builtin/noop"
 )
 
 // TestClusterGetInstances: a failover cluster's GET lists the instances
 // its hosts' monitors recorded, with the status read from its nodes (down:
-// none on the host) and n/a for a host the store does not know; a
-// replicated cluster's GET has no instances.
+// none on the host) and n/a for a host its driver does not report
+// (grove.noop reports h1); a replicated cluster's GET has no instances.
 func TestClusterGetInstances(t *testing.T) {
-	a := newAuthAPI(t, server.Options{Gatherer: prometheus.NewRegistry(), Logs: hclog.NewInterceptLogger(nil)})
+	a := newAuthAPIEnv(t, server.Options{Gatherer: prometheus.NewRegistry(), Logs: hclog.NewInterceptLogger(nil)}, map[string]string{noop.HostsEnv: "h1"})
 	member := a.token("p", model.RoleMember)
 	var prof struct{ Profile api.Profile }
 	a.must(member, http.MethodPost, "/v1/profiles", map[string]any{"profile": map[string]any{"name": "prof", "spec": noopSpec}}, &prof)
@@ -31,7 +32,7 @@ func TestClusterGetInstances(t *testing.T) {
 	a.must(member, http.MethodPost, "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "rep", "profile_id": prof.Profile.ID}}, &rep)
 	since := time.Date(2026, 11, 23, 16, 0, 0, 0, time.UTC)
 	for _, x := range []*model.Instance{
-		{ClusterID: fo.Cluster.ID, Host: "test-host", State: "ready", Since: since, Reason: "the best candidate"},
+		{ClusterID: fo.Cluster.ID, Host: "h1", State: "ready", Since: since, Reason: "the best candidate"},
 		{ClusterID: fo.Cluster.ID, Host: "gone", State: "start failed", Since: since, Frozen: true},
 	} {
 		if err := a.st.PutInstance(context.Background(), x); err != nil {
@@ -42,9 +43,9 @@ func TestClusterGetInstances(t *testing.T) {
 	a.must(member, http.MethodGet, "/v1/clusters/fo", nil, &got)
 	b, _ := json.Marshal(got.Cluster.Instances)
 	want := []api.ClusterInstance{{Host: "gone", Status: "n/a", State: "start failed", Frozen: true},
-		{Host: "test-host", Status: "down", State: "ready", Reason: "the best candidate"}}
+		{Host: "h1", Status: "down", State: "ready", Reason: "the best candidate"}}
 	if len(got.Cluster.Instances) != 2 {
-		t.Fatalf("instances %s; want gone and test-host", b)
+		t.Fatalf("instances %s; want gone and h1", b)
 	}
 	for i, w := range want {
 		g := got.Cluster.Instances[i]

@@ -10,13 +10,15 @@ import (
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/server"
+	"github.com/grovehq/grove/plugins/builtin/noop"
 )
 
 // TestInstanceCommandsAPI: freeze, thaw and clear on a failover cluster
 // are 202 with the action's location; on a replicated cluster they are a
 // 400 naming the topology rule, and an unknown host is a 400 naming it.
+// The hosts are grove.noop's (h1).
 func TestInstanceCommandsAPI(t *testing.T) {
-	a := newAuthAPI(t, server.Options{Gatherer: prometheus.NewRegistry(), Logs: hclog.NewInterceptLogger(nil)})
+	a := newAuthAPIEnv(t, server.Options{Gatherer: prometheus.NewRegistry(), Logs: hclog.NewInterceptLogger(nil)}, map[string]string{noop.HostsEnv: "h1"})
 	member := a.token("p", model.RoleMember)
 	var id struct {
 		Profile struct{ ID string } `json:"profile"`
@@ -40,18 +42,18 @@ func TestInstanceCommandsAPI(t *testing.T) {
 	}{
 		{"rep", map[string]any{"freeze": map[string]any{}}, "freeze is only for a cluster whose grove.failover topology is failover or flex; the cluster 'rep' has topology replicated."},
 		{"rep", map[string]any{"clear": nil}, "clear is only for a cluster whose grove.failover topology is failover or flex"},
-		{"ha", map[string]any{"thaw": map[string]any{"host": "elsewhere"}}, "thaw.host: 'elsewhere' is neither an agent host nor a host with an instance of the cluster 'ha'."},
+		{"ha", map[string]any{"thaw": map[string]any{"host": "elsewhere"}}, "thaw.host: 'elsewhere' is neither a host of the cluster's driver nor a host with an instance of the cluster 'ha'."},
 	} {
 		if ans := act(c.cluster, c.body); ans.status != 400 || !strings.Contains(ans.body, c.want) {
 			t.Errorf("%s %v: %d %s; want 400 with %q", c.cluster, c.body, ans.status, ans.body, c.want)
 		}
 	}
-	ans := act("ha", map[string]any{"freeze": map[string]any{"host": "test-host"}})
+	ans := act("ha", map[string]any{"freeze": map[string]any{"host": "h1"}})
 	if ans.status != http.StatusAccepted || !strings.Contains(ans.header.Get("Location"), "/v1/actions/") {
 		t.Fatalf("freeze: %d %s, location %q", ans.status, ans.body, ans.header.Get("Location"))
 	}
 	a.waitAction(member, ans)
-	a.waitAction(member, act("ha", map[string]any{"clear": map[string]any{"host": "test-host"}}))
+	a.waitAction(member, act("ha", map[string]any{"clear": map[string]any{"host": "h1"}}))
 	a.waitAction(member, act("ha", map[string]any{"thaw": nil}))
 }
 
