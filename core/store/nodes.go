@@ -92,6 +92,40 @@ func (s *SQL) ClusterNodes(ctx context.Context, clusterID string) ([]*model.Node
 	return s.nodesWhere(ctx, "cluster_id = ? ORDER BY idx, id", clusterID)
 }
 
+// ClusterHostNodes implements Store.
+func (s *SQL) ClusterHostNodes(ctx context.Context, clusterID string) ([]*model.Node, error) {
+	return s.nodesWhere(ctx, "cluster_id = ? AND host <> '' ORDER BY idx, id", clusterID)
+}
+
+// CheckNodes implements Store. The columns are scanned as bytes: the
+// driver's wire carries data and metadata as the same JSON, and the
+// strings are made once here.
+func (s *SQL) CheckNodes(ctx context.Context, clusterID string) ([]*model.CheckNode, error) {
+	rows, err := s.query(ctx, "SELECT id, name, physical_id, profile_id, idx, status, data, metadata, state, host FROM nodes WHERE cluster_id = ? ORDER BY idx, id", clusterID)
+	if err != nil {
+		return nil, fmt.Errorf("query the nodes of cluster %s: %w", clusterID, err)
+	}
+	defer rows.Close()
+	var out []*model.CheckNode
+	var state sql.RawBytes
+	for rows.Next() {
+		n := &model.CheckNode{ClusterID: clusterID}
+		if err := rows.Scan(&n.ID, &n.Name, &n.PhysicalID, &n.ProfileID, &n.Index, &n.Status, &n.Data, &n.Metadata, &state, &n.Host); err != nil {
+			return nil, fmt.Errorf("read the nodes of cluster %s: %w", clusterID, err)
+		}
+		if len(state) > 0 {
+			n.State = make([]byte, base64.StdEncoding.DecodedLen(len(state)))
+			k, err := base64.StdEncoding.Decode(n.State, state)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: driver state is corrupt: %w", n.ID, err)
+			}
+			n.State = n.State[:k]
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
 // GetNodes implements Store; missing ids are skipped.
 func (s *SQL) GetNodes(ctx context.Context, ids []string) ([]*model.Node, error) {
 	var out []*model.Node

@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/api"
+)
+
+// clockTicks is the kernel's USER_HZ, the unit of utime and stime in
+// /proc/<pid>/stat: 100 on every Linux architecture Go supports.
+const clockTicks = 100
+
+// procCPU is the CPU time (user and system) a process has used, read from
+// /proc/<pid>/stat. Its waited-for children are not counted.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name is in parentheses and may hold spaces: the fields
+	// after it start at the last ')'.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	// After the name: state(3) ... utime(14) stime(15), numbered from 1.
+	ut, err1 := strconv.ParseInt(f[14-3], 10, 64)
+	st, err2 := strconv.ParseInt(f[15-3], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("read %d's stat: %q", pid, s)
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks, nil
+}
+
+// childPIDs are a process's direct children (its plugins, for an agent).
+func childPIDs(pid int) []int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	var out []int
+	for _, t := range tasks {
+		b, _ := os.ReadFile(t)
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// healthRounds reads grove_health_rounds_total from the agent's metrics.
+func healthRounds(ctx context.Context, c *api.Client) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Address+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "grove_health_rounds_total "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			return int(f), err
+		}
+	}
+	return 0, fmt.Errorf("no grove_health_rounds_total in the agent's metrics")
+}
+
+// waitRounds waits until the agent has started at least n health rounds.
+func waitRounds(b *testing.B, c *api.Client, n int) {
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		got, err := healthRounds(ctx, c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d health rounds after 10 minutes, want %d", got, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkHealthCheck measures what health checks cost the agent: a
+// `grove agent -dev` process (SQLite, the built-in plugins in their own
+// process) with a 1 s check interval holds one cluster of 10,000 or
+// 100,000 grove.noop nodes; once the cluster is created and the first
+// rounds ran, the benchmark reads the agent's CPU time (utime + stime of
+// the agent process in /proc, its plugin processes apart) across 5 rounds,
+// round start to round start. agent-µs/node/check is that CPU time over
+// rounds × nodes; it includes what an idle agent spends in that time
+// (heartbeats, polls), reported alone as agent-idle-ms/s from the same
+// agent before the cluster existed. plugin-µs/node/check is the same for
+// the plugin processes. s/round is the wall time of a round at the
+// interval's pace (a round slower than 1 s runs back to back).
+func BenchmarkHealthCheck(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			for range b.N {
+				b.StopTimer()
+				benchHealth(b, n)
+			}
+		})
+	}
+}
+
+func benchHealth(b *testing.B, n int) {
+	const rounds = 5
+	ctx := context.Background()
+	cfg := filepath.Join(b.TempDir(), "agent.hcl")
+	conf := fmt.Sprintf("workers {\n  max_nodes_per_cluster = %d\n}\norchestrator {\n  check_interval = \"1s\"\n}\n", n)
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	c, cmd := startAgent(b, "-config", cfg)
+	pid := cmd.Process.Pid
+	if _, err := c.Do(ctx, http.MethodPost, "/v1/profiles", nil, map[string]any{"profile": map[string]any{"name": "noop",
+		"spec": map[string]any{"type": "grove.noop", "version": "1.0", "properties": map[string]any{}}}}, nil); err != nil {
+		b.Fatal(err)
+	}
+	// The idle agent: rounds over no cluster.
+	r0, err := healthRounds(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	idle0, _ := procCPU(pid)
+	t0 := time.Now()
+	waitRounds(b, c, r0+3)
+	idle1, _ := procCPU(pid)
+	idle := float64((idle1 - idle0).Milliseconds()) / time.Since(t0).Seconds()
+
+	createNoop(b, c, "big", n, nil)
+	// Two rounds past the creation, so the next ones check the cluster.
+	r1, err := healthRounds(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitRounds(b, c, r1+2)
+	start, err := healthRounds(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitRounds(b, c, start+1)
+	a0, _ := procCPU(pid)
+	plugins := childPIDs(pid)
+	var p0 time.Duration
+	for _, p := range plugins {
+		t, _ := procCPU(p)
+		p0 += t
+	}
+	t1 := time.Now()
+	b.StartTimer()
+	waitRounds(b, c, start+1+rounds)
+	b.StopTimer()
+	wall := time.Since(t1)
+	a1, _ := procCPU(pid)
+	var p1 time.Duration
+	for _, p := range plugins {
+		t, _ := procCPU(p)
+		p1 += t
+	}
+	cl, err := c.GetCluster(ctx, "big")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if cl.Status != "ACTIVE" {
+		b.Fatalf("cluster %s after the checks: %s", cl.Status, cl.StatusReason)
+	}
+	checks := float64(rounds * n)
+	b.ReportMetric(float64((a1-a0).Microseconds())/checks, "agent-µs/node/check")
+	b.ReportMetric(float64((p1-p0).Microseconds())/checks, "plugin-µs/node/check")
+	b.ReportMetric(wall.Seconds()/rounds, "s/round")
+	b.ReportMetric(idle, "agent-idle-ms/s")
+	b.ReportMetric(peakRSS(pid), "agent-peak-RSS-MiB")
+	if dir := os.Getenv(profileEnv); dir != "" {
+		saveProfile(b, c, filepath.Join(dir, fmt.Sprintf("health-%d.pprof", n)), 2*time.Duration(wall.Seconds()/rounds*float64(time.Second))+time.Second)
+	}
+}
+
+// profileEnv names a directory: when set, BenchmarkHealthCheck also saves
+// a CPU profile of the agent over two more rounds there, for `go tool pprof`.
+const profileEnv = "GROVE_BENCH_PROFILE_DIR"
+
+// saveProfile saves the agent's CPU profile over d to file.
+func saveProfile(b *testing.B, c *api.Client, file string, d time.Duration) {
+	secs := max(1, int(d.Seconds()+0.5))
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", c.Address, secs), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		b.Fatal(err)
+	}
+}
