@@ -77,6 +77,7 @@ func healthRounds(ctx context.Context, c *api.Client) (int, error) {
 }
 
 // waitRounds waits until the agent has started at least n health rounds.
+// It polls the metrics only every 100 ms: each poll costs the agent CPU.
 func waitRounds(b *testing.B, c *api.Client, n int) {
 	ctx := context.Background()
 	deadline := time.Now().Add(10 * time.Minute)
@@ -91,22 +92,62 @@ func waitRounds(b *testing.B, c *api.Client, n int) {
 		if time.Now().After(deadline) {
 			b.Fatalf("%d health rounds after 10 minutes, want %d", got, n)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// cpuWindow is what a process spent in a window of wall time, and how
+// many health rounds the agent started in it.
+type cpuWindow struct {
+	agent, plugins time.Duration
+	wall           time.Duration
+	rounds         int
+}
+
+// measure reads the agent's and its plugins' CPU time and the agent's
+// round count at both ends of a window of d: two metrics reads, nothing
+// between, so the measuring costs the agent nothing in the window.
+func measure(b *testing.B, c *api.Client, pid int, d time.Duration) cpuWindow {
+	ctx := context.Background()
+	plugins := childPIDs(pid)
+	read := func() (time.Duration, time.Duration, int, time.Time) {
+		r, err := healthRounds(ctx, c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := procCPU(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var p time.Duration
+		for _, pp := range plugins {
+			t, _ := procCPU(pp)
+			p += t
+		}
+		return a, p, r, time.Now()
+	}
+	a0, p0, r0, t0 := read()
+	time.Sleep(d)
+	a1, p1, r1, t1 := read()
+	return cpuWindow{agent: a1 - a0, plugins: p1 - p0, wall: t1.Sub(t0), rounds: r1 - r0}
 }
 
 // BenchmarkHealthCheck measures what health checks cost the agent: a
 // `grove agent -dev` process (SQLite, the built-in plugins in their own
 // process) with a 1 s check interval holds one cluster of 10,000 or
-// 100,000 grove.noop nodes; once the cluster is created and the first
-// rounds ran, the benchmark reads the agent's CPU time (utime + stime of
-// the agent process in /proc, its plugin processes apart) across 5 rounds,
-// round start to round start. agent-µs/node/check is that CPU time over
-// rounds × nodes; it includes what an idle agent spends in that time
-// (heartbeats, polls), reported alone as agent-idle-ms/s from the same
-// agent before the cluster existed. plugin-µs/node/check is the same for
-// the plugin processes. s/round is the wall time of a round at the
-// interval's pace (a round slower than 1 s runs back to back).
+// 100,000 grove.noop nodes. The agent's CPU time is utime + stime of the
+// agent process in /proc (the plugin processes apart), read at both ends
+// of windows of wall time in which the benchmark does nothing else.
+// agent-idle-ms/s is the agent's rate before the cluster exists (its
+// heartbeats, polls and empty rounds). Once the cluster is created and
+// has been checked, the benchmark takes four windows of 10 s (with
+// 100,000 nodes, 30 s) and keeps the one that cost least per round, so
+// a burst of other work (the reaper deleting the creation's finished
+// actions) is not counted as checking: agent-µs/node/check is that
+// window's agent CPU over rounds × nodes, idle included;
+// net-agent-µs/node/check subtracts the idle rate. plugin-µs/node/check is
+// the same for the plugin processes; s/round is the window's wall time
+// per round (a round slower than the interval runs back to back).
 func BenchmarkHealthCheck(b *testing.B) {
 	for _, n := range []int{10000, 100000} {
 		b.Run(strconv.Itoa(n), func(b *testing.B) {
@@ -119,7 +160,6 @@ func BenchmarkHealthCheck(b *testing.B) {
 }
 
 func benchHealth(b *testing.B, n int) {
-	const rounds = 5
 	ctx := context.Background()
 	cfg := filepath.Join(b.TempDir(), "agent.hcl")
 	conf := fmt.Sprintf("workers {\n  max_nodes_per_cluster = %d\n}\norchestrator {\n  check_interval = \"1s\"\n}\n", n)
@@ -132,46 +172,34 @@ func benchHealth(b *testing.B, n int) {
 		"spec": map[string]any{"type": "grove.noop", "version": "1.0", "properties": map[string]any{}}}}, nil); err != nil {
 		b.Fatal(err)
 	}
-	// The idle agent: rounds over no cluster.
-	r0, err := healthRounds(ctx, c)
-	if err != nil {
-		b.Fatal(err)
-	}
-	idle0, _ := procCPU(pid)
-	t0 := time.Now()
-	waitRounds(b, c, r0+3)
-	idle1, _ := procCPU(pid)
-	idle := float64((idle1 - idle0).Milliseconds()) / time.Since(t0).Seconds()
+	idleWin := measure(b, c, pid, 5*time.Second)
+	idle := float64(idleWin.agent.Microseconds()) / 1e3 / idleWin.wall.Seconds()
 
 	createNoop(b, c, "big", n, nil)
-	// Two rounds past the creation, so the next ones check the cluster.
+	// Two rounds past the creation: the cluster has been checked.
 	r1, err := healthRounds(ctx, c)
 	if err != nil {
 		b.Fatal(err)
 	}
 	waitRounds(b, c, r1+2)
-	start, err := healthRounds(ctx, c)
-	if err != nil {
-		b.Fatal(err)
+	window := 10 * time.Second
+	if n > 10000 {
+		window = 30 * time.Second
 	}
-	waitRounds(b, c, start+1)
-	a0, _ := procCPU(pid)
-	plugins := childPIDs(pid)
-	var p0 time.Duration
-	for _, p := range plugins {
-		t, _ := procCPU(p)
-		p0 += t
-	}
-	t1 := time.Now()
+	var best cpuWindow
 	b.StartTimer()
-	waitRounds(b, c, start+1+rounds)
+	for range 4 {
+		w := measure(b, c, pid, window)
+		if w.rounds == 0 {
+			continue
+		}
+		if best.rounds == 0 || float64(w.agent)/float64(w.rounds) < float64(best.agent)/float64(best.rounds) {
+			best = w
+		}
+	}
 	b.StopTimer()
-	wall := time.Since(t1)
-	a1, _ := procCPU(pid)
-	var p1 time.Duration
-	for _, p := range plugins {
-		t, _ := procCPU(p)
-		p1 += t
+	if best.rounds == 0 {
+		b.Fatalf("no health round in %v", 4*window)
 	}
 	cl, err := c.GetCluster(ctx, "big")
 	if err != nil {
@@ -180,14 +208,15 @@ func benchHealth(b *testing.B, n int) {
 	if cl.Status != "ACTIVE" {
 		b.Fatalf("cluster %s after the checks: %s", cl.Status, cl.StatusReason)
 	}
-	checks := float64(rounds * n)
-	b.ReportMetric(float64((a1-a0).Microseconds())/checks, "agent-µs/node/check")
-	b.ReportMetric(float64((p1-p0).Microseconds())/checks, "plugin-µs/node/check")
-	b.ReportMetric(wall.Seconds()/rounds, "s/round")
+	checks := float64(best.rounds * n)
+	b.ReportMetric(float64(best.agent.Microseconds())/checks, "agent-µs/node/check")
+	b.ReportMetric((float64(best.agent.Microseconds())-idle*1e3*best.wall.Seconds())/checks, "net-agent-µs/node/check")
+	b.ReportMetric(float64(best.plugins.Microseconds())/checks, "plugin-µs/node/check")
+	b.ReportMetric(best.wall.Seconds()/float64(best.rounds), "s/round")
 	b.ReportMetric(idle, "agent-idle-ms/s")
 	b.ReportMetric(peakRSS(pid), "agent-peak-RSS-MiB")
 	if dir := os.Getenv(profileEnv); dir != "" {
-		saveProfile(b, c, filepath.Join(dir, fmt.Sprintf("health-%d.pprof", n)), 2*time.Duration(wall.Seconds()/rounds*float64(time.Second))+time.Second)
+		saveProfile(b, c, filepath.Join(dir, fmt.Sprintf("health-%d.pprof", n)), 3*best.wall/time.Duration(best.rounds))
 	}
 }
 
