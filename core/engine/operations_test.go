@@ -318,4 +318,3 @@ func TestHealthCheckBatchDeadline(t *testing.T) {
 		t.Errorf("the last node after a check of every batch: %v", n.Data)
 	}
 }
-
