@@ -232,7 +232,7 @@ type Node struct {
 type CheckNode struct {
 	ID, Name, ClusterID, PhysicalID, ProfileID, Status, Host string
 	Index                                                    int
-	// Data and Metadata are JSON objects ("{}" when empty).
+	// Data and Metadata are JSON objects (nil when empty).
 	Data, Metadata []byte
 	State          []byte
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -128,9 +129,10 @@ func (s *SQL) ClusterHostNodes(ctx context.Context, clusterID string) ([]*model.
 	return nodes, nil
 }
 
-// CheckNodes implements Store. The columns are scanned as bytes: the
-// driver's wire carries data and metadata as the same JSON, and the
-// strings are made once here.
+// CheckNodes implements Store. A round reads every node of the cluster,
+// so the scan allocates little: the columns that repeat (status, profile,
+// host) are scanned as bytes and take a string shared by every node with
+// the same value, and data and metadata keep the stored JSON.
 func (s *SQL) CheckNodes(ctx context.Context, clusterID string) ([]*model.CheckNode, error) {
 	rows, err := s.query(ctx, "SELECT id, name, physical_id, profile_id, idx, status, data, metadata, state, host FROM nodes WHERE cluster_id = ? ORDER BY idx, id", clusterID)
 	if err != nil {
@@ -138,11 +140,27 @@ func (s *SQL) CheckNodes(ctx context.Context, clusterID string) ([]*model.CheckN
 	}
 	defer rows.Close()
 	var out []*model.CheckNode
-	var state sql.RawBytes
+	var profile, status, data, meta, state, host sql.RawBytes
+	shared := map[string]string{}
+	intern := func(b []byte) string {
+		if v, ok := shared[string(b)]; ok {
+			return v
+		}
+		v := string(b)
+		shared[v] = v
+		return v
+	}
 	for rows.Next() {
 		n := &model.CheckNode{ClusterID: clusterID}
-		if err := rows.Scan(&n.ID, &n.Name, &n.PhysicalID, &n.ProfileID, &n.Index, &n.Status, &n.Data, &n.Metadata, &state, &n.Host); err != nil {
+		if err := rows.Scan(&n.ID, &n.Name, &n.PhysicalID, &profile, &n.Index, &status, &data, &meta, &state, &host); err != nil {
 			return nil, fmt.Errorf("read the nodes of cluster %s: %w", clusterID, err)
+		}
+		n.ProfileID, n.Status, n.Host = intern(profile), intern(status), intern(host)
+		if len(data) > 0 && string(data) != "{}" {
+			n.Data = bytes.Clone(data)
+		}
+		if len(meta) > 0 && string(meta) != "{}" {
+			n.Metadata = bytes.Clone(meta)
 		}
 		if len(state) > 0 {
 			n.State = make([]byte, base64.StdEncoding.DecodedLen(len(state)))

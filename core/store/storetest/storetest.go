@@ -238,7 +238,7 @@ func testClusterNodes(t *testing.T, s store.Store) {
 
 // testCheckNodes: CheckNodes returns every node of the cluster by index
 // with the fields a check sends and its documents as JSON that decodes to
-// what ClusterNodes decodes; ClusterHostNodes only the nodes on a host.
+// what ClusterNodes decodes (nil for an empty one); ClusterHostNodes only the nodes on a host.
 func testCheckNodes(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	c := &model.Cluster{ID: uuid.NewString(), Name: "c", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
@@ -267,9 +267,15 @@ func testCheckNodes(t *testing.T, s store.Store) {
 	}
 	for i, g := range got {
 		want := nodes[4-i]
-		var data, meta map[string]any
-		must(t, json.Unmarshal(g.Data, &data))
-		must(t, json.Unmarshal(g.Metadata, &meta))
+		data, meta := map[string]any{}, map[string]any{}
+		for _, d := range []struct {
+			raw []byte
+			to  *map[string]any
+		}{{g.Data, &data}, {g.Metadata, &meta}} {
+			if d.raw != nil {
+				must(t, json.Unmarshal(d.raw, d.to))
+			}
+		}
 		if g.ID != want.ID || g.Name != want.Name || g.ClusterID != c.ID || g.PhysicalID != want.PhysicalID || g.ProfileID != "p" ||
 			g.Index != want.Index || g.Status != want.Status || g.Host != want.Host || !bytes.Equal(g.State, want.State) {
 			t.Errorf("CheckNodes[%d] = %+v, want node %+v", i, g, want)
