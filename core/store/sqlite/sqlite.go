@@ -95,12 +95,6 @@ func open(ctx context.Context, path string, fresh bool) (*store.SQL, error) {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
-	// 32 MiB of page cache (SQLite's default is 2 MiB): the health round
-	// reads every node of its clusters each interval, and past a few
-	// thousand nodes the default cache re-reads those pages from the file
-	// each round, a system call per page. It is only as large as the
-	// pages the writer touched.
-	q.Add("_pragma", "cache_size(-32768)")
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
