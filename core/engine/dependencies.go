@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -366,11 +365,11 @@ func (e *Engine) faulted(ctx context.Context, cl *model.Cluster) error {
 	return nil
 }
 
-// recovered clears a fault once every node of the cluster is ACTIVE again,
-// and propagates its start: what the fault stopped comes back.
-func (e *Engine) recovered(ctx context.Context, cl *model.Cluster, nodes []*model.Node) error {
+// recovered clears a fault once every node of the cluster is ACTIVE again
+// (allActive), and propagates its start: what the fault stopped comes back.
+func (e *Engine) recovered(ctx context.Context, cl *model.Cluster, allActive bool) error {
 	r := model.RunDataOf(cl)
-	if !r.Fault || slices.ContainsFunc(nodes, func(n *model.Node) bool { return n.Status != model.NodeActive }) {
+	if !r.Fault || !allActive {
 		return nil
 	}
 	err := e.store.InTx(ctx, func(tx store.Store) error {

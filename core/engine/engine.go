@@ -56,6 +56,11 @@ type Config struct {
 	// driver; a cluster's nodes are checked in as many calls as that takes
 	// (zero or less: sdk.DefaultBatchNodes and sdk.DefaultBatchBytes).
 	CheckBatchNodes, CheckBatchBytes int
+	// CheckCalls is how many of a cluster's health-check calls run at
+	// once (default 4); CheckCallTimeout bounds each (default 1m), so a
+	// call that hangs fails its own nodes, not the round.
+	CheckCalls       int
+	CheckCallTimeout time.Duration
 	// Retention is how many finished actions and events are kept per
 	// cluster and per node; negative keeps everything (default 50).
 	Retention int
@@ -121,6 +126,12 @@ func (c *Config) defaults() {
 	}
 	if c.CheckInterval == 0 {
 		c.CheckInterval = 5 * time.Second
+	}
+	if c.CheckCalls <= 0 {
+		c.CheckCalls = 4
+	}
+	if c.CheckCallTimeout <= 0 {
+		c.CheckCallTimeout = time.Minute
 	}
 	if c.Retention == 0 {
 		c.Retention = 50

@@ -72,6 +72,8 @@ type gate struct {
 	live map[string]bool           // nodes the driver created and has not deleted
 	// checkData is the data Check returns per node id, when set.
 	checkData map[string]map[string]any
+	// checkSizes are the node counts of the Check calls made, in order.
+	checkSizes []int
 }
 
 func newGate() *gate {
@@ -182,6 +184,9 @@ func (d gateDriver) Delete(ctx context.Context, _ sdk.Spec, nodes []sdk.Node) []
 }
 
 func (d gateDriver) Check(ctx context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.Result {
+	d.g.mu.Lock()
+	d.g.checkSizes = append(d.g.checkSizes, len(nodes))
+	d.g.mu.Unlock()
 	out := d.each(ctx, "check", nodes)
 	d.g.mu.Lock()
 	defer d.g.mu.Unlock()

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -172,14 +175,18 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 	if governed && !e.healthDue(cl.ID, reg, e.cfg.Now()) && !reported {
 		return nil
 	}
-	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	// The round reads what a check needs of every node, documents as the
+	// stored JSON the driver's wire carries as it is; a node is read whole
+	// only when its check says something the engine acts on.
+	nodes, err := e.store.CheckNodes(ctx, cl.ID)
 	if err != nil {
 		return err
 	}
-	if err := e.recovered(ctx, cl, nodes); err != nil {
+	allActive := !slices.ContainsFunc(nodes, func(n *model.CheckNode) bool { return n.Status != model.NodeActive })
+	if err := e.recovered(ctx, cl, allActive); err != nil {
 		return err
 	}
-	byProfile := map[string][]*model.Node{}
+	byProfile := map[string][]*model.CheckNode{}
 	for _, n := range nodes {
 		if n.Status == model.NodeActive || n.Status == model.NodeError {
 			byProfile[n.ProfileID] = append(byProfile[n.ProfileID], n)
@@ -191,17 +198,54 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 	// refreshed are nodes whose check changed their data only: written,
 	// without an event.
 	var refreshed []*model.Node
-	for profileID, group := range byProfile {
+	for profileID, members := range byProfile {
 		spec, err := e.specFor(ctx, profileID)
 		if err != nil {
 			return err
 		}
-		if group = e.checkable(group, spec.Type, all); len(group) == 0 {
+		var group []*model.CheckNode
+		for _, n := range members {
+			if e.checksHere(n.Host, spec.Type, all) {
+				group = append(group, n)
+			}
+		}
+		if len(group) == 0 {
 			continue
 		}
 		byID, err := e.checkInBatches(ctx, cl, spec, group, now)
 		if err != nil {
 			return err
+		}
+		// The nodes read whole: under a health policy every node checked
+		// (its modes look at more than the driver's verdict); otherwise
+		// those the driver found unhealthy, returned data for, or found
+		// healthy while ERROR (back by itself?). A healthy ACTIVE node
+		// with nothing new, the common case, costs nothing more.
+		var ids []string
+		for _, n := range group {
+			r, ok := byID[n.ID]
+			if ok && r.Err == nil && (governed || !r.Healthy || r.Data != nil || n.Status == model.NodeError) {
+				ids = append(ids, n.ID)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		read, err := e.store.GetNodes(ctx, ids)
+		if err != nil {
+			return err
+		}
+		whole := make(map[string]*model.Node, len(read))
+		for _, n := range read {
+			whole[n.ID] = n
+		}
+		full := make([]*model.Node, 0, len(read))
+		for _, id := range ids {
+			// A node deleted, or taken by an action, since the round
+			// began is left to what took it.
+			if n := whole[id]; n != nil && (n.Status == model.NodeActive || n.Status == model.NodeError) {
+				full = append(full, n)
+			}
 		}
 		if governed {
 			// The health policy's modes and conditional decide.
@@ -211,7 +255,7 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 					ok[id] = r
 				}
 			}
-			healthy, reasons := e.policyVerdicts(ctx, reg, spec.Type, group, ok, now)
+			healthy, reasons := e.policyVerdicts(ctx, reg, spec.Type, full, ok, now)
 			for id, h := range healthy {
 				r := byID[id]
 				r.Healthy = h
@@ -221,11 +265,8 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 				byID[id] = r
 			}
 		}
-		for _, n := range group {
-			r, ok := byID[n.ID]
-			if !ok || r.Err != nil {
-				continue
-			}
+		for _, n := range full {
+			r := byID[n.ID]
 			if refreshData(n, r.Data) {
 				n.UpdatedAt = &now
 				refreshed = append(refreshed, n)
@@ -299,35 +340,61 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 }
 
 // checkInBatches checks a group of a cluster's nodes in calls of bounded
-// size, so a large cluster never makes a message gRPC refuses. A call that
-// fails costs only its nodes: they are left as they are this round, and
-// the failure is logged and recorded as the cluster's event.
-func (e *Engine) checkInBatches(ctx context.Context, cl *model.Cluster, spec sdk.Spec, group []*model.Node, now time.Time) (map[string]sdk.Result, error) {
+// size (CheckBatchNodes nodes, CheckBatchBytes bytes), CheckCalls of them at
+// once, so a large cluster never makes a message gRPC refuses and its
+// round takes a fraction of the time. A call that fails (the plugin's
+// error, a message too large, CheckCallTimeout passed) costs only its
+// nodes: they are left as they are this round, and the failure is logged
+// and recorded as the cluster's event naming the batch.
+func (e *Engine) checkInBatches(ctx context.Context, cl *model.Cluster, spec sdk.Spec, group []*model.CheckNode, now time.Time) (map[string]sdk.Result, error) {
+	wire := make([]sdk.JSONNode, len(group))
+	for i, n := range group {
+		wire[i] = sdk.JSONNode{ID: n.ID, Name: n.Name, Index: n.Index, ClusterID: n.ClusterID, ClusterName: cl.Name, PhysicalID: n.PhysicalID,
+			State: n.State, Data: n.Data, Metadata: n.Metadata}
+	}
+	batches := sdk.SplitJSONNodes(wire, e.cfg.CheckBatchNodes, e.cfg.CheckBatchBytes)
 	out := make(map[string]sdk.Result, len(group))
-	batches := sdk.SplitNodes(e.sdkNodes(ctx, group), e.cfg.CheckBatchNodes, e.cfg.CheckBatchBytes)
+	var mu sync.Mutex
+	// failed holds each failed batch's event at the batch's place, so
+	// the events are written in batch order whatever order calls end in.
+	failed := make([]*model.Event, len(batches))
+	g := errgroup.Group{}
+	g.SetLimit(e.cfg.CheckCalls)
 	for i, b := range batches {
-		res, err := e.callDriver(ctx, spec.Type, "check", func(c *sdk.Client) ([]sdk.Result, error) {
-			return c.BatchOf(ctx, sdk.CallCheck, spec, b)
+		g.Go(func() error {
+			cctx, cancel := context.WithTimeout(ctx, e.cfg.CheckCallTimeout)
+			defer cancel()
+			res, err := e.callDriver(cctx, spec.Type, "check", func(c *sdk.Client) ([]sdk.Result, error) {
+				return c.BatchOf(cctx, sdk.CallCheck, spec, b)
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				what := fmt.Sprintf("%d nodes", b.Len())
+				if b.Len() == 1 {
+					what = "1 node"
+				}
+				reason := fmt.Sprintf("Check of %s (batch %d of %d) failed: %v", what, i+1, len(batches), err)
+				e.logger(ctx).Warn("health check batch failed", "cluster", cl.Name, "nodes", b.Len(), "batch", i+1, "batches", len(batches), "error", err)
+				failed[i] = &model.Event{ID: e.newID(), Timestamp: now, OID: cl.ID, OName: cl.Name, OType: "CLUSTER", ClusterID: cl.ID,
+					User: cl.User, Project: cl.Project, Action: "HEALTH_CHECK", Status: cl.Status, StatusReason: reason, Level: model.LevelWarning}
+				return nil
+			}
+			for _, r := range res {
+				out[r.ID] = r
+			}
+			return nil
 		})
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			what := fmt.Sprintf("%d nodes", len(b.Nodes))
-			if len(b.Nodes) == 1 {
-				what = "1 node"
-			}
-			reason := fmt.Sprintf("Check of %s (batch %d of %d) failed: %v", what, i+1, len(batches), err)
-			e.logger(ctx).Warn("health check batch failed", "cluster", cl.Name, "nodes", len(b.Nodes), "batch", i+1, "batches", len(batches), "error", err)
-			ev := &model.Event{ID: e.newID(), Timestamp: now, OID: cl.ID, OName: cl.Name, OType: "CLUSTER", ClusterID: cl.ID,
-				User: cl.User, Project: cl.Project, Action: "HEALTH_CHECK", Status: cl.Status, StatusReason: reason, Level: model.LevelWarning}
-			if err := e.store.CreateEvents(ctx, []*model.Event{ev}); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		for _, r := range res {
-			out[r.ID] = r
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if failed = slices.DeleteFunc(failed, func(ev *model.Event) bool { return ev == nil }); len(failed) > 0 {
+		if err := e.store.CreateEvents(ctx, failed); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

@@ -284,16 +284,20 @@ func placementHost(n *model.Node) string {
 func (e *Engine) checkable(group []*model.Node, typ string, all bool) []*model.Node {
 	var out []*model.Node
 	for _, n := range group {
-		switch {
-		case hostLocal(typ) && n.Host != "":
-			if n.Host == e.cfg.HostName {
-				out = append(out, n)
-			}
-		case all:
+		if e.checksHere(n.Host, typ, all) {
 			out = append(out, n)
 		}
 	}
 	return out
+}
+
+// checksHere says whether this engine checks a node of a profile type on
+// host (see checkable).
+func (e *Engine) checksHere(host, typ string, all bool) bool {
+	if hostLocal(typ) && host != "" {
+		return host == e.cfg.HostName
+	}
+	return all
 }
 
 // moveOffHosts moves a cluster's host-local nodes off hosts that are down,
@@ -303,7 +307,9 @@ func (e *Engine) checkable(group []*model.Node, typ string, all bool) []*model.N
 // their deletion forgets them without a driver call. It runs on the agent
 // holding the cluster's health claim, for a cluster with no action.
 func (e *Engine) moveOffHosts(ctx context.Context, cl *model.Cluster, hosts map[string]*model.Host) error {
-	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
+	// Only nodes on a host can be moved: a cluster of other nodes costs
+	// its round no read of them.
+	nodes, err := e.store.ClusterHostNodes(ctx, cl.ID)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,80 @@ func TestHealthCheckInBatches(t *testing.T) {
 	}
 	if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "Check of 1 node (batch 1 of 4) failed: ") {
 		t.Errorf("the cluster's check events: %q", reasons)
+	}
+}
+
+// TestHealthCheckBatchDeadline: a cluster larger than one call is checked
+// in several calls of the node bound, and a call that hangs past the
+// per-call timeout fails only its own nodes. Seven nodes, three a call,
+// one call at a time so the order is known: the first two calls answer,
+// the third is held by the driver until its deadline. The nodes of the
+// first two have their data refreshed; the last node keeps its data and
+// its status; the cluster's event names the third batch and the deadline.
+func TestHealthCheckBatchDeadline(t *testing.T) {
+	h := newHarness(t, nil)
+	h.eng.Stop()
+	h.restart("deadline", func(c *engine.Config) {
+		c.CheckBatchNodes, c.CheckCalls, c.CheckCallTimeout = 3, 1, 300*time.Millisecond
+	})
+	h.profile("p")
+	cl := h.cluster("c", 7, 60)
+	nodes := h.nodes(cl.ID)
+	for _, n := range nodes {
+		h.gate.setCheckData(n.ID, map[string]any{"seen": "yes"})
+	}
+	h.gate.mu.Lock()
+	h.gate.checkSizes = nil
+	h.gate.mu.Unlock()
+	h.gate.closeAfter("check", 2)
+	if err := h.eng.CheckHealth(h.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	h.gate.open("check")
+	h.gate.mu.Lock()
+	sizes := fmt.Sprint(h.gate.checkSizes)
+	h.gate.mu.Unlock()
+	if sizes != "[3 3 1]" {
+		t.Errorf("check calls of %s nodes, want [3 3 1]", sizes)
+	}
+	for i, n := range h.nodes(cl.ID) {
+		seen := n.Data["seen"] == "yes"
+		if want := i < 6; seen != want || n.Status != model.NodeActive {
+			t.Errorf("node %d after the check: %s, data refreshed %v (want %v)", i, n.Status, seen, want)
+		}
+	}
+	events, err := h.store.ListEvents(h.ctx(), store.ListOpts{Filters: map[string][]string{"cluster_id": {cl.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reasons []string
+	for _, ev := range events {
+		if ev.Action == "HEALTH_CHECK" && ev.OType == "CLUSTER" {
+			reasons = append(reasons, ev.StatusReason)
+		}
+	}
+	if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "Check of 1 node (batch 3 of 3) failed: ") || !strings.Contains(reasons[0], "deadline") {
+		t.Errorf("the cluster's check events: %q", reasons)
+	}
+
+	// With the default four calls at once every node is checked, in
+	// calls of the bound.
+	h.gate.mu.Lock()
+	h.gate.checkSizes = nil
+	h.gate.mu.Unlock()
+	h.eng.Stop()
+	h.restart("concurrent", func(c *engine.Config) { c.CheckBatchNodes = 2 })
+	if err := h.eng.CheckHealth(h.ctx()); err != nil {
+		t.Fatal(err)
+	}
+	h.gate.mu.Lock()
+	calls := len(h.gate.checkSizes)
+	sizes = fmt.Sprint(h.gate.checkSizes)
+	h.gate.mu.Unlock()
+	if calls != 4 {
+		t.Errorf("check calls of %s nodes, want four calls (2, 2, 2, 1 in some order)", sizes)
+	}
+	if n := h.nodes(cl.ID)[6]; n.Data["seen"] != "yes" {
+		t.Errorf("the last node after a check of every batch: %v", n.Data)
 	}
 }

@@ -235,6 +235,18 @@ type Node struct {
 	Host string
 }
 
+// CheckNode is a node as a health check reads it: what a driver's check
+// gets, with data and metadata as the JSON documents the store holds
+// (undecoded), so a round over a large cluster does not decode every
+// node's documents only to encode them again for the driver.
+type CheckNode struct {
+	ID, Name, ClusterID, PhysicalID, ProfileID, Status, Host string
+	Index                                                    int
+	// Data and Metadata are JSON objects (nil when empty).
+	Data, Metadata []byte
+	State          []byte
+}
+
 // Action is a persisted unit of work.
 type Action struct {
 	ID           string

@@ -1,10 +1,14 @@
 package store
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/base64"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/grovehq/grove/core/model"
 )
@@ -90,6 +94,85 @@ func (s *SQL) nodesWhere(ctx context.Context, where string, args ...any) ([]*mod
 // ClusterNodes implements Store.
 func (s *SQL) ClusterNodes(ctx context.Context, clusterID string) ([]*model.Node, error) {
 	return s.nodesWhere(ctx, "cluster_id = ? ORDER BY idx, id", clusterID)
+}
+
+// ClusterHostNodes implements Store.
+// The range on host walks the nodes_host index: a cluster with no node
+// on a host (most clusters; every cluster of an agent without host-local
+// profiles) costs an empty range, not a read of its rows. The few rows
+// found are ordered here.
+func (s *SQL) ClusterHostNodes(ctx context.Context, clusterID string) ([]*model.Node, error) {
+	// SQLite's planner, without statistics, prefers the cluster's index
+	// (an equality) to the range, so it is told; PostgreSQL's statistics
+	// choose.
+	from := "nodes"
+	if s.dialect == "sqlite" {
+		from = "nodes INDEXED BY nodes_host"
+	}
+	rows, err := s.query(ctx, "SELECT "+nodeCols+" FROM "+from+" WHERE host > '' AND cluster_id = ?", clusterID)
+	if err != nil {
+		return nil, fmt.Errorf("query the nodes on hosts of cluster %s: %w", clusterID, err)
+	}
+	defer rows.Close()
+	var nodes []*model.Node
+	for rows.Next() {
+		n, err := scanNode(rows)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(nodes, func(a, b *model.Node) int { return cmp.Or(cmp.Compare(a.Index, b.Index), strings.Compare(a.ID, b.ID)) })
+	return nodes, nil
+}
+
+// CheckNodes implements Store. A round reads every node of the cluster,
+// so the scan allocates little: the columns that repeat (status, profile,
+// host) are scanned as bytes and take a string shared by every node with
+// the same value, and data and metadata keep the stored JSON.
+func (s *SQL) CheckNodes(ctx context.Context, clusterID string) ([]*model.CheckNode, error) {
+	rows, err := s.query(ctx, "SELECT id, name, physical_id, profile_id, idx, status, data, metadata, state, host FROM nodes WHERE cluster_id = ? ORDER BY idx, id", clusterID)
+	if err != nil {
+		return nil, fmt.Errorf("query the nodes of cluster %s: %w", clusterID, err)
+	}
+	defer rows.Close()
+	var out []*model.CheckNode
+	var profile, status, data, meta, state, host sql.RawBytes
+	shared := map[string]string{}
+	intern := func(b []byte) string {
+		if v, ok := shared[string(b)]; ok {
+			return v
+		}
+		v := string(b)
+		shared[v] = v
+		return v
+	}
+	for rows.Next() {
+		n := &model.CheckNode{ClusterID: clusterID}
+		if err := rows.Scan(&n.ID, &n.Name, &n.PhysicalID, &profile, &n.Index, &status, &data, &meta, &state, &host); err != nil {
+			return nil, fmt.Errorf("read the nodes of cluster %s: %w", clusterID, err)
+		}
+		n.ProfileID, n.Status, n.Host = intern(profile), intern(status), intern(host)
+		if len(data) > 0 && string(data) != "{}" {
+			n.Data = bytes.Clone(data)
+		}
+		if len(meta) > 0 && string(meta) != "{}" {
+			n.Metadata = bytes.Clone(meta)
+		}
+		if len(state) > 0 {
+			n.State = make([]byte, base64.StdEncoding.DecodedLen(len(state)))
+			k, err := base64.StdEncoding.Decode(n.State, state)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: driver state is corrupt: %w", n.ID, err)
+			}
+			n.State = n.State[:k]
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
 }
 
 // GetNodes implements Store; missing ids are skipped.

@@ -189,6 +189,18 @@ func (w *Observed) GetNodes(ctx context.Context, ids []string) ([]*model.Node, e
 	return w.s.GetNodes(ctx, ids)
 }
 
+// CheckNodes implements Store.
+func (w *Observed) CheckNodes(ctx context.Context, clusterID string) ([]*model.CheckNode, error) {
+	defer w.observe("CheckNodes", time.Now())
+	return w.s.CheckNodes(ctx, clusterID)
+}
+
+// ClusterHostNodes implements Store.
+func (w *Observed) ClusterHostNodes(ctx context.Context, clusterID string) ([]*model.Node, error) {
+	defer w.observe("ClusterHostNodes", time.Now())
+	return w.s.ClusterHostNodes(ctx, clusterID)
+}
+
 // UpdateNodes implements Store.
 func (w *Observed) UpdateNodes(ctx context.Context, nodes []*model.Node) error {
 	defer w.observe("UpdateNodes", time.Now())

@@ -209,6 +209,14 @@ type Store interface {
 	// ClusterNodes returns a cluster's nodes ordered by index.
 	ClusterNodes(ctx context.Context, clusterID string) ([]*model.Node, error)
 	GetNodes(ctx context.Context, ids []string) ([]*model.Node, error)
+	// CheckNodes returns a cluster's nodes as a health check reads them,
+	// ordered by index: the fields a driver's check gets, with data and
+	// metadata left as the JSON the store holds, so a round does not decode
+	// (and re-encode) every node's documents.
+	CheckNodes(ctx context.Context, clusterID string) ([]*model.CheckNode, error)
+	// ClusterHostNodes returns a cluster's nodes that are on a host
+	// (nodes.host set), ordered by index.
+	ClusterHostNodes(ctx context.Context, clusterID string) ([]*model.Node, error)
 	UpdateNodes(ctx context.Context, nodes []*model.Node) error
 	// SetNodeStatus sets status and reason of many nodes in one statement.
 	SetNodeStatus(ctx context.Context, ids []string, status, reason string) error

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -62,5 +63,40 @@ func TestSplitNodes(t *testing.T) {
 	}
 	if bs := SplitNodes(many, 0, 0); len(bs) != 2 || len(bs[0].Nodes) != DefaultBatchNodes {
 		t.Errorf("%d nodes with the defaults: %d batches", len(many), len(bs))
+	}
+}
+
+// TestSplitJSONNodes: nodes whose documents are JSON already are cut by
+// the same bounds, and reach the driver as the same nodes SplitNodes
+// sends: an empty document travels as none.
+func TestSplitJSONNodes(t *testing.T) {
+	nodes := []Node{
+		{ID: "a", Name: "a", Index: 1, ClusterID: "c", ClusterName: "cn", PhysicalID: "pa", State: []byte{1}, Data: map[string]any{"pid": float64(7)}, Metadata: map[string]any{"k": "v"}},
+		{ID: "b", Name: "b", Index: 2, ClusterID: "c", ClusterName: "cn"},
+		{ID: "c", Name: "c", Index: 3, ClusterID: "c", ClusterName: "cn", Data: map[string]any{"d": strings.Repeat("x", 600)}},
+	}
+	raw := make([]JSONNode, len(nodes))
+	for i, n := range nodes {
+		raw[i] = JSONNode{ID: n.ID, Name: n.Name, Index: n.Index, ClusterID: n.ClusterID, ClusterName: n.ClusterName, PhysicalID: n.PhysicalID, State: n.State,
+			Data: encodeJSON(n.Data), Metadata: encodeJSON(n.Metadata)}
+	}
+	raw[1].Data, raw[1].Metadata = []byte("{}"), []byte("{}")
+	want := SplitNodes(nodes, 10, 700)
+	got := SplitJSONNodes(raw, 10, 700)
+	if len(got) != len(want) || len(got) != 2 {
+		t.Fatalf("%d batches, want %d (2)", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Len() != want[i].Len() || strings.Join(got[i].IDs(), ",") != strings.Join(want[i].IDs(), ",") {
+			t.Fatalf("batch %d: %v, want %v", i, got[i].IDs(), want[i].IDs())
+		}
+		for j, w := range got[i].wire {
+			if g, n := NodeFromProto(w), NodeFromProto(want[i].wire[j]); fmt.Sprintf("%+v", g) != fmt.Sprintf("%+v", n) {
+				t.Errorf("batch %d node %d reaches the driver as %+v, want %+v", i, j, g, n)
+			}
+		}
+	}
+	if got[0].wire[1].DataJson != nil || got[0].wire[1].MetadataJson != nil {
+		t.Errorf("empty documents travel as %q and %q", got[0].wire[1].DataJson, got[0].wire[1].MetadataJson)
 	}
 }

@@ -73,6 +73,7 @@ func TestHotQueryPlans(t *testing.T) {
 		"clusters":                    func() error { _, err := s.ListClusters(ctx, page(store.ListOpts{})); return err },
 		"a cluster's nodes":           func() error { _, err := s.ClusterNodes(ctx, "c1"); return err },
 		"a cluster's node ids":        func() error { _, err := s.ClusterNodeIDs(ctx, "c1", 1001); return err },
+		"a cluster's nodes to check":  func() error { _, err := s.CheckNodes(ctx, "c1"); return err },
 		"a cluster's nodes by status": func() error { _, err := s.CountNodesByStatus(ctx, "c1"); return err },
 		"a cluster's nodes by index after a marker": func() error {
 			_, err := s.ListNodes(ctx, page(store.ListOpts{Filters: byCluster, Sort: []store.SortKey{{Key: "index"}}, Marker: "n1"}))
@@ -123,5 +124,41 @@ func TestHotQueryPlans(t *testing.T) {
 				t.Errorf("%s does not read only %s by its key:\n  %s\n  plan: %s", name, table, q.q, p)
 			}
 		}
+	}
+}
+
+// TestHostNodesPlan: the health round's look for a cluster's nodes on a
+// host walks the nodes_host index, so a cluster without such nodes costs
+// an empty range rather than a read of every row it has.
+func TestHostNodesPlan(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var q string
+	var args []any
+	s.TraceQueries(func(query string, a []any) { q, args = query, a })
+	if _, err := s.ClusterHostNodes(ctx, "c1"); err != nil {
+		t.Fatal(err)
+	}
+	s.TraceQueries(nil)
+	rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if p := strings.Join(plan, "; "); !strings.Contains(p, "INDEX nodes_host") {
+		t.Errorf("ClusterHostNodes does not walk nodes_host:\n  %s\n  plan: %s", q, p)
 	}
 }

@@ -3,7 +3,9 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -53,6 +55,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"IDsAndCountsWithoutRows", testIDsAndCounts},
 		{"CountsFollowEveryWrite", testCountsFollowWrites},
 		{"CountsUnderConcurrentWriters", testCountsConcurrent},
+		{"CheckNodesAndHostNodes", testCheckNodes},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -235,6 +238,68 @@ func testClusterNodes(t *testing.T, s store.Store) {
 	if got2.Metadata["k"] != "v" {
 		t.Errorf("cluster metadata lost")
 	}
+}
+
+// testCheckNodes: CheckNodes returns every node of the cluster by index
+// with the fields a check sends and its documents as JSON that decodes to
+// what ClusterNodes decodes (nil for an empty one); ClusterHostNodes only the nodes on a host.
+func testCheckNodes(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "c", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, c))
+	other := &model.Cluster{ID: uuid.NewString(), Name: "other", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, other))
+	var nodes []*model.Node
+	for i := range 5 {
+		n := &model.Node{ID: uuid.NewString(), Name: fmt.Sprintf("n%d", i), ClusterID: c.ID, ProfileID: "p", Index: 5 - i, InitAt: t0,
+			PhysicalID: fmt.Sprintf("phys-%d", i), Status: model.NodeActive}
+		switch i {
+		case 1:
+			n.Data, n.Metadata, n.State = map[string]any{"pid": float64(42), "tags": []any{"a"}}, map[string]any{"k": "v"}, []byte{0, 1, 255}
+			n.Status, n.Host = model.NodeError, "h1"
+		case 3:
+			n.Host = "h2"
+		}
+		nodes = append(nodes, n)
+	}
+	nodes = append(nodes, &model.Node{ID: uuid.NewString(), Name: "elsewhere", ClusterID: other.ID, ProfileID: "p", Index: 1, InitAt: t0, Host: "h1"})
+	must(t, s.CreateNodes(ctx, nodes))
+	got, err := s.CheckNodes(ctx, c.ID)
+	must(t, err)
+	if len(got) != 5 {
+		t.Fatalf("CheckNodes: %d nodes, want 5", len(got))
+	}
+	for i, g := range got {
+		want := nodes[4-i]
+		data, meta := map[string]any{}, map[string]any{}
+		for _, d := range []struct {
+			raw []byte
+			to  *map[string]any
+		}{{g.Data, &data}, {g.Metadata, &meta}} {
+			if d.raw != nil {
+				must(t, json.Unmarshal(d.raw, d.to))
+			}
+		}
+		if g.ID != want.ID || g.Name != want.Name || g.ClusterID != c.ID || g.PhysicalID != want.PhysicalID || g.ProfileID != "p" ||
+			g.Index != want.Index || g.Status != want.Status || g.Host != want.Host || !bytes.Equal(g.State, want.State) {
+			t.Errorf("CheckNodes[%d] = %+v, want node %+v", i, g, want)
+		}
+		if fmt.Sprint(data) != fmt.Sprint(orEmpty(want.Data)) || fmt.Sprint(meta) != fmt.Sprint(orEmpty(want.Metadata)) {
+			t.Errorf("CheckNodes[%d] documents %s %s, want %v %v", i, g.Data, g.Metadata, want.Data, want.Metadata)
+		}
+	}
+	on, err := s.ClusterHostNodes(ctx, c.ID)
+	must(t, err)
+	if len(on) != 2 || on[0].ID != nodes[3].ID || on[1].ID != nodes[1].ID || on[1].Data["pid"] != float64(42) {
+		t.Errorf("ClusterHostNodes: %+v, want nodes n3 and n1", on)
+	}
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
 }
 
 func action(name, parent string, at time.Time) *model.Action {

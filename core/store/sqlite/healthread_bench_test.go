@@ -1,0 +1,67 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/core/store/sqlite"
+)
+
+// BenchmarkClusterNodes and BenchmarkCheckNodes read a cluster of 10,000
+// nodes as the health round did (every node whole, documents decoded) and
+// as it does (CheckNodes), and report the test process's CPU time per
+// node (getrusage: the store is in process; GC included).
+func BenchmarkClusterNodes(b *testing.B) {
+	benchRead(b, func(ctx context.Context, s *store.SQL) (int, error) {
+		ns, err := s.ClusterNodes(ctx, "c1")
+		return len(ns), err
+	})
+}
+
+// BenchmarkCheckNodes: see BenchmarkClusterNodes.
+func BenchmarkCheckNodes(b *testing.B) {
+	benchRead(b, func(ctx context.Context, s *store.SQL) (int, error) {
+		ns, err := s.CheckNodes(ctx, "c1")
+		return len(ns), err
+	})
+}
+
+func benchRead(b *testing.B, read func(context.Context, *store.SQL) (int, error)) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "grove.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	const n = 10000
+	var nodes []*model.Node
+	for i := range n {
+		id := fmt.Sprintf("%08d-aaaa-bbbb-cccc-dddddddddddd", i)
+		nodes = append(nodes, &model.Node{ID: id, Name: "node-" + id[:8], ClusterID: "c1", ProfileID: "p", Project: "p1", InitAt: now, CreatedAt: &now, Status: "ACTIVE",
+			PhysicalID: "noop-" + id, Index: i + 1, Data: map[string]any{"label": nil, "placement": map[string]any{"host": "h1"}}})
+	}
+	if err := s.CreateNodes(ctx, nodes); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	c0 := cpuNow()
+	for range b.N {
+		if got, err := read(ctx, s); err != nil || got != n {
+			b.Fatalf("read %d nodes of %d: %v", got, n, err)
+		}
+	}
+	b.ReportMetric(float64((cpuNow()-c0).Microseconds())/float64(b.N*n), "cpu-µs/node")
+}
+
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
