@@ -23,18 +23,7 @@ func TestFailoverSwitchGiveback(t *testing.T) {
 	srv := pgtest.Start(t, 55493)
 	t.Cleanup(func() { killProcessesOf(cluster) })
 	all := []string{"fx-a", "fx-b", "fx-c"}
-	var a *agentProc
-	for _, h := range all {
-		dir := t.TempDir()
-		p := startAgent(t, dir, "-config", hostsConfig(t, dir, srv.DSN(), h))
-		if a == nil {
-			a = p
-		}
-	}
-	eventually(t, 20*time.Second, "the three hosts to be up", func() (bool, string) {
-		out, _, _ := a.grove("host", "list")
-		return strings.Count(out, " up ") == 3, out
-	})
+	a := startHostAgents(t, srv.DSN(), all...)[all[0]]
 	a.webProfile("web")
 	a.waitAction(a.createCluster(cluster, "web", 0, failoverClusterConfig))
 	first := runningOn(t, a, cluster, 60*time.Second, all...)

@@ -135,16 +135,8 @@ func TestFailoverThreeAgents(t *testing.T) {
 	const cluster = "fo-e2e"
 	srv := pgtest.Start(t, 55473)
 	t.Cleanup(func() { killProcessesOf(cluster) })
-	agents := map[string]*agentProc{}
-	for _, h := range []string{"fo-a", "fo-b", "fo-c"} {
-		dir := t.TempDir()
-		agents[h] = startAgent(t, dir, "-config", hostsConfig(t, dir, srv.DSN(), h))
-	}
+	agents := startHostAgents(t, srv.DSN(), "fo-a", "fo-b", "fo-c")
 	a := agents["fo-a"]
-	eventually(t, 20*time.Second, "the three hosts to be up", func() (bool, string) {
-		out, _, _ := a.grove("host", "list")
-		return strings.Count(out, " up ") == 3, out
-	})
 
 	// 1. It starts on exactly one host, once the ready period has passed.
 	a.webProfile("web")
@@ -281,18 +273,7 @@ func TestFailoverStartFailed(t *testing.T) {
 	srv := pgtest.Start(t, 55474)
 	t.Cleanup(func() { killProcessesOf(cluster) })
 	all := []string{"fb-a", "fb-b", "fb-c"}
-	var a *agentProc
-	for _, h := range all {
-		dir := t.TempDir()
-		p := startAgent(t, dir, "-config", hostsConfig(t, dir, srv.DSN(), h))
-		if a == nil {
-			a = p
-		}
-	}
-	eventually(t, 20*time.Second, "the three hosts to be up", func() (bool, string) {
-		out, _, _ := a.grove("host", "list")
-		return strings.Count(out, " up ") == 3, out
-	})
+	a := startHostAgents(t, srv.DSN(), all...)[all[0]]
 	a.createProfile("broken", map[string]any{"command": []any{"/nonexistent/grove-failover-e2e"}, "stop_timeout": 0})
 	a.waitAction(a.createCluster(cluster, "broken", 0, failoverClusterConfig))
 	eventually(t, 90*time.Second, "every instance to end in start failed", func() (bool, string) {
@@ -619,4 +600,22 @@ func TestFlexHostsComeAndGo(t *testing.T) {
 			t.Errorf("node %s on fx-c is still there (%s) after its instance stopped", n.Name, n.Status)
 		}
 	}
+}
+
+// startHostAgents starts one agent per host name on the PostgreSQL at dsn,
+// each with hostsConfig's short heartbeat and down timeout, and waits until
+// every host is up.
+func startHostAgents(t *testing.T, dsn string, names ...string) map[string]*agentProc {
+	t.Helper()
+	agents := map[string]*agentProc{}
+	for _, h := range names {
+		dir := t.TempDir()
+		agents[h] = startAgent(t, dir, "-config", hostsConfig(t, dir, dsn, h))
+	}
+	a := agents[names[0]]
+	eventually(t, 20*time.Second, fmt.Sprintf("the %d hosts to be up", len(names)), func() (bool, string) {
+		out, _, _ := a.grove("host", "list")
+		return strings.Count(out, " up ") == len(names), out
+	})
+	return agents
 }

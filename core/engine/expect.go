@@ -91,6 +91,7 @@ func (e *Engine) checkSwitch(ctx context.Context, cl *model.Cluster, host string
 	return nil
 }
 
+// hostsByName reads every host, keyed by its name.
 func (e *Engine) hostsByName(ctx context.Context) (map[string]*model.Host, error) {
 	all, err := e.store.ListHosts(ctx)
 	if err != nil {

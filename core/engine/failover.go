@@ -455,13 +455,9 @@ func (e *Engine) ClusterInstances(ctx context.Context, cl *model.Cluster) ([]Ins
 	if err != nil || len(rows) == 0 {
 		return nil, err
 	}
-	all, err := e.store.ListHosts(ctx)
+	hosts, err := e.hostsByName(ctx)
 	if err != nil {
 		return nil, err
-	}
-	hosts := make(map[string]*model.Host, len(all))
-	for _, h := range all {
-		hosts[h.Name] = h
 	}
 	steps := map[string]monitor.Step{}
 	v, err := e.monitorInput(ctx, cl, hosts, "")

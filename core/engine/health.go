@@ -94,13 +94,9 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 	for _, id := range claimed {
 		mine[id] = true
 	}
-	hosts := map[string]*model.Host{}
-	all, err := e.store.ListHosts(ctx)
+	hosts, err := e.hostsByName(ctx)
 	if err != nil {
 		return err
-	}
-	for _, h := range all {
-		hosts[h.Name] = h
 	}
 	// A host checks its own host-local nodes in every cluster: no other
 	// agent can reach them.
