@@ -379,7 +379,10 @@ func decideOne(s settings, in Input, v *view, all []*view) Step {
 	if in.Expect.Kind != "" {
 		return decideExpect(s, in, v, all)
 	}
-	if s.Orchestrate == OrchestrateHA && s.Topology == Flex && local.Status == Up && !v.frozen {
+	// Too many up (a failover cluster's host back after its maintenance
+	// grace with its instance still running, or a flex one over target):
+	// the worst-ranked excess stops.
+	if s.Orchestrate == OrchestrateHA && local.Status == Up && !v.frozen {
 		if why := excess(s, v, all); why != "" {
 			return move(Stopping, ActionStop, why)
 		}
@@ -463,16 +466,17 @@ func blocked(s settings, in Input, v *view, all []*view, isReady bool) string {
 	return ""
 }
 
-// excess picks the local up instance for a stop when a flex cluster runs
-// more than flex_target: the worst-ranked up instances stop, those off
+// excess picks the local up instance for a stop when a cluster runs more
+// than it should (one for failover, flex_target for flex): the
+// worst-ranked up instances stop, those off
 // the candidates (overloaded, discarded) first (§A.5). Frozen instances
 // are not stopped but still count, so others stop in their place.
 func excess(s settings, v *view, all []*view) string {
-	up := countUp(all)
-	if up <= s.flexTarget {
+	up, want := countUp(all), target(s)
+	if up <= want {
 		return ""
 	}
-	keep := s.flexTarget
+	keep := want
 	var stoppable []*view
 	for _, p := range all {
 		switch {
@@ -488,7 +492,10 @@ func excess(s settings, v *view, all []*view) string {
 	})
 	for _, p := range stoppable[min(max(keep, 0), len(stoppable)):] {
 		if p == v {
-			return fmt.Sprintf("%d instances are up, more than flex_target %d: this worst-ranked one stops", up, s.flexTarget)
+			if s.Topology == Failover {
+				return fmt.Sprintf("%d instances are up, but a failover cluster runs one: this worst-ranked one stops", up)
+			}
+			return fmt.Sprintf("%d instances are up, more than flex_target %d: this worst-ranked one stops", up, want)
 		}
 	}
 	return ""

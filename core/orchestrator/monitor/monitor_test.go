@@ -361,6 +361,27 @@ func TestFailoverAtMostOneUp(t *testing.T) {
 	}
 }
 
+// TestFailoverExcessStops: two instances up (a host came back after its
+// maintenance grace with its instance still running) — with orchestrate
+// ha the worst-ranked one stops and the leader's stays; with start nothing
+// stops by itself.
+func TestFailoverExcessStops(t *testing.T) {
+	in := Input{Settings: ha(), Placement: ranked(t, "a:L", "b:"), Instances: []Instance{
+		{Host: "a", Status: Up, State: Idle}, {Host: "b", Status: Up, State: Idle},
+	}}
+	got := decide(t, in)
+	if got["b"].Next != Stopping || got["b"].Action != ActionStop || !strings.Contains(got["b"].Reason, "failover cluster runs one") {
+		t.Errorf("b → %q %q (%s), want stopping: it is the worst-ranked of two up", got["b"].Next, got["b"].Action, got["b"].Reason)
+	}
+	if got["a"].Next == Stopping {
+		t.Errorf("a → stopping (%s), want it kept: it leads", got["a"].Reason)
+	}
+	in.Settings.Orchestrate = OrchestrateStart
+	if got := decide(t, in); got["b"].Next == Stopping {
+		t.Errorf("orchestrate start: b → stopping (%s), want no automatic stop", got["b"].Reason)
+	}
+}
+
 // TestFrozenInstance: an instance frozen by itself (the host is not) is
 // no candidate and is not restarted; its peer takes the lead.
 func TestFrozenInstance(t *testing.T) {
