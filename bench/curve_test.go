@@ -119,7 +119,12 @@ func BenchmarkCreateCurve(b *testing.B) {
 			raw := rawSQLite(b, n)
 			c, stop := sqliteAgent(b, n)
 			b.Logf("load average before %d nodes: %s", n, loadavg())
-			_, took := createNoop(b, c, fmt.Sprintf("curve%d", n), n, nil)
+			name := fmt.Sprintf("curve%d", n)
+			_, took := createNoop(b, c, name, n, nil)
+			if cl, err := c.GetCluster(context.Background(), name); err != nil || cl.Status != "ACTIVE" || cl.NodesSummary == nil && len(cl.Nodes) != n ||
+				cl.NodesSummary != nil && cl.NodesSummary.Total != n {
+				b.Fatalf("cluster of %d nodes after its create: %+v %v", n, cl, err)
+			}
 			us := took.Seconds() * 1e6 / float64(n)
 			perNode[n] += us / float64(b.N)
 			b.Logf("%d nodes: %s, %.0f nodes/s, %.1f µs/node; raw insert %.0f nodes/s (%s); created/raw %.3f; load average %s",
