@@ -11,7 +11,7 @@ import (
 // defaultMaxNodesPerCluster is the agent's default node limit per cluster
 // (workers.max_nodes_per_cluster). An agent may be configured with another,
 // so going over it is a warning, not an error.
-const defaultMaxNodesPerCluster = 10000
+const defaultMaxNodesPerCluster = 100000
 
 // checkSizes applies the rules the API applies to a new cluster's sizes and
 // timeout (core/engine CreateCluster and scaling.CheckSizeParams), each at

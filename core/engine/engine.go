@@ -45,7 +45,7 @@ type Config struct {
 	// Poll is how often idle workers look for work other agents queued
 	// (default 500ms); work queued by this agent wakes them at once.
 	Poll time.Duration
-	// MaxNodesPerCluster bounds cluster sizes (default 10000).
+	// MaxNodesPerCluster bounds cluster sizes (default 100000, the size BenchmarkCreateCurve creates, reads and checks).
 	MaxNodesPerCluster int
 	// DefaultTimeout is the default action timeout in seconds (default 3600).
 	DefaultTimeout int
@@ -119,7 +119,7 @@ func (c *Config) defaults() {
 		c.Poll = 500 * time.Millisecond
 	}
 	if c.MaxNodesPerCluster <= 0 {
-		c.MaxNodesPerCluster = 10000
+		c.MaxNodesPerCluster = 100000
 	}
 	if c.DefaultTimeout <= 0 {
 		c.DefaultTimeout = 3600
