@@ -327,7 +327,7 @@ func (e *Engine) monitorStep(ctx context.Context, cl *model.Cluster, hosts map[s
 		row.State, row.Since, row.Outcome = step.Next, now, monitor.Running
 	}
 	if !changed && !resolved && step.Reason == row.Reason && row.Version != 0 {
-		return false, e.followMonitor(ctx, cl)
+		return false, e.followMonitor(ctx, cl, v)
 	}
 	row.Reason, row.UpdatedAt = step.Reason, now
 	if err := e.store.PutInstance(ctx, row); err != nil {
@@ -422,11 +422,15 @@ func (e *Engine) monitorStep(ctx context.Context, cl *model.Cluster, hosts map[s
 }
 
 // followMonitor keeps a monitored cluster's desired capacity at its node
-// count once its monitors are at rest.
-func (e *Engine) followMonitor(ctx context.Context, cl *model.Cluster) error {
-	nodes, err := e.store.ClusterNodes(ctx, cl.ID)
-	if err != nil || cl.DesiredCapacity == len(nodes) {
-		return err
+// count once its monitors are at rest. The count is the round's view's:
+// nothing changed the nodes since it was read (the cluster has no action).
+func (e *Engine) followMonitor(ctx context.Context, cl *model.Cluster, v *monitorView) error {
+	count := 0
+	for _, nodes := range v.nodes {
+		count += len(nodes)
+	}
+	if cl.DesiredCapacity == count {
+		return nil
 	}
 	return e.settle(ctx, cl.ID, model.ClusterGlobalSyncAction, followHosts, nil)
 }
