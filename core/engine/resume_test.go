@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -274,5 +275,51 @@ func (h *harness) driverHoldsClusterNodes(clusterID string) {
 	h.t.Helper()
 	if store, driver := ids(h.nodes(clusterID)), h.gate.liveNodes(); !slices.Equal(store, driver) {
 		h.t.Errorf("the store has the nodes %v, the driver holds %v", store, driver)
+	}
+}
+
+// TestCrashAtLockRelease kills the engine as an action that has done its
+// work releases its cluster's lock: the action's end and the release
+// commit together, so the action is resumed and ends, and the cluster's
+// next action runs instead of waiting for a lock no one will release.
+func TestCrashAtLockRelease(t *testing.T) {
+	for _, r := range resumes {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			h.profile("p")
+			cl := h.cluster("c", 1, 60)
+			h.crashes.dieAt("ReleaseClusterLock", 1)
+			a, err := h.act(cl, `{"scale_out": {"count": 1}}`)
+			if err != nil {
+				t.Fatalf("submit: %v", err)
+			}
+			select {
+			case <-h.crashes.c.died:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the scale-out did not reach its lock release within 20s")
+			}
+			h.crash()
+			r.resume(h, a)
+			if end := h.wait(a, nil); end.Status != model.ActionSucceeded {
+				t.Fatalf("after the crash, the scale-out ended %s %q, want SUCCEEDED", end.Status, end.StatusReason)
+			}
+			ctx, cancel := context.WithTimeout(h.ctx(), 20*time.Second)
+			defer cancel()
+			next, err := h.act(cl, `{"scale_out": {"count": 1}}`)
+			if err != nil {
+				t.Fatalf("the next action was refused: %v", err)
+			}
+			end, err := h.eng.Wait(ctx, next.ID)
+			if err != nil {
+				t.Fatalf("the next action did not end within 20s (the cluster's lock is still held?): %v", err)
+			}
+			if end.Status != model.ActionSucceeded {
+				t.Fatalf("the next scale-out ended %s %q", end.Status, end.StatusReason)
+			}
+			if got := len(h.nodes(cl.ID)); got != 3 {
+				t.Errorf("the cluster has %d nodes, want 3", got)
+			}
+		})
 	}
 }

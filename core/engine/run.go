@@ -134,7 +134,23 @@ func (e *Engine) finish(parent context.Context, a *model.Action, err error) {
 			e.unstick(ctx, a)
 		}
 	}
-	if uerr := e.store.UpdateActions(ctx, []*model.Action{a}); uerr != nil {
+	// The end and the release commit together: an agent that dies between
+	// them leaves no ended action holding its cluster (the store also
+	// frees a lock whose holder has ended, for rows written before).
+	if uerr := e.store.InTx(ctx, func(tx store.Store) error {
+		if err := tx.UpdateActions(ctx, []*model.Action{a}); err != nil {
+			return err
+		}
+		if a.ClusterID != "" {
+			if err := tx.ReleaseClusterLock(ctx, a.ClusterID, a.ID); err != nil {
+				return err
+			}
+		}
+		if a.IsNodeAction() {
+			return tx.ReleaseNodeLock(ctx, a.Target, a.ID)
+		}
+		return nil
+	}); uerr != nil {
 		log.Error("record action result", "error", uerr)
 	}
 	phase := "end"
@@ -142,12 +158,6 @@ func (e *Engine) finish(parent context.Context, a *model.Action, err error) {
 		phase = "error"
 	}
 	e.event(ctx, a, phase, a.StatusReason, level)
-	if a.ClusterID != "" {
-		_ = e.store.ReleaseClusterLock(ctx, a.ClusterID, a.ID)
-	}
-	if a.IsNodeAction() {
-		_ = e.store.ReleaseNodeLock(ctx, a.Target, a.ID)
-	}
 	e.notifyParent(a.ParentID)
 	e.cfg.Metrics.finished(a)
 	log.Info("action finished", "status", a.Status, "reason", a.StatusReason, "took", sinceStart(a, now).String())

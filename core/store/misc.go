@@ -143,6 +143,26 @@ func (s *SQL) AcquireClusterLock(ctx context.Context, clusterID, actionID string
 			ok = true
 			return nil
 		}
+		if scope == LockCluster || sem < 0 {
+			// Refused unless a holder ended without releasing (its agent
+			// died between recording the end and the release): such a
+			// holder would keep the cluster for ever, so its place is free.
+			live, err := t.liveActions(ctx, ids)
+			if err != nil || len(live) == len(ids) {
+				return err
+			}
+			if ids = live; len(ids) == 0 {
+				b, _ := json.Marshal([]string{actionID})
+				_, err := t.exec(ctx, "UPDATE cluster_locks SET action_ids = ?, semaphore = ? WHERE cluster_id = ?", string(b), scope, clusterID)
+				ok = err == nil
+				return err
+			}
+			// Running shared holders are left: the exclusive lock waits
+			// for them, with the ended ones' shares gone.
+			b, _ := json.Marshal(ids)
+			_, err = t.exec(ctx, "UPDATE cluster_locks SET action_ids = ?, semaphore = ? WHERE cluster_id = ?", string(b), len(ids), clusterID)
+			return err
+		}
 		if scope == LockNode && sem > 0 {
 			ids = append(ids, actionID)
 			b, _ := json.Marshal(ids)
@@ -156,6 +176,20 @@ func (s *SQL) AcquireClusterLock(ctx context.Context, clusterID, actionID string
 		return false, fmt.Errorf("lock cluster %s: %w", clusterID, err)
 	}
 	return ok, nil
+}
+
+// liveActions returns those of ids whose action exists and has not ended,
+// in their order: only such an action can still release a lock it holds.
+func (s *SQL) liveActions(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	found, err := s.ids(ctx, "SELECT id FROM actions WHERE status NOT IN (?, ?, ?) AND id IN ("+placeholders(len(ids))+")",
+		append([]any{model.ActionSucceeded, model.ActionFailed, model.ActionCancelled}, anys(ids)...)...)
+	if err != nil {
+		return nil, fmt.Errorf("read the lock's holders: %w", err)
+	}
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !slices.Contains(found, id) }), nil
 }
 
 // ReleaseClusterLock implements Store.
@@ -200,7 +234,18 @@ func (s *SQL) AcquireNodeLock(ctx context.Context, nodeID, actionID string) (boo
 			ok = err == nil
 			return err
 		}
-		ok = err == nil && holder == actionID
+		if err != nil || holder == actionID {
+			ok = err == nil
+			return err
+		}
+		live, err := t.liveActions(ctx, []string{holder})
+		if err != nil || len(live) > 0 {
+			return err
+		}
+		// The holder ended without releasing the node (see
+		// AcquireClusterLock): the lock is free.
+		_, err = t.exec(ctx, "UPDATE node_locks SET action_id = ? WHERE node_id = ? AND action_id = ?", actionID, nodeID, holder)
+		ok = err == nil
 		return err
 	})
 	if err != nil {

@@ -34,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ChildrenAndCancel", testChildren},
 		{"LifecycleHolds", testLifecycle},
 		{"Locks", testLocks},
+		{"StaleLocks", testStaleLocks},
 		{"BindingsAndEvents", testBindingsEvents},
 		{"TransactionRollback", testTx},
 		{"DefinitionSets", testSets},
@@ -433,6 +434,15 @@ func testLifecycle(t *testing.T, s store.Store) {
 
 func testLocks(t *testing.T, s store.Store) {
 	ctx := context.Background()
+	// The holders are running actions: a lock held by an action that has
+	// ended, or does not exist, is free (testStaleLocks).
+	var running []*model.Action
+	for _, id := range []string{"a1", "a2", "a3", "n1", "n2"} {
+		a := action(model.ClusterScaleOutAction, "", t0)
+		a.ID, a.Status = id, model.ActionRunning
+		running = append(running, a)
+	}
+	must(t, s.CreateActions(ctx, running))
 	ok, err := s.AcquireClusterLock(ctx, "c", "a1", store.LockCluster)
 	must(t, err)
 	if !ok {
@@ -468,6 +478,68 @@ func testLocks(t *testing.T, s store.Store) {
 	must(t, s.ReleaseNodeLock(ctx, "n", "a1"))
 	if ok, _ := s.AcquireNodeLock(ctx, "n", "a2"); !ok {
 		t.Error("node lock after release")
+	}
+}
+
+// testStaleLocks: an action that ended without releasing its locks (its
+// agent died between recording the end and the release) does not hold its
+// cluster or node for ever; a running one still does.
+func testStaleLocks(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	mk := func(status string) *model.Action {
+		a := action(model.ClusterScaleOutAction, "", t0)
+		a.Status = status
+		must(t, s.CreateActions(ctx, []*model.Action{a}))
+		return a
+	}
+	ended, running, next := mk(model.ActionSucceeded), mk(model.ActionRunning), mk(model.ActionRunning)
+	lock := func(id string, scope int) bool {
+		t.Helper()
+		ok, err := s.AcquireClusterLock(ctx, "c", id, scope)
+		must(t, err)
+		return ok
+	}
+	if !lock(ended.ID, store.LockCluster) {
+		t.Fatal("free lock not acquired")
+	}
+	if !lock(next.ID, store.LockCluster) {
+		t.Error("a cluster lock held by a SUCCEEDED action is not taken over")
+	}
+	if lock(running.ID, store.LockCluster) {
+		t.Error("a cluster lock held by a RUNNING action was taken over")
+	}
+	must(t, s.ReleaseClusterLock(ctx, "c", next.ID))
+
+	// Shared holders: the ended one's share goes, the running one's stays.
+	for _, id := range []string{ended.ID, running.ID} {
+		if !lock(id, store.LockNode) {
+			t.Fatalf("shared lock for %s not acquired", id)
+		}
+	}
+	if lock(next.ID, store.LockCluster) {
+		t.Error("an exclusive lock was granted while a RUNNING action shares the cluster")
+	}
+	must(t, s.ReleaseClusterLock(ctx, "c", running.ID))
+	if !lock(next.ID, store.LockCluster) {
+		t.Error("the share of an ended action kept the cluster locked after the running one left")
+	}
+	must(t, s.ReleaseClusterLock(ctx, "c", next.ID))
+
+	// A holder that no longer exists (reaped) frees the lock too.
+	if !lock("gone", store.LockCluster) || !lock(next.ID, store.LockCluster) {
+		t.Error("a cluster lock held by an action that does not exist is not taken over")
+	}
+
+	ok, err := s.AcquireNodeLock(ctx, "n", ended.ID)
+	must(t, err)
+	if !ok {
+		t.Fatal("free node lock not acquired")
+	}
+	if ok, _ := s.AcquireNodeLock(ctx, "n", next.ID); !ok {
+		t.Error("a node lock held by a SUCCEEDED action is not taken over")
+	}
+	if ok, _ := s.AcquireNodeLock(ctx, "n", running.ID); ok {
+		t.Error("a node lock held by a RUNNING action was taken over")
 	}
 }
 
