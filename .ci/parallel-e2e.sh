@@ -51,9 +51,11 @@ case "$before" in
 esac
 
 start=$(date +%s)
-go test -count=1 -timeout 15m -run "${E2E_RUN:-.}" ./e2e/ >"$tmp/e2e-1.log" 2>&1 &
+# A failed test's agent logs are kept (GROVE_E2E_KEEP_LOGS): a failure that
+# shows only under this load can then be read whole.
+GROVE_E2E_KEEP_LOGS="$tmp/agent-logs-1" go test -count=1 -timeout 15m -run "${E2E_RUN:-.}" ./e2e/ >"$tmp/e2e-1.log" 2>&1 &
 run1=$!
-go test -count=1 -timeout 15m -run "${E2E_RUN:-.}" ./e2e/ >"$tmp/e2e-2.log" 2>&1 &
+GROVE_E2E_KEEP_LOGS="$tmp/agent-logs-2" go test -count=1 -timeout 15m -run "${E2E_RUN:-.}" ./e2e/ >"$tmp/e2e-2.log" 2>&1 &
 run2=$!
 rc1=0; wait "$run1" || rc1=$?
 rc2=0; wait "$run2" || rc2=$?
@@ -64,6 +66,12 @@ done
 if [ "$rc1" != 0 ] || [ "$rc2" != 0 ]; then
   for i in 1 2; do
     echo "--- e2e run $i"; grep -E -- '^(---|FAIL|panic)|_test\.go:[0-9]+' "$tmp/e2e-$i.log" | head -n 60 || true
+  done
+  # The failed tests' agents: what they warned of, last lines last.
+  for f in "$tmp"/agent-logs-*/*.log; do
+    [ -f "$f" ] || continue
+    echo "--- agent log $(basename "$f") (warnings and errors, last 25)"
+    grep -E '\[(WARN|ERROR)\]' "$f" | tail -n 25 || true
   done
   echo "an e2e run failed while another ran beside it (logs in $tmp)"; exit 1
 fi

@@ -171,6 +171,7 @@ func startAgentWith(t *testing.T, opts agentOptions, dataDir string, extra ...st
 	}
 	a.client = api.NewClient(a.addr)
 	t.Cleanup(func() { a.stop() })
+	t.Cleanup(func() { a.keepLog() })
 	if opts.secure {
 		b, err := os.ReadFile(filepath.Join(dataDir, "bootstrap-token"))
 		if err != nil {
@@ -180,6 +181,26 @@ func startAgentWith(t *testing.T, opts agentOptions, dataDir string, extra ...st
 		a.client = api.New(api.Options{Address: a.addr, Token: a.token})
 	}
 	return a
+}
+
+// keepLog copies a failed test's agent log into $GROVE_E2E_KEEP_LOGS, when
+// it is set, before the test's temporary directory goes: a failure seen
+// only under load (CI's parallel runs) can then be read whole.
+func (a *agentProc) keepLog() {
+	dir := os.Getenv("GROVE_E2E_KEEP_LOGS")
+	if dir == "" || !a.t.Failed() {
+		return
+	}
+	name := strings.NewReplacer("/", "_", " ", "_").Replace(a.t.Name())
+	dst := filepath.Join(dir, fmt.Sprintf("%s-%d-%s.log", name, os.Getpid(), filepath.Base(a.dataDir)))
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		err = os.WriteFile(dst, []byte(a.logText()), 0o644)
+		if err == nil {
+			a.t.Logf("agent log kept in %s", dst)
+			return
+		}
+	}
+	a.t.Logf("could not keep the agent log in %s", dir)
 }
 
 func (a *agentProc) logText() string {
