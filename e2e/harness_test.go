@@ -27,8 +27,9 @@ var groveBin string
 
 // runRoot is this run's own temporary directory: TestMain points TMPDIR at
 // it, so every t.TempDir, and with it every agent's data dir, lies under it.
-// local.process starts each node's process through a wrapper whose argv
-// names the node's runtime directory in the agent's data dir, so the helpers
+// local.process starts each node's process from a supervisor whose argv
+// names the plugin's data directory in the agent's data dir (before it, a
+// per-node wrapper naming the node's runtime directory), so the helpers
 // that find or kill node processes tell this run's from a concurrent test
 // run's or a user's cluster of the same name by that path, not by anything
 // in the processes' environment (nodes start from a clean environment).
@@ -57,12 +58,13 @@ func TestMain(m *testing.M) {
 // killRunProcesses kills, at the end of the run, every node process this
 // run started that a test's own clean-up left behind (node processes are
 // meant to outlive their agent, so stopping an agent does not end them):
-// the wrappers whose runtime directory lies under runRoot and what they
-// started, found by that path and nothing a user's process could share.
+// the supervisors (and wrappers) whose directory lies under runRoot and
+// what they started, found by that path and nothing a user's process could
+// share.
 func killRunProcesses() {
 	var ours []int
 	for _, pid := range pids() {
-		if !isZombie(pid) && ourWrapper(pid) {
+		if !isZombie(pid) && ourHelper(pid) {
 			ours = append(ours, pid)
 		}
 	}
@@ -345,7 +347,7 @@ func processesOf(cluster string) []int { return clusterProcesses(cluster, false)
 
 // clusterProcesses lists the live processes of this test run whose
 // environment says they belong to the cluster, with or without
-// local.process's wrappers. A process is this run's when it is a wrapper
+// local.process's wrappers. A process is this run's when it is a helper
 // whose runtime directory lies under runRoot, or descends from one. A
 // cluster's name alone is not enough: a user or another test run may have a
 // cluster of that name on this machine.
@@ -359,37 +361,50 @@ func clusterProcesses(cluster string, wrappers bool) []int {
 		if isWrapper(pid) && !wrappers {
 			continue
 		}
-		if ourWrapper(pid) {
+		if ourHelper(pid) {
 			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-// isWrapper reports whether pid runs local.process's wrapper.
+// isWrapper reports whether pid runs a local.process helper (a per-node
+// wrapper; the supervisor has no node's environment, so it is never taken
+// for a cluster's process).
 func isWrapper(pid int) bool {
 	argv := cmdline(pid)
-	return len(argv) > 2 && argv[1] == "__process-wrap"
+	return len(argv) > 2 && (argv[1] == "__process-wrap" || argv[1] == "__process-supervisor")
 }
 
-// ourWrapper reports whether pid, or one of its ancestors, is a
-// local.process wrapper for a runtime directory under runRoot.
-func ourWrapper(pid int) bool {
+// ourHelper reports whether pid, or one of its ancestors, is a
+// local.process helper for a directory under runRoot: the supervisor of a
+// plugin data directory (the parent of every node process it started), or
+// the per-node wrapper of earlier versions.
+func ourHelper(pid int) bool {
+	dir := helperDir(pid)
+	return dir != "" && strings.HasPrefix(dir, runRoot+string(filepath.Separator))
+}
+
+// helperDir is the directory named by the local.process helper (supervisor
+// or wrapper) that pid is or descends from, or "" when there is none. A
+// node process whose supervisor was killed is reparented away from it and
+// has none.
+func helperDir(pid int) string {
 	for range 32 {
-		if argv := cmdline(pid); len(argv) > 2 && argv[1] == "__process-wrap" {
-			return strings.HasPrefix(argv[2], runRoot+string(filepath.Separator))
+		if argv := cmdline(pid); len(argv) > 2 && (argv[1] == "__process-wrap" || argv[1] == "__process-supervisor") {
+			return argv[2]
 		}
 		f := statFields(pid)
 		if len(f) < 2 {
-			return false
+			return ""
 		}
 		ppid, err := strconv.Atoi(f[1])
 		if err != nil || ppid <= 1 {
-			return false
+			return ""
 		}
 		pid = ppid
 	}
-	return false
+	return ""
 }
 
 // cmdline returns a process's argv, or nil when it is gone.
