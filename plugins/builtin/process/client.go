@@ -37,7 +37,7 @@ type supConn struct {
 // startNode asks the supervisor to start a node's process, starting the
 // supervisor first when none runs.
 func (d *Driver) startNode(ctx context.Context, req startRequest) (supResponse, error) {
-	c, err := d.supervisor(ctx)
+	c, err := d.supervisor(ctx, true)
 	if err != nil {
 		return supResponse{}, err
 	}
@@ -71,8 +71,8 @@ func (d *Driver) startNode(ctx context.Context, req startRequest) (supResponse, 
 
 // supervisor returns the connection to the data directory's supervisor:
 // the one this plugin holds, a running supervisor's (one an earlier plugin
-// started), or a new supervisor's.
-func (d *Driver) supervisor(ctx context.Context) (*supConn, error) {
+// started), or, when spawn, a new supervisor's.
+func (d *Driver) supervisor(ctx context.Context, spawn bool) (*supConn, error) {
 	d.supMu.Lock()
 	defer d.supMu.Unlock()
 	if d.sup != nil {
@@ -88,6 +88,9 @@ func (d *Driver) supervisor(ctx context.Context) (*supConn, error) {
 	}
 	sock := filepath.Join(root, supervisorSock)
 	conn, err := dialUnix(sock)
+	if err != nil && !spawn {
+		return nil, fmt.Errorf("connect to the process supervisor at %s: %w", sock, err)
+	}
 	for attempt := 0; err != nil; attempt++ {
 		if attempt >= 50 || ctx.Err() != nil {
 			return nil, fmt.Errorf("connect to the process supervisor at %s: %w", sock, err)

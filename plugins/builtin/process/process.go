@@ -50,6 +50,9 @@ type Driver struct {
 // (nodes created by per-node wrappers before it, processes that ended
 // while this plugin was not connected) are found by the periodic checks.
 func (d *Driver) Watch(ctx context.Context, send func(sdk.NodeEvent)) error {
+	// A supervisor that outlived the previous plugin reports to this one
+	// from now on; none is started for a watch alone.
+	_, _ = d.supervisor(ctx, false)
 	ch := make(chan sdk.NodeEvent, 64)
 	d.mu.Lock()
 	if d.subscribers == nil {
@@ -304,7 +307,7 @@ func (d *Driver) Check(ctx context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.
 		st, ok := d.stateOf(n)
 		if ok && st.Supervised && !ensured {
 			ensured = true
-			_, _ = d.supervisor(ctx) // best effort: the check itself needs only /proc
+			_, _ = d.supervisor(ctx, true) // best effort: the check itself needs only /proc
 		}
 		switch {
 		case !ok:

@@ -337,3 +337,36 @@ func TestSupervisorDeepDir(t *testing.T) {
 		t.Fatal(del.Err)
 	}
 }
+
+// TestWatchAfterPluginRestart: a plugin started after the supervisor (a
+// restarted plugin) hears the exits of nodes an earlier plugin created.
+func TestWatchAfterPluginRestart(t *testing.T) {
+	root := t.TempDir()
+	t.Cleanup(func() { killAll(root, nil) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	nodes := testNodes(1)
+	r := (&Driver{Dir: root}).Create(ctx, sleepSpec(), nodes)[0]
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	d2 := &Driver{Dir: root}
+	events := make(chan sdk.NodeEvent, 4)
+	go d2.Watch(ctx, func(ev sdk.NodeEvent) { events <- ev })
+	waitFor(t, "the new plugin to connect", func() bool {
+		d2.supMu.Lock()
+		defer d2.supMu.Unlock()
+		d2.mu.Lock()
+		defer d2.mu.Unlock()
+		return d2.sup != nil && len(d2.subscribers) == 1
+	})
+	_ = syscall.Kill(pidOf(t, sdk.Node{State: r.State}), syscall.SIGTERM)
+	select {
+	case ev := <-events:
+		if ev.NodeID != nodes[0].ID || ev.Reason != "process exited: killed by signal terminated" {
+			t.Errorf("event: %+v", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the restarted plugin heard no exit")
+	}
+}
