@@ -94,8 +94,9 @@ func groveProcesses(b *testing.B) (start, stop time.Duration, rss, pss float64) 
 	if len(helpers) == 0 {
 		b.Fatalf("no local.process helper process found under %s", agentDir)
 	}
-	rss, pss = memOf(helpers)
-	b.Logf("grove: %d helper processes", len(helpers))
+	var anon float64
+	rss, pss, anon = memAnon(helpers)
+	b.Logf("grove: %d helper processes, anonymous memory %.1f MiB", len(helpers), anon)
 	t0 = time.Now()
 	r, err = c.Do(ctx, http.MethodDelete, "/v1/clusters/procs", nil, nil, nil)
 	if err != nil {
@@ -159,8 +160,10 @@ func cmdline(pid int) []string {
 	return strings.Split(string(raw), "\x00")
 }
 
-// memOf sums the RSS and PSS (from smaps_rollup) of pids, in MiB.
-func memOf(pids []int) (rss, pss float64) {
+// memAnon sums the RSS, PSS and anonymous memory (heap, stacks: what is
+// not the pages of a binary or library, which the page cache shares) of
+// pids, from smaps_rollup, in MiB.
+func memAnon(pids []int) (rss, pss, anon float64) {
 	for _, pid := range pids {
 		body, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
 		if err != nil {
@@ -177,10 +180,12 @@ func memOf(pids []int) (rss, pss float64) {
 				rss += kb / 1024
 			case "Pss:":
 				pss += kb / 1024
+			case "Anonymous:":
+				anon += kb / 1024
 			}
 		}
 	}
-	return rss, pss
+	return rss, pss, anon
 }
 
 // running reports whether pid is a process that has not exited (a zombie
@@ -264,7 +269,9 @@ func supervisordProcesses(b *testing.B) (start, stop time.Duration, rss, pss flo
 	if len(kids) != processNodes {
 		b.Fatalf("supervisord has %d children, want %d", len(kids), processNodes)
 	}
-	rss, pss = memOf([]int{pid})
+	var anon float64
+	rss, pss, anon = memAnon([]int{pid})
+	b.Logf("supervisord: anonymous memory %.1f MiB", anon)
 	t0 = time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		b.Fatal(err)
