@@ -41,6 +41,11 @@ func (d *Driver) startNode(ctx context.Context, req startRequest) (supResponse, 
 	if err != nil {
 		return supResponse{}, err
 	}
+	return c.call(ctx, supRequest{Start: &req})
+}
+
+// call sends one request and waits for its answer.
+func (c *supConn) call(ctx context.Context, req supRequest) (supResponse, error) {
 	c.mu.Lock()
 	c.nextID++
 	id := c.nextID
@@ -52,18 +57,19 @@ func (d *Driver) startNode(ctx context.Context, req startRequest) (supResponse, 
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
+	req.ID = id
 	c.wmu.Lock()
-	err = c.enc.Encode(supRequest{ID: id, Start: &req})
+	err := c.enc.Encode(req)
 	c.wmu.Unlock()
 	if err != nil {
 		c.conn.Close()
-		return supResponse{}, fmt.Errorf("ask the process supervisor to start the node: %w", err)
+		return supResponse{}, fmt.Errorf("send a request to the process supervisor: %w", err)
 	}
 	select {
 	case r := <-ch:
 		return r, nil
 	case <-c.done:
-		return supResponse{}, fmt.Errorf("the process supervisor went away while starting the node: %w", c.err)
+		return supResponse{}, fmt.Errorf("the process supervisor went away before answering: %w", c.err)
 	case <-ctx.Done():
 		return supResponse{}, ctx.Err()
 	}
@@ -109,6 +115,15 @@ func (d *Driver) supervisor(ctx context.Context, spawn bool) (*supConn, error) {
 	}
 	c := &supConn{conn: conn, enc: json.NewEncoder(conn), pending: map[uint64]chan supResponse{}, done: make(chan struct{})}
 	go d.readSupervisor(c)
+	// One round trip: once answered, the supervisor has registered this
+	// connection for exit reports (and is not one that was dying as we
+	// connected).
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := c.call(pctx, supRequest{Ping: true}); err != nil {
+		c.conn.Close()
+		return nil, fmt.Errorf("reach the process supervisor at %s: %w", sock, err)
+	}
 	d.sup = c
 	return c, nil
 }

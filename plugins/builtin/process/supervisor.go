@@ -39,8 +39,9 @@ package process
 //
 // Protocol: JSON lines over DIR/supervisor.sock. A plugin sends
 // {"id":N,"start":{...}} and gets {"id":N,"pid":P,"ticks":T} or
-// {"id":N,"error":"..."}; every connected plugin gets {"exit":{"dir":D,
-// "reason":R}} when a node's process ends.
+// {"id":N,"error":"..."}; {"id":N,"ping":true} gets {"id":N}; every
+// connected plugin gets {"exit":{"dir":D,"reason":R}} when a node's process
+// ends.
 
 import (
 	"bufio"
@@ -83,6 +84,9 @@ type startRequest struct {
 type supRequest struct {
 	ID    uint64        `json:"id"`
 	Start *startRequest `json:"start,omitempty"`
+	// Ping is answered with the id alone: a plugin that has its answer
+	// knows it is registered for exit reports.
+	Ping bool `json:"ping,omitempty"`
 }
 
 type supExit struct {
@@ -248,6 +252,10 @@ func (s *supervisor) serve(conn net.Conn) {
 		var req supRequest
 		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
 			c.send(supResponse{ID: req.ID, Error: "bad request: " + err.Error()})
+			continue
+		}
+		if req.Ping {
+			c.send(supResponse{ID: req.ID})
 			continue
 		}
 		if req.Start == nil {
