@@ -178,9 +178,10 @@ func RunSupervisor(args []string) int {
 	// exit would go unnoticed until the next one.
 	sigchld := make(chan os.Signal, 1)
 	signal.Notify(sigchld, syscall.SIGCHLD)
-	// Terminal-like signals do not end the supervisor: it has no terminal,
-	// and stopping it is not how nodes are stopped.
-	signal.Ignore(syscall.SIGHUP, syscall.SIGPIPE)
+	// No signal is ignored here: an ignored signal stays ignored in the
+	// node processes across exec. The supervisor has no terminal (its own
+	// session), and its standard streams are a file, so neither SIGHUP nor
+	// SIGPIPE comes its way.
 	s.adoptOrphans()
 	sock := filepath.Join(dir, supervisorSock)
 	os.Remove(sock) // stale: its supervisor is gone, since we hold the lock

@@ -370,3 +370,26 @@ func TestWatchAfterPluginRestart(t *testing.T) {
 		t.Fatal("the restarted plugin heard no exit")
 	}
 }
+
+// TestNodeSignalsDefault: a node's process starts with every signal at its
+// default disposition and none blocked, whatever the supervisor handles.
+func TestNodeSignalsDefault(t *testing.T) {
+	root := t.TempDir()
+	d := &Driver{Dir: root}
+	t.Cleanup(func() { killAll(root, nil) })
+	nodes := testNodes(1)
+	r := d.Create(context.Background(), sleepSpec(), nodes)[0]
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pidOf(t, sdk.Node{State: r.State})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && (f[0] == "SigBlk:" || f[0] == "SigIgn:" || f[0] == "SigCgt:") && strings.Trim(f[1], "0") != "" {
+			t.Errorf("node process: %s %s, want none", f[0], f[1])
+		}
+	}
+}
