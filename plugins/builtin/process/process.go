@@ -392,6 +392,9 @@ func (d *Driver) Adopt(_ context.Context, req sdk.AdoptRequest) (sdk.Adoption, e
 	if len(raw) == 0 || argv[0] == "" {
 		return sdk.Adoption{}, fmt.Errorf("process %d has no command line (a kernel thread), so no profile can describe it", pid)
 	}
+	if len(argv) > 1 && argv[1] == SupervisorCommand {
+		return sdk.Adoption{}, fmt.Errorf("process %d is a local.process supervisor, which cannot be adopted: adopt the node processes it started", pid)
+	}
 	command := make([]any, len(argv))
 	for i, a := range argv {
 		command[i] = a

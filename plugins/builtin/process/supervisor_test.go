@@ -393,3 +393,22 @@ func TestNodeSignalsDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptRefusesSupervisor: the supervisor is not a node; adopting it
+// would make a node's deletion stop every node's bookkeeper.
+func TestAdoptRefusesSupervisor(t *testing.T) {
+	root := t.TempDir()
+	d := &Driver{Dir: root}
+	t.Cleanup(func() { killAll(root, nil) })
+	if r := d.Create(context.Background(), sleepSpec(), testNodes(1))[0]; r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	sups := supervisorsUnder(root)
+	if len(sups) != 1 {
+		t.Fatalf("supervisors: %v", sups)
+	}
+	_, err := d.Adopt(context.Background(), sdk.AdoptRequest{Type: TypeName, Version: "1.0", Identity: strconv.Itoa(sups[0]), Node: sdk.Node{ID: "a"}, Preview: true})
+	if err == nil || !strings.Contains(err.Error(), "supervisor, which cannot be adopted") {
+		t.Errorf("adopting the supervisor: %v", err)
+	}
+}
