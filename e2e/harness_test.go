@@ -5,8 +5,10 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -531,6 +533,103 @@ func TestProcessHelpersTouchOnlyThisRun(t *testing.T) {
 		"a node under a directory named like this run's": lookalike, "a process without a wrapper": bare} {
 		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil || isZombie(cmd.Process.Pid) {
 			t.Errorf("killProcessesOf killed %s (pid %d): %v", name, cmd.Process.Pid, err)
+		}
+	}
+}
+
+// startSupervised starts a local.process supervisor by hand for the plugin
+// data directory root, as a plugin would, and has it start `sleep 300`
+// with env as node n1; it returns the supervisor and the node's pid. Both
+// are killed at the test's end.
+func startSupervised(t *testing.T, root string, env []string) (*exec.Cmd, int) {
+	t.Helper()
+	node := filepath.Join(root, "nodes", "n1")
+	if err := os.MkdirAll(node, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sup := exec.Command(groveBin, "__process-supervisor", root)
+	sup.ExtraFiles = []*os.File{w}
+	sup.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { sup.Process.Kill(); sup.Wait() })
+	if line, _ := bufio.NewReader(r).ReadString('\n'); strings.TrimSpace(line) != "ok" {
+		t.Fatalf("supervisor of %s: %q", root, line)
+	}
+	// Through the directory's fd: the socket's path may be longer than a
+	// socket address allows (108 bytes), as the plugin does too.
+	d, err := os.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	conn, err := net.Dial("unix", fmt.Sprintf("/proc/self/fd/%d/supervisor.sock", d.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req := map[string]any{"id": 1, "start": map[string]any{"dir": node, "argv": []string{"sleep", "300"}, "env": env, "workdir": node, "log": filepath.Join(node, "output.log")}}
+	if err := json.NewEncoder(conn).Encode(req); err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		PID   int    `json:"pid"`
+		Error string `json:"error"`
+	}
+	if err := json.NewDecoder(conn).Decode(&resp); err != nil || resp.PID <= 0 {
+		t.Fatalf("start through the supervisor of %s: %+v %v", root, resp, err)
+	}
+	t.Cleanup(func() { syscall.Kill(resp.PID, syscall.SIGKILL) })
+	return sup, resp.PID
+}
+
+// TestProcessHelpersTouchOnlyThisRunSupervised is
+// TestProcessHelpersTouchOnlyThisRun for nodes started by a supervisor:
+// only the node of this run's supervisor is found and killed, not the
+// node of a user's or another run's supervisor, nor of one whose
+// directory only begins like this run's; the supervisors themselves (no
+// node's environment) are never taken for a cluster's process.
+func TestProcessHelpersTouchOnlyThisRunSupervised(t *testing.T) {
+	const cluster = "helpers-sup"
+	env := []string{"PATH=/usr/bin:/bin", "GROVE_CLUSTER_NAME=" + cluster}
+	outside := func(name string) string {
+		dir, err := os.MkdirTemp(filepath.Dir(runRoot), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return filepath.Join(dir, "plugins", "builtin")
+	}
+	_, users := startSupervised(t, outside("grove-user"), env)
+	_, otherRun := startSupervised(t, outside("grove-e2e-run"), env)
+	t.Cleanup(func() { os.RemoveAll(runRoot + "-lookalike") })
+	_, lookalike := startSupervised(t, filepath.Join(runRoot+"-lookalike", "plugins", "builtin"), env)
+	sup, ours := startSupervised(t, filepath.Join(t.TempDir(), "plugins", "builtin"), env)
+
+	eventually(t, 5*time.Second, "this run's node process to be found", func() (bool, string) {
+		got := processesOf(cluster)
+		return len(got) == 1 && got[0] == ours, fmt.Sprint(got)
+	})
+	if got := clusterProcesses(cluster, true); len(got) != 1 || got[0] != ours {
+		t.Errorf("with helpers: %v, want only the node %d (a supervisor has no node's environment)", got, ours)
+	}
+	killProcessesOf(cluster)
+	if f := statFields(ours); f != nil && f[0] != "Z" {
+		t.Errorf("killProcessesOf left this run's node process %d running", ours)
+	}
+	if f := statFields(sup.Process.Pid); f == nil || f[0] == "Z" {
+		t.Errorf("killProcessesOf killed the supervisor")
+	}
+	for name, pid := range map[string]int{"a user's node": users, "another run's node": otherRun, "a node under a directory named like this run's": lookalike} {
+		if f := statFields(pid); f == nil || f[0] == "Z" {
+			t.Errorf("killProcessesOf killed %s (pid %d)", name, pid)
 		}
 	}
 }
