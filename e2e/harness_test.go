@@ -423,13 +423,17 @@ func cmdline(pid int) []string {
 // recording its child's exit would race the removal of the test's
 // directories.
 func killProcessesOf(cluster string) {
-	killed := clusterProcesses(cluster, true)
-	for _, pid := range killed {
-		syscall.Kill(pid, syscall.SIGKILL)
+	var killed []int
+	kill := func() {
+		for _, pid := range clusterProcesses(cluster, true) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			killed = append(killed, pid)
+		}
 	}
+	kill()
 	// Wait for the very processes signalled, not only until none is found
-	// again: a node whose wrapper is gone is no longer found as this run's,
-	// yet may still be dying (SIGKILL is delivered asynchronously).
+	// again: a node whose supervisor is gone is no longer found as this
+	// run's, yet may still be dying (SIGKILL is delivered asynchronously).
 	dying := func() bool {
 		for _, pid := range killed {
 			if f := statFields(pid); f != nil && f[0] != "Z" {
@@ -438,7 +442,21 @@ func killProcessesOf(cluster string) {
 		}
 		return len(clusterProcesses(cluster, true)) > 0
 	}
-	for deadline := time.Now().Add(10 * time.Second); dying() && time.Now().Before(deadline); {
+	// The test's agent usually still runs here (its clean-up comes later),
+	// and a restart policy may start replacements at once, reported by the
+	// supervisor the moment a node dies: kill those too, until none has
+	// appeared for a while.
+	var quiet time.Time
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		kill()
+		switch {
+		case dying():
+			quiet = time.Time{}
+		case quiet.IsZero():
+			quiet = time.Now()
+		case time.Since(quiet) > 300*time.Millisecond:
+			return
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
