@@ -61,9 +61,9 @@ type foTimes struct {
 
 func benchFailover(b *testing.B, ready time.Duration) {
 	srv := pgtest.Start(b, 55491)
-	// Node processes outlive their agents; the wrappers of this benchmark's
-	// nodes are found by their runtime directories, which lie under this
-	// benchmark's own temporary root.
+	// Node processes outlive their agents; the supervisors of this
+	// benchmark's nodes are found by their directories, which lie under
+	// this benchmark's own temporary root.
 	root := filepath.Dir(b.TempDir())
 	b.Cleanup(func() { killNodesUnder(root) })
 	var all []foTimes
@@ -458,28 +458,26 @@ func (a *hostAgent) logTail() string {
 	return strings.Join(lines[max(0, len(lines)-40):], "\n")
 }
 
-// killNodesUnder SIGKILLs the process groups of the local.process
-// wrappers whose runtime directory lies under root (the wrapper leads its
-// node's session), and waits until the wrappers are gone.
+// killNodesUnder SIGKILLs the local.process node processes whose helper's
+// directory lies under root: the children of a supervisor (each leads its
+// node's process group), then the supervisor; or, for nodes of earlier
+// versions, a wrapper's process group. It waits until they are gone.
 func killNodesUnder(root string) {
-	var ours []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+	var ours, groups []int
+	for _, pid := range helperPIDs(root) {
+		if argv := cmdline(pid); argv[1] == "__process-supervisor" {
+			kids := childrenOf(pid)
+			groups = append(groups, kids...)
+			ours = append(ours, kids...)
+		} else {
+			groups = append(groups, pid)
 		}
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil {
-			continue
-		}
-		argv := strings.Split(string(raw), "\x00")
-		if len(argv) > 2 && argv[1] == "__process-wrap" && strings.HasPrefix(argv[2], root+string(filepath.Separator)) {
-			ours = append(ours, pid)
-		}
+		ours = append(ours, pid)
+	}
+	for _, pid := range groups {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 	for _, pid := range ours {
-		_ = syscall.Kill(-pid, syscall.SIGKILL)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {

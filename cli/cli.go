@@ -96,6 +96,9 @@ func Main(args []string) int {
 	if len(args) > 0 && args[0] == process.WrapCommand {
 		return process.RunWrapper(args[1:])
 	}
+	if len(args) > 0 && args[0] == process.SupervisorCommand {
+		return process.RunSupervisor(args[1:])
+	}
 	env := &Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Terminal: isTerminal(os.Stderr), Interactive: isTerminal(os.Stdin)}
 	if env.Terminal {
 		env.Width = terminalWidth(os.Stderr)

@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -150,4 +153,120 @@ func TestPluginKilledMidCreate(t *testing.T) {
 	if p.State != "running" || p.Restarts != 1 || p.PID == pid {
 		t.Fatalf("plugin after crash: %+v", p)
 	}
+}
+
+// TestProcessSupervisorKilled kills the supervisor of local.process's node
+// processes: the nodes keep running (they are not killed with it), the next
+// plugin call (the health round's check) starts a new supervisor, a node
+// that ends afterwards is recorded with its exit status unknown, and new
+// nodes and the cluster's deletion work with the new supervisor.
+func TestProcessSupervisorKilled(t *testing.T) {
+	dir := t.TempDir()
+	a := startAgent(t, dir, "-config", fastConfig(t, dir, ""))
+	var orphans []int
+	t.Cleanup(func() {
+		// Orphaned node processes no longer descend from a supervisor,
+		// so killProcessesOf cannot find them: kill them by the pids
+		// their nodes recorded, if they are still this cluster's.
+		for _, pid := range orphans {
+			if env := readProcFile(pid, "environ"); strings.Contains(env, "\x00GROVE_CLUSTER_NAME=sk\x00") || strings.HasPrefix(env, "GROVE_CLUSTER_NAME=sk\x00") {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+		killProcessesOf("sk")
+	})
+	a.webProfile("web")
+	a.waitAction(a.createCluster("sk", "web", 3, nil))
+	nodes := a.nodes(a.cluster("sk").ID)
+	var sup int
+	for _, n := range nodes {
+		pid := int(n.Data["pid"].(float64))
+		orphans = append(orphans, pid)
+		p := parentOf(pid)
+		if argv := cmdline(p); len(argv) < 3 || argv[1] != "__process-supervisor" || !strings.HasPrefix(argv[2], dir+string(filepath.Separator)) {
+			t.Fatalf("node %s's process %d has parent %d (%q), not a supervisor under %s", n.Name, pid, p, argv, dir)
+		}
+		if sup != 0 && p != sup {
+			t.Fatalf("nodes have supervisors %d and %d, want one per agent", sup, p)
+		}
+		sup = p
+	}
+	supDir := cmdline(sup)[2]
+	if err := syscall.Kill(sup, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the supervisor to die", func() (bool, string) {
+		return statFields(sup) == nil || isZombie(sup), ""
+	})
+	for _, n := range nodes {
+		if f := statFields(int(n.Data["pid"].(float64))); f == nil || f[0] == "Z" {
+			t.Fatalf("node %s's process died with its supervisor", n.Name)
+		}
+		nodeAnswers(t, n)
+	}
+	var next int
+	eventually(t, 20*time.Second, "a new supervisor for the same directory", func() (bool, string) {
+		for _, pid := range pids() {
+			if argv := cmdline(pid); len(argv) > 2 && argv[1] == "__process-supervisor" && argv[2] == supDir && pid != sup && !isZombie(pid) {
+				next = pid
+				return true, ""
+			}
+		}
+		return false, "none"
+	})
+	for _, n := range a.nodes(a.cluster("sk").ID) {
+		if n.Status != "ACTIVE" {
+			t.Errorf("node %s after its supervisor died: %s %s", n.Name, n.Status, n.StatusReason)
+		}
+	}
+
+	// A node that ends now: its status is unknown (nobody of ours is its
+	// parent), and it is said so ("its supervisor was restarted", or "it
+	// exited while its supervisor was not running" if it ended before the
+	// new supervisor looked for its predecessor's nodes).
+	victim := nodes[0]
+	if err := syscall.Kill(int(victim.Data["pid"].(float64)), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the ended node to be found", func() (bool, string) {
+		n, err := a.client.GetNode(t.Context(), victim.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return n.Status != "ACTIVE", n.Status + " " + n.StatusReason
+	})
+	if n, _ := a.client.GetNode(t.Context(), victim.ID); !strings.Contains(n.StatusReason, "exit status unknown: ") {
+		t.Errorf("the ended node's reason: %s %q", n.Status, n.StatusReason)
+	}
+
+	// A new node is the new supervisor's child, and the cluster's deletion
+	// stops every process, orphaned or not.
+	a.waitAction(a.clusterAction("sk", "scale_out", map[string]any{"count": 1}))
+	for _, n := range a.nodes(a.cluster("sk").ID) {
+		pid := int(n.Data["pid"].(float64))
+		if !slices.Contains(orphans, pid) {
+			orphans = append(orphans, pid)
+			if p := parentOf(pid); p != next {
+				t.Errorf("new node %s's process has parent %d, not the new supervisor %d", n.Name, p, next)
+			}
+		}
+	}
+	r, err := a.do(http.MethodDelete, "/v1/clusters/sk", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if act := a.waitAction(r.ActionID()); act.Status != "SUCCEEDED" {
+		t.Fatalf("delete: %s %s", act.Status, act.StatusReason)
+	}
+	for _, pid := range orphans {
+		if f := statFields(pid); f != nil && f[0] != "Z" {
+			t.Errorf("process %d still runs after its cluster's deletion", pid)
+		}
+	}
+}
+
+// readProcFile reads /proc/PID/NAME, "" when it cannot.
+func readProcFile(pid int, name string) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, name))
+	return string(b)
 }

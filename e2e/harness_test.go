@@ -5,8 +5,10 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,8 +29,9 @@ var groveBin string
 
 // runRoot is this run's own temporary directory: TestMain points TMPDIR at
 // it, so every t.TempDir, and with it every agent's data dir, lies under it.
-// local.process starts each node's process through a wrapper whose argv
-// names the node's runtime directory in the agent's data dir, so the helpers
+// local.process starts each node's process from a supervisor whose argv
+// names the plugin's data directory in the agent's data dir (before it, a
+// per-node wrapper naming the node's runtime directory), so the helpers
 // that find or kill node processes tell this run's from a concurrent test
 // run's or a user's cluster of the same name by that path, not by anything
 // in the processes' environment (nodes start from a clean environment).
@@ -57,12 +60,13 @@ func TestMain(m *testing.M) {
 // killRunProcesses kills, at the end of the run, every node process this
 // run started that a test's own clean-up left behind (node processes are
 // meant to outlive their agent, so stopping an agent does not end them):
-// the wrappers whose runtime directory lies under runRoot and what they
-// started, found by that path and nothing a user's process could share.
+// the supervisors (and wrappers) whose directory lies under runRoot and
+// what they started, found by that path and nothing a user's process could
+// share.
 func killRunProcesses() {
 	var ours []int
 	for _, pid := range pids() {
-		if !isZombie(pid) && ourWrapper(pid) {
+		if !isZombie(pid) && ourHelper(pid) {
 			ours = append(ours, pid)
 		}
 	}
@@ -366,7 +370,7 @@ func processesOf(cluster string) []int { return clusterProcesses(cluster, false)
 
 // clusterProcesses lists the live processes of this test run whose
 // environment says they belong to the cluster, with or without
-// local.process's wrappers. A process is this run's when it is a wrapper
+// local.process's wrappers. A process is this run's when it is a helper
 // whose runtime directory lies under runRoot, or descends from one. A
 // cluster's name alone is not enough: a user or another test run may have a
 // cluster of that name on this machine.
@@ -380,37 +384,50 @@ func clusterProcesses(cluster string, wrappers bool) []int {
 		if isWrapper(pid) && !wrappers {
 			continue
 		}
-		if ourWrapper(pid) {
+		if ourHelper(pid) {
 			out = append(out, pid)
 		}
 	}
 	return out
 }
 
-// isWrapper reports whether pid runs local.process's wrapper.
+// isWrapper reports whether pid runs a local.process helper (a per-node
+// wrapper; the supervisor has no node's environment, so it is never taken
+// for a cluster's process).
 func isWrapper(pid int) bool {
 	argv := cmdline(pid)
-	return len(argv) > 2 && argv[1] == "__process-wrap"
+	return len(argv) > 2 && (argv[1] == "__process-wrap" || argv[1] == "__process-supervisor")
 }
 
-// ourWrapper reports whether pid, or one of its ancestors, is a
-// local.process wrapper for a runtime directory under runRoot.
-func ourWrapper(pid int) bool {
+// ourHelper reports whether pid, or one of its ancestors, is a
+// local.process helper for a directory under runRoot: the supervisor of a
+// plugin data directory (the parent of every node process it started), or
+// the per-node wrapper of earlier versions.
+func ourHelper(pid int) bool {
+	dir := helperDir(pid)
+	return dir != "" && strings.HasPrefix(dir, runRoot+string(filepath.Separator))
+}
+
+// helperDir is the directory named by the local.process helper (supervisor
+// or wrapper) that pid is or descends from, or "" when there is none. A
+// node process whose supervisor was killed is reparented away from it and
+// has none.
+func helperDir(pid int) string {
 	for range 32 {
-		if argv := cmdline(pid); len(argv) > 2 && argv[1] == "__process-wrap" {
-			return strings.HasPrefix(argv[2], runRoot+string(filepath.Separator))
+		if argv := cmdline(pid); len(argv) > 2 && (argv[1] == "__process-wrap" || argv[1] == "__process-supervisor") {
+			return argv[2]
 		}
 		f := statFields(pid)
 		if len(f) < 2 {
-			return false
+			return ""
 		}
 		ppid, err := strconv.Atoi(f[1])
 		if err != nil || ppid <= 1 {
-			return false
+			return ""
 		}
 		pid = ppid
 	}
-	return false
+	return ""
 }
 
 // cmdline returns a process's argv, or nil when it is gone.
@@ -427,13 +444,17 @@ func cmdline(pid int) []string {
 // recording its child's exit would race the removal of the test's
 // directories.
 func killProcessesOf(cluster string) {
-	killed := clusterProcesses(cluster, true)
-	for _, pid := range killed {
-		syscall.Kill(pid, syscall.SIGKILL)
+	var killed []int
+	kill := func() {
+		for _, pid := range clusterProcesses(cluster, true) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			killed = append(killed, pid)
+		}
 	}
+	kill()
 	// Wait for the very processes signalled, not only until none is found
-	// again: a node whose wrapper is gone is no longer found as this run's,
-	// yet may still be dying (SIGKILL is delivered asynchronously).
+	// again: a node whose supervisor is gone is no longer found as this
+	// run's, yet may still be dying (SIGKILL is delivered asynchronously).
 	dying := func() bool {
 		for _, pid := range killed {
 			if f := statFields(pid); f != nil && f[0] != "Z" {
@@ -442,7 +463,21 @@ func killProcessesOf(cluster string) {
 		}
 		return len(clusterProcesses(cluster, true)) > 0
 	}
-	for deadline := time.Now().Add(10 * time.Second); dying() && time.Now().Before(deadline); {
+	// The test's agent usually still runs here (its clean-up comes later),
+	// and a restart policy may start replacements at once, reported by the
+	// supervisor the moment a node dies: kill those too, until none has
+	// appeared for a while.
+	var quiet time.Time
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		kill()
+		switch {
+		case dying():
+			quiet = time.Time{}
+		case quiet.IsZero():
+			quiet = time.Now()
+		case time.Since(quiet) > 300*time.Millisecond:
+			return
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
@@ -537,6 +572,103 @@ func TestProcessHelpersTouchOnlyThisRun(t *testing.T) {
 		"a node under a directory named like this run's": lookalike, "a process without a wrapper": bare} {
 		if err := cmd.Process.Signal(syscall.Signal(0)); err != nil || isZombie(cmd.Process.Pid) {
 			t.Errorf("killProcessesOf killed %s (pid %d): %v", name, cmd.Process.Pid, err)
+		}
+	}
+}
+
+// startSupervised starts a local.process supervisor by hand for the plugin
+// data directory root, as a plugin would, and has it start `sleep 300`
+// with env as node n1; it returns the supervisor and the node's pid. Both
+// are killed at the test's end.
+func startSupervised(t *testing.T, root string, env []string) (*exec.Cmd, int) {
+	t.Helper()
+	node := filepath.Join(root, "nodes", "n1")
+	if err := os.MkdirAll(node, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sup := exec.Command(groveBin, "__process-supervisor", root)
+	sup.ExtraFiles = []*os.File{w}
+	sup.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { sup.Process.Kill(); sup.Wait() })
+	if line, _ := bufio.NewReader(r).ReadString('\n'); strings.TrimSpace(line) != "ok" {
+		t.Fatalf("supervisor of %s: %q", root, line)
+	}
+	// Through the directory's fd: the socket's path may be longer than a
+	// socket address allows (108 bytes), as the plugin does too.
+	d, err := os.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	conn, err := net.Dial("unix", fmt.Sprintf("/proc/self/fd/%d/supervisor.sock", d.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	req := map[string]any{"id": 1, "start": map[string]any{"dir": node, "argv": []string{"sleep", "300"}, "env": env, "workdir": node, "log": filepath.Join(node, "output.log")}}
+	if err := json.NewEncoder(conn).Encode(req); err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		PID   int    `json:"pid"`
+		Error string `json:"error"`
+	}
+	if err := json.NewDecoder(conn).Decode(&resp); err != nil || resp.PID <= 0 {
+		t.Fatalf("start through the supervisor of %s: %+v %v", root, resp, err)
+	}
+	t.Cleanup(func() { syscall.Kill(resp.PID, syscall.SIGKILL) })
+	return sup, resp.PID
+}
+
+// TestProcessHelpersTouchOnlyThisRunSupervised is
+// TestProcessHelpersTouchOnlyThisRun for nodes started by a supervisor:
+// only the node of this run's supervisor is found and killed, not the
+// node of a user's or another run's supervisor, nor of one whose
+// directory only begins like this run's; the supervisors themselves (no
+// node's environment) are never taken for a cluster's process.
+func TestProcessHelpersTouchOnlyThisRunSupervised(t *testing.T) {
+	const cluster = "helpers-sup"
+	env := []string{"PATH=/usr/bin:/bin", "GROVE_CLUSTER_NAME=" + cluster}
+	outside := func(name string) string {
+		dir, err := os.MkdirTemp(filepath.Dir(runRoot), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		return filepath.Join(dir, "plugins", "builtin")
+	}
+	_, users := startSupervised(t, outside("grove-user"), env)
+	_, otherRun := startSupervised(t, outside("grove-e2e-run"), env)
+	t.Cleanup(func() { os.RemoveAll(runRoot + "-lookalike") })
+	_, lookalike := startSupervised(t, filepath.Join(runRoot+"-lookalike", "plugins", "builtin"), env)
+	sup, ours := startSupervised(t, filepath.Join(t.TempDir(), "plugins", "builtin"), env)
+
+	eventually(t, 5*time.Second, "this run's node process to be found", func() (bool, string) {
+		got := processesOf(cluster)
+		return len(got) == 1 && got[0] == ours, fmt.Sprint(got)
+	})
+	if got := clusterProcesses(cluster, true); len(got) != 1 || got[0] != ours {
+		t.Errorf("with helpers: %v, want only the node %d (a supervisor has no node's environment)", got, ours)
+	}
+	killProcessesOf(cluster)
+	if f := statFields(ours); f != nil && f[0] != "Z" {
+		t.Errorf("killProcessesOf left this run's node process %d running", ours)
+	}
+	if f := statFields(sup.Process.Pid); f == nil || f[0] == "Z" {
+		t.Errorf("killProcessesOf killed the supervisor")
+	}
+	for name, pid := range map[string]int{"a user's node": users, "another run's node": otherRun, "a node under a directory named like this run's": lookalike} {
+		if f := statFields(pid); f == nil || f[0] == "Z" {
+			t.Errorf("killProcessesOf killed %s (pid %d)", name, pid)
 		}
 	}
 }

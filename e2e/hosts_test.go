@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,10 +98,10 @@ func TestHostsTwoAgentsOnePostgres(t *testing.T) {
 	}
 	for _, n := range a.nodes(a.cluster("spread").ID) {
 		nodeAnswers(t, n)
-		// The node's wrapper was started by the plugin of its host's agent.
-		wrapper := int(n.Data["pid"].(float64))
-		if agent := parentOf(parentOf(wrapper)); agent != agentOf[n.Host].cmd.Process.Pid {
-			t.Errorf("node %s of %s was started under pid %d, not by that host's agent %d", n.Name, n.Host, agent, agentOf[n.Host].cmd.Process.Pid)
+		// The node's process was started by the supervisor of its host's
+		// agent's plugin data directory.
+		if dir := helperDir(int(n.Data["pid"].(float64))); !strings.HasPrefix(dir, agentOf[n.Host].dataDir+string(filepath.Separator)) {
+			t.Errorf("node %s of %s was started by the supervisor of %q, not by that host's agent (data dir %s)", n.Name, n.Host, dir, agentOf[n.Host].dataDir)
 		}
 	}
 
@@ -172,8 +173,8 @@ func TestHostsTwoAgentsOnePostgres(t *testing.T) {
 	}
 	for _, n := range a.nodes(clusterID) {
 		nodeAnswers(t, n)
-		if agent := parentOf(parentOf(int(n.Data["pid"].(float64)))); agent != b2.cmd.Process.Pid {
-			t.Errorf("moved node %s was started under pid %d, not by host-b's agent %d", n.Name, agent, b2.cmd.Process.Pid)
+		if dir := helperDir(int(n.Data["pid"].(float64))); !strings.HasPrefix(dir, b2.dataDir+string(filepath.Separator)) {
+			t.Errorf("moved node %s was started by the supervisor of %q, not by host-b's agent (data dir %s)", n.Name, dir, b2.dataDir)
 		}
 	}
 

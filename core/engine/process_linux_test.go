@@ -16,8 +16,12 @@ import (
 )
 
 // TestMain lets the test binary stand in for grove as local.process's
-// process wrapper, which the driver starts as its own executable.
+// supervisor (and the per-node wrapper of earlier versions), which the
+// driver starts as its own executable.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == process.SupervisorCommand {
+		os.Exit(process.RunSupervisor(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == process.WrapCommand {
 		os.Exit(process.RunWrapper(os.Args[2:]))
 	}
@@ -26,10 +30,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// killRunWrappers kills, at the end of the run, the local.process wrappers
-// this test binary started (argv[0] is this very binary, built for this run)
-// and their children, which a test's clean-up left behind: node processes
-// are meant to outlive their engine.
+// killRunWrappers kills, at the end of the run, the local.process
+// supervisors (and wrappers) this test binary started (argv[0] is this very
+// binary, built for this run) and their children, which a test's clean-up
+// left behind: node processes are meant to outlive their engine.
 func killRunWrappers() {
 	self, err := os.Executable()
 	if err != nil {
@@ -45,7 +49,7 @@ func killRunWrappers() {
 		}
 		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil {
 			argv := strings.Split(string(b), "\x00")
-			if len(argv) > 1 && argv[0] == self && argv[1] == process.WrapCommand {
+			if len(argv) > 1 && argv[0] == self && (argv[1] == process.WrapCommand || argv[1] == process.SupervisorCommand) {
 				wrappers[pid] = true
 			}
 		}

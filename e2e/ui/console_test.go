@@ -201,9 +201,10 @@ func policyID(a *agent, name string) string {
 
 // killNodes kills what is left of a cluster's node processes at the end of
 // a test (node processes outlive their agent): the pids its nodes record
-// and their local.process wrappers, found while the agent runs, killed once
-// it has stopped, so no health check restarts them. A wrapper is killed
-// only when its argv names a runtime directory under this agent's data dir.
+// and their local.process supervisor (or wrappers), found while the agent
+// runs, killed once it has stopped, so no health check restarts them. A
+// supervisor is killed only when its argv names a directory under this
+// agent's data dir.
 func killNodes(a *agent, cluster string) {
 	var pids []int
 	for _, n := range a.nodesQuiet(cluster) {
@@ -214,7 +215,10 @@ func killNodes(a *agent, cluster string) {
 		pids = append(pids, int(pid))
 		if w := parent(int(pid)); w > 1 {
 			argv := strings.Split(readFile(fmt.Sprintf("/proc/%d/cmdline", w)), "\x00")
-			if len(argv) > 2 && argv[1] == "__process-wrap" && strings.HasPrefix(argv[2], a.dataDir+string(filepath.Separator)) {
+			// The node's parent: its supervisor (or, before it, its
+			// wrapper), whose argv names a directory in this agent's data
+			// dir.
+			if len(argv) > 2 && (argv[1] == "__process-wrap" || argv[1] == "__process-supervisor") && strings.HasPrefix(argv[2], a.dataDir+string(filepath.Separator)) {
 				pids = append(pids, w)
 			}
 		}

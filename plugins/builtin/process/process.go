@@ -3,14 +3,11 @@
 package process
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -40,13 +37,22 @@ type Driver struct {
 
 	mu          sync.Mutex
 	subscribers map[chan sdk.NodeEvent]struct{}
+
+	// supMu guards sup, the connection to the data directory's
+	// supervisor (client.go), made on first need.
+	supMu sync.Mutex
+	sup   *supConn
 }
 
-// Watch streams the exits of the processes this plugin process started; the
-// engine then checks the node at once instead of at its next round.
-// Processes started by an earlier plugin process are not its children and
-// are found by the periodic checks.
+// Watch streams the exits of node processes, as the data directory's
+// supervisor reports them to this plugin; the engine then checks the node
+// at once instead of at its next round. Exits the supervisor cannot see
+// (nodes created by per-node wrappers before it, processes that ended
+// while this plugin was not connected) are found by the periodic checks.
 func (d *Driver) Watch(ctx context.Context, send func(sdk.NodeEvent)) error {
+	// A supervisor that outlived the previous plugin reports to this one
+	// from now on; none is started for a watch alone.
+	_, _ = d.supervisor(ctx, false)
 	ch := make(chan sdk.NodeEvent, 64)
 	d.mu.Lock()
 	if d.subscribers == nil {
@@ -95,6 +101,11 @@ type state struct {
 	// Adopted marks a process Grove did not start (POST /v1/nodes/adopt):
 	// it need not lead a process group, so it is signalled alone.
 	Adopted bool `json:"adopted,omitempty"`
+	// Supervised marks a process started by the data directory's
+	// supervisor (supervisor.go), which is its parent; without it the pid
+	// is a per-node wrapper's (nodes created before the supervisor), which
+	// leads its node's process group and writes its exit file the same way.
+	Supervised bool `json:"supervised,omitempty"`
 }
 
 // target is what a stop signals: the process group Grove started, or an
@@ -159,78 +170,32 @@ func (d *Driver) create(ctx context.Context, p sdk.Spec, n sdk.Node) sdk.Result 
 	}
 	os.Remove(filepath.Join(dir, "exit"))
 	cmdline := props.Strings(p.Properties["command"])
-	exe, err := os.Executable()
-	if err != nil {
-		return sdk.Result{ID: n.ID, Err: fmt.Errorf("find own executable for the process wrapper: %w", err)}
-	}
-	log, err := os.OpenFile(filepath.Join(dir, "output.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return sdk.Result{ID: n.ID, Err: fmt.Errorf("open output log: %w", err)}
-	}
-	defer log.Close()
 	workdir, _ := p.Properties["workdir"].(string)
 	if workdir == "" {
 		workdir = dir
 	}
-	args := append([]string{WrapCommand, dir, "--"}, cmdline...)
-	cmd := exec.Command(exe, args...)
-	cmd.Dir = workdir
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = nodeEnv(p, n, port)
-	// A new session detaches the process from the plugin: it survives the
-	// plugin's exit and gets no terminal signals meant for the agent.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	reportR, reportW, err := os.Pipe()
-	if err != nil {
-		return sdk.Result{ID: n.ID, Err: fmt.Errorf("create start pipe: %w", err)}
-	}
-	defer reportR.Close()
-	cmd.ExtraFiles = []*os.File{reportW}
-	if err := cmd.Start(); err != nil {
-		reportW.Close()
-		return sdk.Result{ID: n.ID, Err: fmt.Errorf("start %s: %w", strings.Join(cmdline, " "), err)}
-	}
-	reportW.Close()
-	// Record the process before anything can return early: a later delete
-	// or a retried create must find it.
-	st := state{PID: cmd.Process.Pid, Dir: dir}
-	st.StartTicks, _ = startTicks(st.PID)
-	// Reap the wrapper when it exits while this plugin is its parent, and
-	// tell the watchers.
-	go func() {
-		_ = cmd.Wait()
-		reason := exitReason(st)
-		d.publish(sdk.NodeEvent{NodeID: n.ID, Reason: reason, Completed: strings.HasSuffix(reason, ": status 0")})
-	}()
-	if err := writeState(dir, st); err != nil {
-		_ = syscall.Kill(-st.PID, syscall.SIGKILL)
-		return sdk.Result{ID: n.ID, Err: err}
-	}
-	if err := readStartReport(ctx, reportR); err != nil {
-		return sdk.Result{ID: n.ID, Err: fmt.Errorf("start %s: %w", strings.Join(cmdline, " "), err)}
-	}
-	return d.result(n, st)
-}
-
-// readStartReport waits for the wrapper's one-line report on fd 3.
-func readStartReport(ctx context.Context, r *os.File) error {
-	line := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
-		line <- strings.TrimSpace(l)
-	}()
-	select {
-	case <-ctx.Done():
-		return sdk.Retryable(ctx.Err())
-	case l := <-line:
-		switch {
-		case l == "ok":
-			return nil
-		case strings.HasPrefix(l, "error: "):
-			return errors.New(strings.TrimPrefix(l, "error: "))
+	req := startRequest{Dir: dir, Argv: cmdline, Env: nodeEnv(p, n, port), Workdir: workdir, Log: filepath.Join(dir, "output.log")}
+	var resp supResponse
+	for attempt := 0; ; attempt++ {
+		resp, err = d.startNode(ctx, req)
+		if err == nil || attempt > 0 || ctx.Err() != nil {
+			break
 		}
-		return fmt.Errorf("the process wrapper exited without reporting a start (%q)", l)
+		// The supervisor went away under the request (it was killed, or it
+		// was leaving idle as we connected). It records a process in
+		// state.json before it answers, so a start it made is found there
+		// instead of being made twice.
+		if st, err := readState(dir); err == nil && alive(st) {
+			return d.result(n, st)
+		}
 	}
+	if err != nil {
+		return sdk.Result{ID: n.ID, Err: sdk.Retryable(err)}
+	}
+	if resp.Error != "" {
+		return sdk.Result{ID: n.ID, Err: fmt.Errorf("start %s: %s", strings.Join(cmdline, " "), resp.Error)}
+	}
+	return d.result(n, state{PID: resp.PID, StartTicks: resp.Ticks, Dir: dir, Supervised: true})
 }
 
 func (d *Driver) result(n sdk.Node, st state) sdk.Result {
@@ -318,7 +283,12 @@ func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 	for i, n := range nodes {
 		if out[i].Err == nil {
 			if dir, err := d.nodeDir(n); err == nil {
-				os.RemoveAll(dir)
+				// The supervisor may be writing the exit file of a
+				// process just reaped as the directory goes: once more.
+				if os.RemoveAll(dir) != nil {
+					time.Sleep(20 * time.Millisecond)
+					os.RemoveAll(dir)
+				}
 			}
 			d.locks.Delete(n.ID)
 		}
@@ -327,10 +297,18 @@ func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 }
 
 // Check reports each node's process as alive or dead, with its exit status.
-func (d *Driver) Check(_ context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.Result {
+// A check of supervised nodes also makes sure the supervisor runs (a new
+// one is started if it was killed), so exits are recorded again and
+// streamed to Watch.
+func (d *Driver) Check(ctx context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	out := make([]sdk.Result, len(nodes))
+	ensured := false
 	for i, n := range nodes {
 		st, ok := d.stateOf(n)
+		if ok && st.Supervised && !ensured {
+			ensured = true
+			_, _ = d.supervisor(ctx, true) // best effort: the check itself needs only /proc
+		}
 		switch {
 		case !ok:
 			out[i] = sdk.Result{ID: n.ID, Reason: "the node has no process recorded"}
@@ -413,6 +391,9 @@ func (d *Driver) Adopt(_ context.Context, req sdk.AdoptRequest) (sdk.Adoption, e
 	argv := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
 	if len(raw) == 0 || argv[0] == "" {
 		return sdk.Adoption{}, fmt.Errorf("process %d has no command line (a kernel thread), so no profile can describe it", pid)
+	}
+	if len(argv) > 1 && argv[1] == SupervisorCommand {
+		return sdk.Adoption{}, fmt.Errorf("process %d is a local.process supervisor, which cannot be adopted: adopt the node processes it started", pid)
 	}
 	command := make([]any, len(argv))
 	for i, a := range argv {
@@ -520,6 +501,13 @@ func alive(st state) bool {
 	return st.StartTicks == 0 || ticks == st.StartTicks
 }
 
+// zombie reports whether the recorded process has ended and waits to be
+// reaped.
+func zombie(st state) bool {
+	ticks, z := procStat(st.PID)
+	return z && (st.StartTicks == 0 || ticks == st.StartTicks)
+}
+
 func startTicks(pid int) (uint64, error) {
 	t, _ := procStat(pid)
 	if t == 0 {
@@ -550,6 +538,13 @@ func procStat(pid int) (uint64, bool) {
 
 func exitReason(st state) string {
 	b, err := os.ReadFile(filepath.Join(st.Dir, "exit"))
+	// A supervised process that has ended but is not yet reaped (a zombie)
+	// is about to get its exit file from the supervisor: wait for it a
+	// little rather than report no status.
+	for i := 0; err != nil && st.Supervised && i < 50 && zombie(st); i++ {
+		time.Sleep(20 * time.Millisecond)
+		b, err = os.ReadFile(filepath.Join(st.Dir, "exit"))
+	}
 	if err != nil {
 		return fmt.Sprintf("process %d is gone and left no exit status", st.PID)
 	}

@@ -64,6 +64,12 @@ func RunWrapper(_ []string) int {
 	return 2
 }
 
+// RunSupervisor reports that the supervisor is Linux-only and returns 2.
+func RunSupervisor(_ []string) int {
+	fmt.Fprintln(os.Stderr, supported())
+	return 2
+}
+
 // Operate fails: local.process runs only on Linux.
 func (d *Driver) Operate(_ context.Context, _ sdk.Spec, nodes []sdk.Node, _ string, _ map[string]any) []sdk.Result {
 	return unsupported(nodes)

@@ -1,7 +1,8 @@
 // Package process is the local.process profile driver: each node is an OS
-// process on this machine. Processes are detached from the plugin, so they
-// outlive a restart of the plugin and of the agent, and are found again from
-// the state the engine stores. The driver needs Linux (/proc, parent-death
+// process on this machine, started by one supervising process per plugin
+// data directory. Processes and their supervisor are detached from the
+// plugin, so they outlive a restart of the plugin and of the agent, and are
+// found again from the state the engine stores. The driver needs Linux (/proc, parent-death
 // signals); elsewhere the type is registered but refuses profiles and nodes
 // with an error that says so.
 package process
@@ -53,11 +54,18 @@ func Type() sdk.ProfileType {
 	}
 }
 
-// WrapCommand is the hidden grove sub-command that runs a node's process.
-// The wrapper outlives the plugin, waits for the process and records its
-// exit status in the node's runtime directory, which is how check can tell
-// "exited with status 3" from "vanished".
+// WrapCommand is the hidden grove sub-command that ran a node's process
+// before the supervisor (one wrapper per node). New nodes no longer use it;
+// it is kept so wrappers of nodes created by an earlier version, and tools
+// that start one, keep working until those nodes are deleted.
 const WrapCommand = "__process-wrap"
+
+// SupervisorCommand is the hidden grove sub-command that runs the one
+// supervisor of a plugin data directory (`grove __process-supervisor DIR`):
+// it starts every node's process, is their parent and records their exit
+// statuses in the nodes' runtime directories, which is how check can tell
+// "exited with status 3" from "vanished". See supervisor.go.
+const SupervisorCommand = "__process-supervisor"
 
 // unsupportedOn is the error local.process gives on an operating system
 // other than Linux: it finds and watches its processes through Linux's /proc

@@ -71,6 +71,11 @@ func RunWrapper(args []string) int {
 	}
 }
 
+// writeExit records a node's exit status. The file appears whole (written
+// aside, then renamed), so a check never reads it half-written.
 func writeExit(dir, msg string) {
-	_ = os.WriteFile(filepath.Join(dir, "exit"), []byte(msg+"\n"), 0o644)
+	tmp := filepath.Join(dir, "exit.tmp")
+	if os.WriteFile(tmp, []byte(msg+"\n"), 0o644) == nil {
+		_ = os.Rename(tmp, filepath.Join(dir, "exit"))
+	}
 }
