@@ -77,19 +77,7 @@ func groveProcesses(b *testing.B) (start, stop time.Duration, rss, pss float64) 
 	post(b, c, "/v1/profiles", map[string]any{"profile": map[string]any{"name": "sleep",
 		"spec": map[string]any{"type": "local.process", "version": "1.0", "properties": map[string]any{
 			"command": []string{"sleep", "3600"}, "stop_timeout": 10}}}})
-	t0 := time.Now()
-	r, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": map[string]any{"name": "procs", "profile_id": "sleep", "desired_capacity": processNodes}}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	act, err := c.WaitAction(ctx, r.ActionID(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if act.Status != "SUCCEEDED" {
-		b.Fatalf("create: %s %s", act.Status, act.StatusReason)
-	}
-	start = time.UnixMicro(int64(act.EndTime * 1e6)).Sub(t0)
+	_, start = createTimed(b, c, "procs", "sleep", processNodes, nil)
 	helpers := helperPIDs(agentDir)
 	if len(helpers) == 0 {
 		b.Fatalf("no local.process helper process found under %s", agentDir)
@@ -97,12 +85,12 @@ func groveProcesses(b *testing.B) (start, stop time.Duration, rss, pss float64) 
 	var anon float64
 	rss, pss, anon = memAnon(helpers)
 	b.Logf("grove: %d helper processes, anonymous memory %.1f MiB", len(helpers), anon)
-	t0 = time.Now()
-	r, err = c.Do(ctx, http.MethodDelete, "/v1/clusters/procs", nil, nil, nil)
+	t0 := time.Now()
+	r, err := c.Do(ctx, http.MethodDelete, "/v1/clusters/procs", nil, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	act, err = c.WaitAction(ctx, r.ActionID(), nil)
+	act, err := c.WaitAction(ctx, r.ActionID(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -33,9 +33,15 @@ func bigAgent(b *testing.B, max int) *api.Client {
 // CLUSTER_CREATE action's id and how long it took (to the action's end
 // time). poll, when set, runs beside the creation until it ends.
 func createNoop(b *testing.B, c *api.Client, name string, n int, poll func(ctx context.Context, actionID string)) (string, time.Duration) {
+	return createTimed(b, c, name, "noop", n, poll)
+}
+
+// createTimed is createNoop of a cluster of any profile.
+func createTimed(b *testing.B, c *api.Client, name, profile string, n int, poll func(ctx context.Context, actionID string)) (string, time.Duration) {
+	b.Helper()
 	ctx := context.Background()
 	start := time.Now()
-	r, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": map[string]any{"name": name, "profile_id": "noop", "desired_capacity": n}}, nil)
+	r, err := c.Do(ctx, http.MethodPost, "/v1/clusters", nil, map[string]any{"cluster": map[string]any{"name": name, "profile_id": profile, "desired_capacity": n}}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
