@@ -373,6 +373,9 @@ func TestWatchAfterPluginRestart(t *testing.T) {
 
 // TestNodeSignalsDefault: a node's process starts with every signal at its
 // default disposition and none blocked, whatever the supervisor handles.
+// What the environment itself ignores or blocks (this test process's own
+// masks, which the supervisor inherits as it is started from here, and
+// which exec keeps) is the one exception.
 func TestNodeSignalsDefault(t *testing.T) {
 	root := t.TempDir()
 	d := &Driver{Dir: root}
@@ -382,16 +385,36 @@ func TestNodeSignalsDefault(t *testing.T) {
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pidOf(t, sdk.Node{State: r.State})))
+	node := signalMasks(t, fmt.Sprintf("/proc/%d/status", pidOf(t, sdk.Node{State: r.State})))
+	inherited := signalMasks(t, "/proc/self/status")
+	inherited["SigCgt:"] = 0 // exec resets caught signals to their default
+	for _, field := range []string{"SigBlk:", "SigIgn:", "SigCgt:"} {
+		if extra := node[field] &^ inherited[field]; extra != 0 {
+			t.Errorf("node process: %s %016x (beyond the environment's %016x), want none", field, node[field], inherited[field])
+		}
+	}
+}
+
+// signalMasks reads the blocked, ignored and caught signal masks of a
+// /proc/PID/status file.
+func signalMasks(t *testing.T, path string) map[string]uint64 {
+	t.Helper()
+	status, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := map[string]uint64{}
 	for _, line := range strings.Split(string(status), "\n") {
 		f := strings.Fields(line)
-		if len(f) == 2 && (f[0] == "SigBlk:" || f[0] == "SigIgn:" || f[0] == "SigCgt:") && strings.Trim(f[1], "0") != "" {
-			t.Errorf("node process: %s %s, want none", f[0], f[1])
+		if len(f) == 2 && (f[0] == "SigBlk:" || f[0] == "SigIgn:" || f[0] == "SigCgt:") {
+			v, err := strconv.ParseUint(f[1], 16, 64)
+			if err != nil {
+				t.Fatalf("%s: %s %q: %v", path, f[0], f[1], err)
+			}
+			out[f[0]] = v
 		}
 	}
+	return out
 }
 
 // TestAdoptRefusesSupervisor: the supervisor is not a node; adopting it
