@@ -19,6 +19,8 @@ import (
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/store/postgres/pgtest"
+	"github.com/grovehq/grove/internal/proctest"
+	"github.com/grovehq/grove/plugins/builtin/process"
 )
 
 // The failover agents' timings, as e2e/failover_test.go runs them: a
@@ -465,7 +467,7 @@ func (a *hostAgent) logTail() string {
 func killNodesUnder(root string) {
 	var ours, groups []int
 	for _, pid := range helperPIDs(root) {
-		if argv := cmdline(pid); argv[1] == "__process-supervisor" {
+		if argv := proctest.Cmdline(pid); len(argv) > 1 && argv[1] == process.SupervisorCommand {
 			kids := childrenOf(pid)
 			groups = append(groups, kids...)
 			ours = append(ours, kids...)

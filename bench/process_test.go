@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/grovehq/grove/internal/proctest"
 )
 
 // processNodes is the size of BenchmarkProcesses500.
@@ -119,33 +121,12 @@ func agentDataDir(b *testing.B, cmd *exec.Cmd) string {
 // this run's.
 func helperPIDs(root string) []int {
 	var out []int
-	for _, pid := range allPIDs() {
-		argv := cmdline(pid)
-		if len(argv) > 2 && (argv[1] == "__process-wrap" || argv[1] == "__process-supervisor") &&
-			strings.HasPrefix(argv[2], root+string(filepath.Separator)) {
+	for _, pid := range proctest.PIDs() {
+		if strings.HasPrefix(proctest.HelperDir(proctest.Cmdline(pid)), root+string(filepath.Separator)) {
 			out = append(out, pid)
 		}
 	}
 	return out
-}
-
-func allPIDs() []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-func cmdline(pid int) []string {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return nil
-	}
-	return strings.Split(string(raw), "\x00")
 }
 
 // memAnon sums the RSS, PSS and anonymous memory (heap, stacks: what is
@@ -191,7 +172,7 @@ func running(pid int) bool {
 // childrenOf lists the processes whose parent is pid.
 func childrenOf(pid int) []int {
 	var out []int
-	for _, p := range allPIDs() {
+	for _, p := range proctest.PIDs() {
 		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
 		if err != nil {
 			continue

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/internal/proctest"
 	"github.com/grovehq/grove/internal/testbin"
 )
 
@@ -394,10 +395,7 @@ func clusterProcesses(cluster string, wrappers bool) []int {
 // isWrapper reports whether pid runs a local.process helper (a per-node
 // wrapper; the supervisor has no node's environment, so it is never taken
 // for a cluster's process).
-func isWrapper(pid int) bool {
-	argv := cmdline(pid)
-	return len(argv) > 2 && (argv[1] == "__process-wrap" || argv[1] == "__process-supervisor")
-}
+func isWrapper(pid int) bool { return proctest.HelperDir(cmdline(pid)) != "" }
 
 // ourHelper reports whether pid, or one of its ancestors, is a
 // local.process helper for a directory under runRoot: the supervisor of a
@@ -414,8 +412,8 @@ func ourHelper(pid int) bool {
 // has none.
 func helperDir(pid int) string {
 	for range 32 {
-		if argv := cmdline(pid); len(argv) > 2 && (argv[1] == "__process-wrap" || argv[1] == "__process-supervisor") {
-			return argv[2]
+		if dir := proctest.HelperDir(cmdline(pid)); dir != "" {
+			return dir
 		}
 		f := statFields(pid)
 		if len(f) < 2 {
@@ -431,13 +429,7 @@ func helperDir(pid int) string {
 }
 
 // cmdline returns a process's argv, or nil when it is gone.
-func cmdline(pid int) []string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil || len(b) == 0 {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
-}
+func cmdline(pid int) []string { return proctest.Cmdline(pid) }
 
 // killProcessesOf kills leftover node processes of a cluster, and their
 // wrappers, at test end, and waits for them to be gone: a wrapper still
@@ -483,16 +475,7 @@ func killProcessesOf(cluster string) {
 }
 
 // pids lists the processes in /proc.
-func pids() []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
+func pids() []int { return proctest.PIDs() }
 
 // statFields returns the fields of /proc/PID/stat after the command name
 // (state first, then the parent's pid), or nil when the process is gone.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/grovehq/grove/internal/proctest"
 )
 
 // TestConsole walks the console through an operator's day on a real dev
@@ -214,11 +216,10 @@ func killNodes(a *agent, cluster string) {
 		}
 		pids = append(pids, int(pid))
 		if w := parent(int(pid)); w > 1 {
-			argv := strings.Split(readFile(fmt.Sprintf("/proc/%d/cmdline", w)), "\x00")
 			// The node's parent: its supervisor (or, before it, its
 			// wrapper), whose argv names a directory in this agent's data
 			// dir.
-			if len(argv) > 2 && (argv[1] == "__process-wrap" || argv[1] == "__process-supervisor") && strings.HasPrefix(argv[2], a.dataDir+string(filepath.Separator)) {
+			if strings.HasPrefix(proctest.HelperDir(proctest.Cmdline(w)), a.dataDir+string(filepath.Separator)) {
 				pids = append(pids, w)
 			}
 		}

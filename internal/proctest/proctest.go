@@ -1,14 +1,20 @@
 //go:build linux
 
 // Package proctest reads process state from /proc for tests that stop and
-// kill the processes they started.
+// kill the processes they started, and for the tests and benchmarks that
+// find the processes local.process started: every pid, a process's argv,
+// and the directory a local.process helper names in its argv, which is how
+// a test tells its own node processes from a user's or another run's.
 package proctest
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/grovehq/grove/plugins/builtin/process"
 )
 
 // AllThreadsStopped reports whether every thread of process pid is stopped
@@ -34,4 +40,35 @@ func AllThreadsStopped(pid int) bool {
 		}
 	}
 	return true
+}
+
+// PIDs lists the processes in /proc.
+func PIDs() []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Cmdline returns a process's argv, or nil when it is gone.
+func Cmdline(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+}
+
+// HelperDir returns the directory that argv names when it is a
+// local.process helper's (`grove __process-supervisor DIR` or
+// `grove __process-wrap DIR -- ...`), and "" for any other process.
+func HelperDir(argv []string) string {
+	if len(argv) > 2 && (argv[1] == process.SupervisorCommand || argv[1] == process.WrapCommand) {
+		return argv[2]
+	}
+	return ""
 }
