@@ -169,8 +169,10 @@ type Engine struct {
 	// healthLast is when each cluster under a health policy was last
 	// checked, for the policy's interval.
 	healthLast map[string]time.Time
-	rngMu      sync.Mutex
-	rng        *rand.Rand
+	// checks keeps what health rounds read of each cluster's nodes.
+	checks *checkReads
+	rngMu  sync.Mutex
+	rng    *rand.Rand
 
 	// suspects are nodes a driver reported down since the last health round.
 	suspectMu sync.Mutex
@@ -214,7 +216,8 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(), secrets: sec,
 		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1), healthLast: map[string]time.Time{},
 		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{}, cascades: map[string]int{},
-		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		checks: newCheckReads(),
+		rng:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 }
 

@@ -74,6 +74,8 @@ type gate struct {
 	checkData map[string]map[string]any
 	// checkSizes are the node counts of the Check calls made, in order.
 	checkSizes []int
+	// checked are the nodes the last Check calls were given, by id.
+	checked map[string]sdk.Node
 }
 
 func newGate() *gate {
@@ -186,6 +188,12 @@ func (d gateDriver) Delete(ctx context.Context, _ sdk.Spec, nodes []sdk.Node) []
 func (d gateDriver) Check(ctx context.Context, _ sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	d.g.mu.Lock()
 	d.g.checkSizes = append(d.g.checkSizes, len(nodes))
+	if d.g.checked == nil {
+		d.g.checked = map[string]sdk.Node{}
+	}
+	for _, n := range nodes {
+		d.g.checked[n.ID] = n
+	}
 	d.g.mu.Unlock()
 	out := d.each(ctx, "check", nodes)
 	d.g.mu.Lock()

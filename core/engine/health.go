@@ -110,11 +110,13 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 			here[id] = true
 		}
 	}
+	checked := map[string]bool{}
 	for _, cl := range idle {
 		own := mine[cl.ID] || reported[cl.ID]
 		if !own && !here[cl.ID] {
 			continue
 		}
+		checked[cl.ID] = true
 		if err := e.checkCluster(ctx, cl, reported[cl.ID], own); err != nil && ctx.Err() == nil {
 			e.log.Warn("health check of a cluster failed", "cluster", cl.Name, "error", err)
 		}
@@ -140,6 +142,10 @@ func (e *Engine) CheckHealth(ctx context.Context) error {
 			}
 		}
 	}
+	// A cluster skipped this round (an action runs on it) is read again
+	// next time anyway; forgetting it bounds what is kept to what is
+	// checked.
+	e.checks.keepOnly(checked)
 	if e.isHost() {
 		for _, cl := range idle {
 			if !monitored(cl) {
@@ -172,21 +178,16 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 		return nil
 	}
 	// The round reads what a check needs of every node, documents as the
-	// stored JSON the driver's wire carries as it is; a node is read whole
-	// only when its check says something the engine acts on.
-	nodes, err := e.store.CheckNodes(ctx, cl.ID)
+	// stored JSON the driver's wire carries as it is, and only when they
+	// changed since the last round; a node is read whole only when its
+	// check says something the engine acts on.
+	read, err := e.checks.read(ctx, e.store, cl.ID)
 	if err != nil {
 		return err
 	}
-	allActive := !slices.ContainsFunc(nodes, func(n *model.CheckNode) bool { return n.Status != model.NodeActive })
+	allActive := !slices.ContainsFunc(read.nodes, func(n *model.CheckNode) bool { return n.Status != model.NodeActive })
 	if err := e.recovered(ctx, cl, allActive); err != nil {
 		return err
-	}
-	byProfile := map[string][]*model.CheckNode{}
-	for _, n := range nodes {
-		if n.Status == model.NodeActive || n.Status == model.NodeError {
-			byProfile[n.ProfileID] = append(byProfile[n.ProfileID], n)
-		}
 	}
 	now := e.cfg.Now()
 	var changed []*model.Node
@@ -194,21 +195,26 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 	// refreshed are nodes whose check changed their data only: written,
 	// without an event.
 	var refreshed []*model.Node
-	for profileID, members := range byProfile {
+	for profileID, members := range read.byProfile {
 		spec, err := e.specFor(ctx, profileID)
 		if err != nil {
 			return err
 		}
-		var group []*model.CheckNode
-		for _, n := range members {
-			if e.checksHere(n.Host, spec.Type, all) {
-				group = append(group, n)
+		checked := e.checks.group(read, groupKey{profile: profileID, cluster: cl.Name, all: all}, func() checkGroup {
+			var g checkGroup
+			for _, n := range members {
+				if e.checksHere(n.Host, spec.Type, all) {
+					g.nodes = append(g.nodes, n)
+				}
 			}
-		}
+			g.batches = e.checkBatches(cl, g.nodes)
+			return g
+		})
+		group := checked.nodes
 		if len(group) == 0 {
 			continue
 		}
-		byID, err := e.checkInBatches(ctx, cl, spec, group, now)
+		byID, err := e.checkInBatches(ctx, cl, spec, checked.batches, len(group), now)
 		if err != nil {
 			return err
 		}
@@ -335,21 +341,15 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 	return e.superviseRestarts(ctx, cl, dead, now, recovery)
 }
 
-// checkInBatches checks a group of a cluster's nodes in calls of bounded
-// size (CheckBatchNodes nodes, CheckBatchBytes bytes), CheckCalls of them at
+// checkInBatches checks size nodes of a cluster in the calls checkBatches
+// cut them into (bounded in nodes and bytes), CheckCalls of them at
 // once, so a large cluster never makes a message gRPC refuses and its
 // round takes a fraction of the time. A call that fails (the plugin's
 // error, a message too large, CheckCallTimeout passed) costs only its
 // nodes: they are left as they are this round, and the failure is logged
 // and recorded as the cluster's event naming the batch.
-func (e *Engine) checkInBatches(ctx context.Context, cl *model.Cluster, spec sdk.Spec, group []*model.CheckNode, now time.Time) (map[string]sdk.Result, error) {
-	wire := make([]sdk.JSONNode, len(group))
-	for i, n := range group {
-		wire[i] = sdk.JSONNode{ID: n.ID, Name: n.Name, Index: n.Index, ClusterID: n.ClusterID, ClusterName: cl.Name, PhysicalID: n.PhysicalID,
-			State: n.State, Data: n.Data, Metadata: n.Metadata}
-	}
-	batches := sdk.SplitJSONNodes(wire, e.cfg.CheckBatchNodes, e.cfg.CheckBatchBytes)
-	out := make(map[string]sdk.Result, len(group))
+func (e *Engine) checkInBatches(ctx context.Context, cl *model.Cluster, spec sdk.Spec, batches []sdk.NodeBatch, size int, now time.Time) (map[string]sdk.Result, error) {
+	out := make(map[string]sdk.Result, size)
 	var mu sync.Mutex
 	// failed holds each failed batch's event at the batch's place, so
 	// the events are written in batch order whatever order calls end in.
@@ -394,6 +394,18 @@ func (e *Engine) checkInBatches(ctx context.Context, cl *model.Cluster, spec sdk
 		}
 	}
 	return out, nil
+}
+
+// checkBatches converts a group of a cluster's nodes for the wire and
+// splits them into check calls of bounded size (CheckBatchNodes nodes,
+// CheckBatchBytes bytes).
+func (e *Engine) checkBatches(cl *model.Cluster, group []*model.CheckNode) []sdk.NodeBatch {
+	wire := make([]sdk.JSONNode, len(group))
+	for i, n := range group {
+		wire[i] = sdk.JSONNode{ID: n.ID, Name: n.Name, Index: n.Index, ClusterID: n.ClusterID, ClusterName: cl.Name, PhysicalID: n.PhysicalID,
+			State: n.State, Data: n.Data, Metadata: n.Metadata}
+	}
+	return sdk.SplitJSONNodes(wire, e.cfg.CheckBatchNodes, e.cfg.CheckBatchBytes)
 }
 
 // superviseRestarts applies the cluster's restart settings to its dead nodes.

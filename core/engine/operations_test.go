@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/plugins/sdk"
 )
 
 // TestOperations runs test.gate's operations on one node and on a
@@ -316,5 +319,107 @@ func TestHealthCheckBatchDeadline(t *testing.T) {
 	}
 	if n := h.nodes(cl.ID)[6]; n.Data["seen"] != "yes" {
 		t.Errorf("the last node after a check of every batch: %v", n.Data)
+	}
+}
+
+// TestHealthRoundSeesEveryNodeWrite: a health round keeps what it read of a
+// cluster's nodes while they do not change, and the driver's check is given
+// the nodes as the store holds them after any write, including writes made
+// outside this engine (another agent sharing the store): a new physical id
+// and data, a node added, one deleted, the cluster renamed, a node moved to
+// another cluster.
+func TestHealthRoundSeesEveryNodeWrite(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	cl := h.cluster("c", 3, 60)
+	other := h.cluster("other", 0, 60)
+	round := func() map[string]sdk.Node {
+		t.Helper()
+		h.gate.mu.Lock()
+		h.gate.checked = nil
+		h.gate.mu.Unlock()
+		if err := h.eng.CheckHealth(h.ctx()); err != nil {
+			t.Fatal(err)
+		}
+		h.gate.mu.Lock()
+		defer h.gate.mu.Unlock()
+		return h.gate.checked
+	}
+	nodes := h.nodes(cl.ID)
+	for i := range 2 {
+		if seen := round(); len(seen) != 3 {
+			t.Fatalf("round %d checked %d nodes, want 3", i+1, len(seen))
+		}
+	}
+
+	n0 := nodes[0]
+	n0.PhysicalID, n0.Data = "moved-elsewhere", map[string]any{"k": "v"}
+	if err := h.store.UpdateNodes(h.ctx(), []*model.Node{n0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := round()[n0.ID]; got.PhysicalID != "moved-elsewhere" || got.Data["k"] != "v" {
+		t.Errorf("after another writer changed node 0, the check got physical id %q, data %v", got.PhysicalID, got.Data)
+	}
+
+	added := &model.Node{ID: uuid.NewString(), Name: "added", ClusterID: cl.ID, ProfileID: nodes[0].ProfileID, Index: 9,
+		InitAt: h.clock.Now(), PhysicalID: "added-phys", Status: model.NodeActive, User: cl.User, Project: cl.Project}
+	if err := h.store.CreateNodes(h.ctx(), []*model.Node{added}); err != nil {
+		t.Fatal(err)
+	}
+	if seen := round(); len(seen) != 4 || seen[added.ID].PhysicalID != "added-phys" {
+		t.Errorf("after a node was added, the check got %d nodes (want 4) and the new one as %+v", len(seen), seen[added.ID])
+	}
+
+	if err := h.store.DeleteNodes(h.ctx(), []string{nodes[1].ID}); err != nil {
+		t.Fatal(err)
+	}
+	if seen := round(); len(seen) != 3 || seen[nodes[1].ID].ID != "" {
+		t.Errorf("after node 1 was deleted, the check got %d nodes (want 3), node 1 among them: %v", len(seen), seen[nodes[1].ID].ID != "")
+	}
+
+	n2 := nodes[2]
+	n2.ClusterID = other.ID
+	if err := h.store.UpdateNodes(h.ctx(), []*model.Node{n2}); err != nil {
+		t.Fatal(err)
+	}
+	// Settle: rounds that write nothing leave the generation where it is
+	// and are checked from what was read.
+	settled := false
+	for range 5 {
+		round()
+		g1, err := h.store.NodeChanges(h.ctx(), cl.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		round()
+		g2, err := h.store.NodeChanges(h.ctx(), cl.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if settled = g1 == g2; settled {
+			break
+		}
+	}
+	if !settled {
+		t.Fatal("every health round writes the cluster's nodes")
+	}
+	now, err := h.store.GetCluster(h.ctx(), cl.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now.Name = "renamed"
+	if err := h.store.UpdateCluster(h.ctx(), now); err != nil {
+		t.Fatal(err)
+	}
+	if got := round()[nodes[0].ID]; got.ClusterName != "renamed" {
+		t.Errorf("after the cluster was renamed, its nodes were checked as nodes of %q", got.ClusterName)
+	}
+
+	seen := round()
+	if len(seen) != 3 {
+		t.Errorf("after node 2 moved to another cluster, the checks got %d nodes, want 3 (two in c, one in other)", len(seen))
+	}
+	if got := seen[n2.ID]; got.ClusterID != other.ID {
+		t.Errorf("node 2 was checked as a node of cluster %q, want %q", got.ClusterID, other.ID)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,7 +47,63 @@ func nodeArgs(n *model.Node) []any {
 
 // CreateNodes implements Store.
 func (s *SQL) CreateNodes(ctx context.Context, nodes []*model.Node) error {
-	return s.insertMany(ctx, "nodes", nodeCols, len(nodes), func(i int) []any { return nodeArgs(nodes[i]) })
+	return s.InTx(ctx, func(tx Store) error {
+		t := tx.(*SQL)
+		if err := t.insertMany(ctx, "nodes", nodeCols, len(nodes), func(i int) []any { return nodeArgs(nodes[i]) }); err != nil {
+			return err
+		}
+		return t.bumpNodeChanges(ctx, clustersOf(nodes))
+	})
+}
+
+// clustersOf returns the clusters nodes belong to, each once, sorted.
+func clustersOf(nodes []*model.Node) []string {
+	var ids []string
+	for _, n := range nodes {
+		if n.ClusterID != "" {
+			ids = append(ids, n.ClusterID)
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// bumpNodeChanges moves the node generation (NodeChanges) of each cluster
+// named, in the transaction that wrote their nodes and after the writes: a
+// reader that sees the new generation sees the writes. Sorted ids take the
+// counter rows in one order in every writer, so two writers on PostgreSQL
+// wait for each other rather than deadlock.
+func (s *SQL) bumpNodeChanges(ctx context.Context, clusterIDs []string) error {
+	for _, id := range clusterIDs {
+		if _, err := s.exec(ctx, `INSERT INTO node_changes (cluster_id, gen) VALUES (?, 1)
+			ON CONFLICT (cluster_id) DO UPDATE SET gen = node_changes.gen + 1`, id); err != nil {
+			return fmt.Errorf("record a change of cluster %s's nodes: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// bumpNodeChangesOf is bumpNodeChanges for the clusters of the nodes with
+// the given ids, as the store holds them now.
+func (s *SQL) bumpNodeChangesOf(ctx context.Context, nodeIDs []string) error {
+	clusters, err := s.ids(ctx, "SELECT DISTINCT cluster_id FROM nodes WHERE id IN ("+placeholders(len(nodeIDs))+") AND cluster_id <> '' ORDER BY cluster_id", anys(nodeIDs)...)
+	if err != nil {
+		return fmt.Errorf("find the clusters of changed nodes: %w", err)
+	}
+	return s.bumpNodeChanges(ctx, clusters)
+}
+
+// NodeChanges implements Store.
+func (s *SQL) NodeChanges(ctx context.Context, clusterID string) (int64, error) {
+	var gen int64
+	err := s.queryRow(ctx, "SELECT gen FROM node_changes WHERE cluster_id = ?", clusterID).Scan(&gen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the node generation of cluster %s: %w", clusterID, err)
+	}
+	return gen, nil
 }
 
 // GetNode implements Store.
@@ -208,34 +265,50 @@ func (s *SQL) UpdateNodes(ctx context.Context, nodes []*model.Node) error {
 				return fmt.Errorf("update node %s: %w", n.ID, err)
 			}
 		}
-		return nil
+		// A node's old cluster, when it moved, is the trigger's
+		// (migration 0014).
+		return t.bumpNodeChanges(ctx, clustersOf(nodes))
 	})
 }
 
 // SetNodeStatus implements Store.
 func (s *SQL) SetNodeStatus(ctx context.Context, ids []string, status, reason string) error {
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		if _, err := s.exec(ctx, "UPDATE nodes SET status = ?, status_reason = ? WHERE id IN ("+placeholders(len(chunk))+")",
-			append([]any{status, reason}, anys(chunk)...)...); err != nil {
-			return fmt.Errorf("set node status: %w", err)
+	return s.InTx(ctx, func(tx Store) error {
+		t := tx.(*SQL)
+		for start := 0; start < len(ids); start += 500 {
+			chunk := ids[start:min(start+500, len(ids))]
+			if _, err := t.exec(ctx, "UPDATE nodes SET status = ?, status_reason = ? WHERE id IN ("+placeholders(len(chunk))+")",
+				append([]any{status, reason}, anys(chunk)...)...); err != nil {
+				return fmt.Errorf("set node status: %w", err)
+			}
+			if err := t.bumpNodeChangesOf(ctx, chunk); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // DeleteNodes implements Store.
 func (s *SQL) DeleteNodes(ctx context.Context, ids []string) error {
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		if _, err := s.exec(ctx, "DELETE FROM nodes WHERE id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
-			return fmt.Errorf("delete nodes: %w", err)
+	return s.InTx(ctx, func(tx Store) error {
+		t := tx.(*SQL)
+		for start := 0; start < len(ids); start += 500 {
+			chunk := ids[start:min(start+500, len(ids))]
+			// Before the delete, while the rows still name their clusters;
+			// the transaction makes both visible at once.
+			if err := t.bumpNodeChangesOf(ctx, chunk); err != nil {
+				return err
+			}
+			if _, err := t.exec(ctx, "DELETE FROM nodes WHERE id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
+				return fmt.Errorf("delete nodes: %w", err)
+			}
+			if _, err := t.exec(ctx, "DELETE FROM node_locks WHERE node_id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
+				return fmt.Errorf("delete node locks: %w", err)
+			}
 		}
-		if _, err := s.exec(ctx, "DELETE FROM node_locks WHERE node_id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
-			return fmt.Errorf("delete node locks: %w", err)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // CountNodes implements Store.

@@ -259,6 +259,9 @@ func (s *SQL) DeleteCluster(ctx context.Context, id string) error {
 	if _, err := s.exec(ctx, "DELETE FROM expectations WHERE cluster_id = ?", id); err != nil {
 		return err
 	}
+	if _, err := s.exec(ctx, "DELETE FROM node_changes WHERE cluster_id = ?", id); err != nil {
+		return err
+	}
 	// A cluster's receivers go with it, as in Senlin: their webhooks would
 	// name a cluster that no longer exists.
 	if _, err := s.exec(ctx, "DELETE FROM receivers WHERE cluster_id = ?", id); err != nil {

@@ -195,6 +195,12 @@ func (w *Observed) CheckNodes(ctx context.Context, clusterID string) ([]*model.C
 	return w.s.CheckNodes(ctx, clusterID)
 }
 
+// NodeChanges implements Store.
+func (w *Observed) NodeChanges(ctx context.Context, clusterID string) (int64, error) {
+	defer w.observe("NodeChanges", time.Now())
+	return w.s.NodeChanges(ctx, clusterID)
+}
+
 // ClusterHostNodes implements Store.
 func (w *Observed) ClusterHostNodes(ctx context.Context, clusterID string) ([]*model.Node, error) {
 	defer w.observe("ClusterHostNodes", time.Now())

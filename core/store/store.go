@@ -214,6 +214,12 @@ type Store interface {
 	// metadata left as the JSON the store holds, so a round does not decode
 	// (and re-encode) every node's documents.
 	CheckNodes(ctx context.Context, clusterID string) ([]*model.CheckNode, error)
+	// NodeChanges returns the generation of a cluster's nodes: it moves
+	// whenever one of them is created, changed, deleted or moved to
+	// another cluster, and 0 means none is known (read the nodes). A
+	// reader that reads it, then the nodes, may keep what it read for as
+	// long as the generation stays the same.
+	NodeChanges(ctx context.Context, clusterID string) (int64, error)
 	// ClusterHostNodes returns a cluster's nodes that are on a host
 	// (nodes.host set), ordered by index.
 	ClusterHostNodes(ctx context.Context, clusterID string) ([]*model.Node, error)

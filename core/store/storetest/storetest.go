@@ -57,6 +57,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CountsFollowEveryWrite", testCountsFollowWrites},
 		{"CountsUnderConcurrentWriters", testCountsConcurrent},
 		{"CheckNodesAndHostNodes", testCheckNodes},
+		{"NodeChangesFollowEveryWrite", testNodeChanges},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -293,6 +294,66 @@ func testCheckNodes(t *testing.T, s store.Store) {
 	must(t, err)
 	if len(on) != 2 || on[0].ID != nodes[3].ID || on[1].ID != nodes[1].ID || on[1].Data["pid"] != float64(42) {
 		t.Errorf("ClusterHostNodes: %+v, want nodes n3 and n1", on)
+	}
+}
+
+// testNodeChanges: a cluster's node generation moves with every write of
+// one of its nodes, through every store call that writes nodes (a health
+// round keeps what it read while it stays put), and with nothing else;
+// a node moving between clusters moves both; the generation goes with its
+// cluster.
+func testNodeChanges(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	a := &model.Cluster{ID: uuid.NewString(), Name: "a", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	b := &model.Cluster{ID: uuid.NewString(), Name: "b", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, a))
+	must(t, s.CreateCluster(ctx, b))
+	gen := func(c *model.Cluster) int64 {
+		t.Helper()
+		g, err := s.NodeChanges(ctx, c.ID)
+		must(t, err)
+		return g
+	}
+	if g := gen(a); g != 0 {
+		t.Fatalf("generation of a cluster without nodes = %d, want 0", g)
+	}
+	n1 := &model.Node{ID: uuid.NewString(), Name: "n1", ClusterID: a.ID, ProfileID: "p", Index: 1, InitAt: t0, Status: model.NodeActive}
+	n2 := &model.Node{ID: uuid.NewString(), Name: "n2", ClusterID: a.ID, ProfileID: "p", Index: 2, InitAt: t0, Status: model.NodeActive}
+	orphan := &model.Node{ID: uuid.NewString(), Name: "orphan", ProfileID: "p", InitAt: t0, Status: model.NodeActive}
+	must(t, s.CreateNodes(ctx, []*model.Node{n1, n2, orphan}))
+	ga, gb := gen(a), gen(b)
+	if ga == 0 || gb != 0 {
+		t.Fatalf("after creating a's nodes: a %d, b %d; want a moved, b 0", ga, gb)
+	}
+	steps := []struct {
+		name       string
+		write      func() error
+		movesA     bool
+		movesB     bool
+		unchangedA bool
+	}{
+		{"reads", func() error { _, err := s.CheckNodes(ctx, a.ID); return err }, false, false, true},
+		{"a write of a node outside any cluster", func() error { orphan.StatusReason = "x"; return s.UpdateNodes(ctx, []*model.Node{orphan}) }, false, false, true},
+		{"UpdateNodes", func() error { n1.PhysicalID = "phys"; return s.UpdateNodes(ctx, []*model.Node{n1}) }, true, false, false},
+		{"SetNodeStatus", func() error { return s.SetNodeStatus(ctx, []string{n2.ID}, model.NodeError, "down") }, true, false, false},
+		{"a move from a to b", func() error { n2.ClusterID = b.ID; return s.UpdateNodes(ctx, []*model.Node{n2}) }, true, true, false},
+		{"DeleteNodes", func() error { return s.DeleteNodes(ctx, []string{n1.ID}) }, true, false, false},
+	}
+	for _, st := range steps {
+		must(t, st.write())
+		na, nb := gen(a), gen(b)
+		if (na != ga) != st.movesA || (nb != gb) != st.movesB {
+			t.Errorf("%s: a %d → %d, b %d → %d; want a moved %v, b moved %v", st.name, ga, na, gb, nb, st.movesA, st.movesB)
+		}
+		if na < ga || nb < gb {
+			t.Errorf("%s: a generation went back (a %d → %d, b %d → %d)", st.name, ga, na, gb, nb)
+		}
+		ga, gb = na, nb
+	}
+	must(t, s.DeleteNodes(ctx, []string{n2.ID}))
+	must(t, s.DeleteCluster(ctx, b.ID))
+	if g := gen(b); g != 0 {
+		t.Errorf("generation of a deleted cluster = %d, want 0", g)
 	}
 }
 
