@@ -296,7 +296,7 @@ func TestHealthCheckBatchDeadline(t *testing.T) {
 			reasons = append(reasons, ev.StatusReason)
 		}
 	}
-	if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "Check of 1 node (batch 3 of 3) failed: ") || !strings.Contains(reasons[0], "deadline") {
+	if len(reasons) != 1 || !strings.HasPrefix(reasons[0], "Check of 1 node (batch 3 of 3) failed: ") || !strings.Contains(strings.ToLower(reasons[0]), "deadline") {
 		t.Errorf("the cluster's check events: %q", reasons)
 	}
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -52,12 +53,28 @@ func TestNodePortsComeFromBelowTheEphemeralRange(t *testing.T) {
 
 	// Two ports in the range, one held by a listener: the other is given,
 	// then none is left.
-	held, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// The port after the held one must be free for the test to mean
+	// anything; another process on the machine may hold it, so look for a
+	// pair where it is not.
+	var held net.Listener
+	var h int
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		if next, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1)); err == nil {
+			next.Close()
+			held, h = l, port
+			break
+		}
+		l.Close()
+	}
+	if held == nil {
+		t.Fatal("no port with a free port after it in 50 tries")
 	}
 	defer held.Close()
-	h := held.Addr().(*net.TCPAddr).Port
 	tight := &portAllocator{recent: map[int]time.Time{}, lo: h, hi: h + 1}
 	got, err := tight.allocate(1)
 	if err != nil || len(got) != 1 || got[0] != h+1 {
