@@ -307,8 +307,8 @@ func (e *Engine) reevaluate(ctx context.Context, clusters []*model.Cluster) erro
 }
 
 // reevaluateProject is reevaluate's look at one project, which its caller
-// took (cascadeIdle): the graph is read once no cascade of this engine can
-// be half-way through it, and the project is given back at the end, or to
+// took (cascadeIdle): the graph is read while no cascade of this engine is
+// half-way through it, and the project is given back at the end, or to
 // the reconciliation reconcileProject carries on in the background.
 func (e *Engine) reevaluateProject(ctx context.Context, p string) error {
 	held := true
@@ -317,9 +317,15 @@ func (e *Engine) reevaluateProject(ctx context.Context, p string) error {
 			e.cascadeEnd(p)
 		}
 	}()
+	seq := e.cascadeSeq(p)
 	g, err := e.depSnapshot(ctx, p)
 	if err != nil {
 		return err
+	}
+	if e.cascadeSeq(p) != seq {
+		// A cascade began (an event of this round, an operator's stop)
+		// while the graph was read, so it may have been read half-way.
+		return nil
 	}
 	owed, err := e.reconcileProject(ctx, p, g)
 	if err != nil {
@@ -543,6 +549,14 @@ func (e *Engine) cascadeBegin(project string) {
 	e.cascadeMu.Lock()
 	defer e.cascadeMu.Unlock()
 	e.cascades[project]++
+	e.cascadesBegun[project]++
+}
+
+// cascadeSeq is how many cascades this engine began in the project so far.
+func (e *Engine) cascadeSeq(project string) uint64 {
+	e.cascadeMu.Lock()
+	defer e.cascadeMu.Unlock()
+	return e.cascadesBegun[project]
 }
 
 func (e *Engine) cascadeEnd(project string) {
