@@ -290,52 +290,93 @@ func (e *Engine) reevaluate(ctx context.Context, clusters []*model.Cluster) erro
 		projects[cl.Project] = true
 	}
 	for p := range projects {
-		g, err := e.depSnapshot(ctx, p)
-		if err != nil {
-			return err
-		}
-		if err := e.reconcileProject(ctx, p, g); err != nil {
-			return err
-		}
-		if !g.groups {
+		// A cascade this engine carries out in the project holds it until
+		// its last step: its decision already holds what it stops and
+		// starts, while the graph between two of its steps is half-way (a
+		// dependent stopped, the dependency that takes it down still
+		// running). A start taken on that graph would bring the dependent
+		// back before the cascade's next step. The next round looks again.
+		if !e.cascadeIdle(p) {
 			continue
 		}
-		for _, v := range deps.CheckAll(g.snap) {
-			cl := g.byName[v.Cluster]
-			r := model.RunDataOf(cl)
-			switch {
-			case v.Maintenance && !r.Maintenance:
-				active, err := e.store.ActiveActions(ctx, cl.ID)
-				if err != nil || len(active) > 0 {
-					continue
-				}
-				e.log.Warn("dependency cycle", "cluster", cl.Name, "reason", v.Reason)
-				a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.ClusterStopAction, cl.ID, cl.ID,
-					model.ClusterRunInputs{Cause: model.StopByDependency, Reason: v.Reason, Maintenance: true}, cl.Timeout)
-				if err != nil {
-					return err
-				}
-				a.Cause = "Dependency"
-				_ = e.submit(ctx, a, false, cl.ProfileID, nil)
-			case v.Start && r.Stopped && r.Cause == model.StopByDependency && !r.Maintenance:
-				active, err := e.store.ActiveActions(ctx, cl.ID)
-				if err != nil || len(active) > 0 {
-					continue
-				}
-				a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.ClusterStartAction, cl.ID, cl.ID,
-					model.ClusterRunInputs{Cause: model.StopByDependency}, cl.Timeout)
-				if err != nil {
-					return err
-				}
-				a.Cause = "Dependency"
-				if err := e.submit(ctx, a, false, cl.ProfileID, nil); err == nil {
-					e.log.Info("dependencies satisfied, starting", "cluster", cl.Name, "action", a.ID)
-				}
-			case !v.Start && r.Stopped && r.Cause == model.StopByDependency && !r.Maintenance && v.Reason != "" && waitReason(v) != r.Reason:
-				// Keep the reason shown current.
-				if err := e.holdCluster(ctx, cl.ID, v); err != nil {
-					return err
-				}
+		if err := e.reevaluateProject(ctx, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reevaluateProject is reevaluate's look at one project, which its caller
+// took (cascadeIdle): the graph is read while no cascade of this engine is
+// half-way through it, and the project is given back at the end, or to
+// the reconciliation reconcileProject carries on in the background.
+func (e *Engine) reevaluateProject(ctx context.Context, p string) error {
+	held := true
+	defer func() {
+		if held {
+			e.cascadeEnd(p)
+		}
+	}()
+	seq := e.cascadeSeq(p)
+	g, err := e.depSnapshot(ctx, p)
+	if err != nil {
+		return err
+	}
+	if e.cascadeSeq(p) != seq {
+		// A cascade began (an event of this round, an operator's stop)
+		// while the graph was read, so it may have been read half-way.
+		return nil
+	}
+	owed, err := e.reconcileProject(ctx, p, g)
+	if err != nil {
+		return err
+	}
+	if owed {
+		// A cascade is still owed stops (one a crash cut short, another
+		// agent's under way): the graph is half-way, and the clusters
+		// waiting on the ones it stops must not start meanwhile. The
+		// reconciliation now holds the project.
+		held = false
+		return nil
+	}
+	if !g.groups {
+		return nil
+	}
+	for _, v := range deps.CheckAll(g.snap) {
+		cl := g.byName[v.Cluster]
+		r := model.RunDataOf(cl)
+		switch {
+		case v.Maintenance && !r.Maintenance:
+			active, err := e.store.ActiveActions(ctx, cl.ID)
+			if err != nil || len(active) > 0 {
+				continue
+			}
+			e.log.Warn("dependency cycle", "cluster", cl.Name, "reason", v.Reason)
+			a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.ClusterStopAction, cl.ID, cl.ID,
+				model.ClusterRunInputs{Cause: model.StopByDependency, Reason: v.Reason, Maintenance: true}, cl.Timeout)
+			if err != nil {
+				return err
+			}
+			a.Cause = "Dependency"
+			_ = e.submit(ctx, a, false, cl.ProfileID, nil)
+		case v.Start && r.Stopped && r.Cause == model.StopByDependency && !r.Maintenance:
+			active, err := e.store.ActiveActions(ctx, cl.ID)
+			if err != nil || len(active) > 0 {
+				continue
+			}
+			a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.ClusterStartAction, cl.ID, cl.ID,
+				model.ClusterRunInputs{Cause: model.StopByDependency}, cl.Timeout)
+			if err != nil {
+				return err
+			}
+			a.Cause = "Dependency"
+			if err := e.submit(ctx, a, false, cl.ProfileID, nil); err == nil {
+				e.log.Info("dependencies satisfied, starting", "cluster", cl.Name, "action", a.ID)
+			}
+		case !v.Start && r.Stopped && r.Cause == model.StopByDependency && !r.Maintenance && v.Reason != "" && waitReason(v) != r.Reason:
+			// Keep the reason shown current.
+			if err := e.holdCluster(ctx, cl.ID, v); err != nil {
+				return err
 			}
 		}
 	}
@@ -508,6 +549,14 @@ func (e *Engine) cascadeBegin(project string) {
 	e.cascadeMu.Lock()
 	defer e.cascadeMu.Unlock()
 	e.cascades[project]++
+	e.cascadesBegun[project]++
+}
+
+// cascadeSeq is how many cascades this engine began in the project so far.
+func (e *Engine) cascadeSeq(project string) uint64 {
+	e.cascadeMu.Lock()
+	defer e.cascadeMu.Unlock()
+	return e.cascadesBegun[project]
 }
 
 func (e *Engine) cascadeEnd(project string) {
@@ -546,7 +595,10 @@ func (e *Engine) reconcileDependencies(ctx context.Context) error {
 // again on the graph as it is now; otherwise the stops deps.Reconcile
 // finds owed are taken, leaves first. The starts a cascade owes are
 // reevaluate's (a cluster stopped by a dependency starts once its groups
-// are satisfied).
+// are satisfied), taken in a later round, once no stop is owed. The caller
+// holds the project (cascadeIdle); when something is owed the background
+// work takes the hold over and gives it back, and reconcileProject
+// returns true.
 //
 // The cascade is level-triggered rather than recorded: the graph's state
 // (a cluster's run data says it faulted or was stopped, and why; the
@@ -557,19 +609,10 @@ func (e *Engine) reconcileDependencies(ctx context.Context) error {
 // graph after an operator acted in between. What a state cannot hold is a
 // refresh, an instant; a CLUSTER_REFRESH cut short is an action, which the
 // next agent resumes.
-func (e *Engine) reconcileProject(ctx context.Context, project string, g *depGraph) error {
-	if !e.cascadeIdle(project) {
-		return nil
-	}
-	release := true
-	defer func() {
-		if release {
-			e.cascadeEnd(project)
-		}
-	}()
+func (e *Engine) reconcileProject(ctx context.Context, project string, g *depGraph) (bool, error) {
 	entered, err := e.unfinishedMilestone(ctx, project)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if entered != nil {
 		d, err := deps.Propagate(g.snap, deps.Event{Kind: deps.Milestone, Milestone: entered.OName})
@@ -578,21 +621,19 @@ func (e *Engine) reconcileProject(ctx context.Context, project string, g *depGra
 			d = deps.Decision{}
 		}
 		e.log.Info("finishing a milestone", "milestone", entered.OName, "steps", len(d.Steps))
-		release = false
 		e.wg.Add(1)
 		go func() {
 			defer e.wg.Done()
 			defer e.cascadeEnd(project)
 			e.carryMilestone(e.background(), g, d, entered)
 		}()
-		return nil
+		return true, nil
 	}
 	d := deps.Reconcile(g.snap)
 	if len(d.Steps) == 0 {
-		return nil
+		return false, nil
 	}
 	e.log.Info("finishing a dependency cascade", "project", project, "steps", len(d.Steps))
-	release = false
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
@@ -601,7 +642,7 @@ func (e *Engine) reconcileProject(ctx context.Context, project string, g *depGra
 			e.log.Warn("dependency reconciliation", "project", project, "error", err)
 		}
 	}()
-	return nil
+	return true, nil
 }
 
 // background is the context for work that outlives the request or action

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"os"
 	"strings"
 	"sync"
@@ -525,4 +526,87 @@ func TestDependencyFaultSurvivesCrash(t *testing.T) {
 		sf, _ := h.runState(front.ID)
 		return sw == model.RunRunning && sf == model.RunRunning
 	})
+}
+
+// idle waits until no action of cl's is under way.
+func (h *harness) idle(cl *model.Cluster) {
+	h.t.Helper()
+	h.until(cl.Name+" has no action under way", false, func() bool {
+		active, err := h.store.ActiveActions(h.ctx(), cl.ID)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		return len(active) == 0
+	})
+}
+
+// TestDependencyRoundLeavesACascadeAlone: a health round that runs between
+// two steps of a cascade (web stopped by an operator's stop of db, app not
+// yet) does not start web again, although web's group, app, still runs:
+// the cascade holds the project until its last step. The round is taken
+// from the cascade's own step hook, so it lands there every time.
+func TestDependencyRoundLeavesACascadeAlone(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	db := h.cluster("db", 1, 60)
+	app := h.cluster("app", 1, 60)
+	web := h.cluster("web", 1, 60)
+	h.depend(app, "database", "require_all", "restart", db.ID)
+	h.depend(web, "application", "require_all", "restart", app.ID)
+	id := h.eng.ID()
+	h.crash()
+	var once sync.Once
+	round := make(chan error, 1)
+	h.restart(id, func(c *engine.Config) {
+		c.AfterDependencyStep = func(deps.Step) {
+			once.Do(func() { round <- h.eng.CheckHealth(context.Background()) })
+		}
+	})
+
+	h.ok(h.act(db, `{"stop": {}}`))
+	select {
+	case err := <-round:
+		if err != nil {
+			t.Fatalf("the health round between the steps: %v", err)
+		}
+	default:
+		t.Fatal("no health round ran between the cascade's steps")
+	}
+	h.idle(web)
+	for _, cl := range []*model.Cluster{web, app} {
+		if st, reason := h.runState(cl.ID); st != model.RunOffline {
+			t.Errorf("%s is %s (%q) after db's stop, want offline", cl.Name, st, reason)
+		}
+	}
+}
+
+// TestDependencyReconciliationStopsBeforeStarting: the agent died after the
+// first step of an operator's stop of db (web stopped, app still running).
+// The next agent's reconciliation at start-up stops app, and does not start
+// web meanwhile on the graph it read half-way, where app still ran.
+func TestDependencyReconciliationStopsBeforeStarting(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	db := h.cluster("db", 1, 60)
+	app := h.cluster("app", 1, 60)
+	web := h.cluster("web", 1, 60)
+	h.depend(app, "database", "require_all", "restart", db.ID)
+	h.depend(web, "application", "require_all", "restart", app.ID)
+	died := h.crashAfterFirstStep()
+
+	if _, err := h.act(db, `{"stop": {}}`); err != nil {
+		t.Fatal(err)
+	}
+	h.waitDied(died)
+	h.crash()
+	if st, _ := h.runState(app.ID); st != model.RunRunning {
+		t.Fatalf("app is %s when the agent died, want still running (the cascade cut short)", st)
+	}
+
+	h.restart(h.eng.ID(), nil)
+	h.until("app stops after the restart", false, h.inState(app, model.RunOffline))
+	h.idle(web)
+	if st, reason := h.runState(web.ID); st != model.RunOffline {
+		t.Errorf("web is %s (%q) once app stopped, want offline", st, reason)
+	}
 }

@@ -196,6 +196,10 @@ type Engine struct {
 	// alone while one is under way.
 	cascadeMu sync.Mutex
 	cascades  map[string]int
+	// cascadesBegun counts, per project, the cascades this engine ever
+	// began there, so that a look at the graph can tell whether one began
+	// while it read the graph.
+	cascadesBegun map[string]uint64
 }
 
 // New returns an engine; call Start to run workers.
@@ -215,7 +219,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 	return &Engine{
 		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(), secrets: sec,
 		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1), healthLast: map[string]time.Time{},
-		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{}, cascades: map[string]int{},
+		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{}, cascades: map[string]int{}, cascadesBegun: map[string]uint64{},
 		checks: newCheckReads(),
 		rng:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
