@@ -69,24 +69,43 @@ func clustersOf(nodes []*model.Node) []string {
 }
 
 // bumpNodeChanges moves the node generation (NodeChanges) of each cluster
-// named, in the transaction that wrote their nodes and after the writes: a
-// reader that sees the new generation sees the writes. Sorted ids take the
-// counter rows in one order in every writer, so two writers on PostgreSQL
-// wait for each other rather than deadlock.
+// named when the transaction it is called in commits. The counters are
+// written last, just before the commit, in the order of their ids: a reader
+// that sees a new generation sees the writes that moved it, and a writer
+// holding a counter row on PostgreSQL (another writer of the cluster waits
+// for it until the commit) waits for nothing but other counter rows, taken
+// in one order by every writer, so no two writers deadlock over them.
+// Outside a transaction the counters are written at once.
 func (s *SQL) bumpNodeChanges(ctx context.Context, clusterIDs []string) error {
-	for _, id := range clusterIDs {
+	if s.changed != nil {
+		*s.changed = append(*s.changed, clusterIDs...)
+		return nil
+	}
+	return s.InTx(ctx, func(tx Store) error { return tx.(*SQL).bumpNodeChanges(ctx, clusterIDs) })
+}
+
+// writeNodeChanges writes the node generations the transaction moved.
+func (s *SQL) writeNodeChanges(ctx context.Context) error {
+	ids := *s.changed
+	slices.Sort(ids)
+	for _, id := range slices.Compact(ids) {
+		if id == "" {
+			continue
+		}
 		if _, err := s.exec(ctx, `INSERT INTO node_changes (cluster_id, gen) VALUES (?, 1)
 			ON CONFLICT (cluster_id) DO UPDATE SET gen = node_changes.gen + 1`, id); err != nil {
 			return fmt.Errorf("record a change of cluster %s's nodes: %w", id, err)
 		}
 	}
+	*s.changed = nil
 	return nil
 }
 
 // bumpNodeChangesOf is bumpNodeChanges for the clusters of the nodes with
-// the given ids, as the store holds them now.
+// the given ids, as the store holds them now: called before the nodes are
+// written, it names the clusters they leave or are deleted from.
 func (s *SQL) bumpNodeChangesOf(ctx context.Context, nodeIDs []string) error {
-	clusters, err := s.ids(ctx, "SELECT DISTINCT cluster_id FROM nodes WHERE id IN ("+placeholders(len(nodeIDs))+") AND cluster_id <> '' ORDER BY cluster_id", anys(nodeIDs)...)
+	clusters, err := s.ids(ctx, "SELECT DISTINCT cluster_id FROM nodes WHERE id IN ("+placeholders(len(nodeIDs))+") AND cluster_id <> ''", anys(nodeIDs)...)
 	if err != nil {
 		return fmt.Errorf("find the clusters of changed nodes: %w", err)
 	}
@@ -259,14 +278,23 @@ func (s *SQL) UpdateNodes(ctx context.Context, nodes []*model.Node) error {
 			return fmt.Errorf("prepare node update: %w", err)
 		}
 		defer stmt.Close()
+		// The clusters the nodes are in now, before the update, cover a
+		// node that leaves one for another.
+		ids := make([]string, len(nodes))
+		for i, n := range nodes {
+			ids[i] = n.ID
+		}
+		for start := 0; start < len(ids); start += 500 {
+			if err := t.bumpNodeChangesOf(ctx, ids[start:min(start+500, len(ids))]); err != nil {
+				return err
+			}
+		}
 		for _, n := range nodes {
 			args := nodeArgs(n)
 			if _, err := stmt.ExecContext(ctx, append(args[1:], n.ID)...); err != nil {
 				return fmt.Errorf("update node %s: %w", n.ID, err)
 			}
 		}
-		// A node's old cluster, when it moved, is the trigger's
-		// (migration 0014).
 		return t.bumpNodeChanges(ctx, clustersOf(nodes))
 	})
 }
@@ -277,12 +305,12 @@ func (s *SQL) SetNodeStatus(ctx context.Context, ids []string, status, reason st
 		t := tx.(*SQL)
 		for start := 0; start < len(ids); start += 500 {
 			chunk := ids[start:min(start+500, len(ids))]
+			if err := t.bumpNodeChangesOf(ctx, chunk); err != nil {
+				return err
+			}
 			if _, err := t.exec(ctx, "UPDATE nodes SET status = ?, status_reason = ? WHERE id IN ("+placeholders(len(chunk))+")",
 				append([]any{status, reason}, anys(chunk)...)...); err != nil {
 				return fmt.Errorf("set node status: %w", err)
-			}
-			if err := t.bumpNodeChangesOf(ctx, chunk); err != nil {
-				return err
 			}
 		}
 		return nil
@@ -295,8 +323,7 @@ func (s *SQL) DeleteNodes(ctx context.Context, ids []string) error {
 		t := tx.(*SQL)
 		for start := 0; start < len(ids); start += 500 {
 			chunk := ids[start:min(start+500, len(ids))]
-			// Before the delete, while the rows still name their clusters;
-			// the transaction makes both visible at once.
+			// Before the delete, while the rows still name their clusters.
 			if err := t.bumpNodeChangesOf(ctx, chunk); err != nil {
 				return err
 			}

@@ -23,6 +23,9 @@ type SQL struct {
 	empty    bool
 	version  int64
 	inTx     bool
+	// changed, in a transaction, holds the clusters whose node generation
+	// the transaction moves when it commits (bumpNodeChanges).
+	changed *[]string
 	// trace, when set, sees every query the list and claim paths run.
 	trace func(query string, args []any)
 	// reads is the store over a separate pool of read-only connections
@@ -112,8 +115,12 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	inner := *s
-	inner.q, inner.inTx = tx, true
+	inner.q, inner.inTx, inner.changed = tx, true, new([]string)
 	if err := fn(&inner); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := inner.writeNodeChanges(ctx); err != nil {
 		_ = tx.Rollback()
 		return err
 	}

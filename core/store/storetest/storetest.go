@@ -350,6 +350,56 @@ func testNodeChanges(t *testing.T, s store.Store) {
 		}
 		ga, gb = na, nb
 	}
+
+	// Writers moving nodes both ways between a and b at once, each
+	// transaction writing nodes of both: on PostgreSQL they queue for the
+	// two counter rows and must not deadlock.
+	const writers = 4
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		mine := make([]*model.Node, 6)
+		for i := range mine {
+			home := a.ID
+			if (w+i)%2 == 1 {
+				home = b.ID
+			}
+			mine[i] = &model.Node{ID: uuid.NewString(), Name: fmt.Sprintf("w%d-%d", w, i), ClusterID: home, ProfileID: "p", InitAt: t0, Status: model.NodeActive}
+		}
+		must(t, s.CreateNodes(ctx, mine))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 15 {
+				err := s.InTx(ctx, func(tx store.Store) error {
+					for _, n := range mine {
+						if n.ClusterID == a.ID {
+							n.ClusterID = b.ID
+						} else {
+							n.ClusterID = a.ID
+						}
+					}
+					if err := tx.UpdateNodes(ctx, mine[:3]); err != nil {
+						return err
+					}
+					return tx.SetNodeStatus(ctx, []string{mine[4].ID, mine[5].ID}, model.NodeActive, "")
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("writers moving nodes between two clusters: %v", err)
+	}
+	if na, nb := gen(a), gen(b); na <= ga || nb <= gb {
+		t.Errorf("after the writers: a %d → %d, b %d → %d; want both moved", ga, na, gb, nb)
+	}
+
 	must(t, s.DeleteNodes(ctx, []string{n2.ID}))
 	must(t, s.DeleteCluster(ctx, b.ID))
 	if g := gen(b); g != 0 {
