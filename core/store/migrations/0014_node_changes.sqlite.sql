@@ -14,3 +14,15 @@ CREATE TABLE node_changes (
 ) WITHOUT ROWID;
 INSERT INTO node_changes (cluster_id, gen)
   SELECT DISTINCT cluster_id, 1 FROM nodes WHERE cluster_id <> '';
+
+-- A node that leaves a cluster for another changes its old cluster too,
+-- which the store's update does not see (PostgreSQL's returns it). SQLite
+-- has one writer, so moving the counter here, in the middle of the
+-- transaction, holds no other writer up.
+-- +goose StatementBegin
+CREATE TRIGGER node_changes_move AFTER UPDATE OF cluster_id ON nodes
+  WHEN OLD.cluster_id <> '' AND OLD.cluster_id IS NOT NEW.cluster_id BEGIN
+  INSERT INTO node_changes (cluster_id, gen) VALUES (OLD.cluster_id, 1)
+    ON CONFLICT (cluster_id) DO UPDATE SET gen = gen + 1;
+END;
+-- +goose StatementEnd
