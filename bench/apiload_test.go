@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -45,6 +47,14 @@ func BenchmarkAPILoad(b *testing.B) {
 			markers = append(markers, all.Nodes[i].ID)
 		}
 
+		// With GROVE_BENCH_PROFILE_DIR set, the agent's CPU profile over
+		// the first seconds of the page reads is saved there.
+		profiled := make(chan error, 1)
+		if dir := os.Getenv(profileEnv); dir != "" {
+			go func() { profiled <- fetchProfile(c, filepath.Join(dir, "apiload-reads.pprof"), 3*time.Second) }()
+		} else {
+			profiled <- nil
+		}
 		b.StartTimer()
 		took := make([]time.Duration, reads)
 		var wg sync.WaitGroup
@@ -75,6 +85,9 @@ func BenchmarkAPILoad(b *testing.B) {
 		wg.Wait()
 		close(errs)
 		for err := range errs {
+			b.Fatal(err)
+		}
+		if err := <-profiled; err != nil {
 			b.Fatal(err)
 		}
 		slices.Sort(took)

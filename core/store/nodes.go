@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -72,6 +73,64 @@ func (s *SQL) ListNodes(ctx context.Context, o ListOpts) ([]*model.Node, error) 
 		return n.ID, nil
 	})
 	return out, err
+}
+
+// nodeViewCols are nodeCols without the driver state, which the API never
+// shows: a page does not read (or decode) it.
+const nodeViewCols = "id, name, cluster_id, physical_id, profile_id, usr, project, domain, idx, role, init_at, created_at, updated_at, status, status_reason, tainted, data, metadata, dependents, host"
+
+func scanNodeView(r scanner) (*model.NodeView, error) {
+	n := &model.NodeView{}
+	var initAt int64
+	var created, updated sql.NullInt64
+	var tainted int
+	var data, meta, deps []byte
+	if err := r.Scan(&n.ID, &n.Name, &n.ClusterID, &n.PhysicalID, &n.ProfileID, &n.User, &n.Project, &n.Domain, &n.Index, &n.Role,
+		&initAt, &created, &updated, &n.Status, &n.StatusReason, &tainted, &data, &meta, &deps, &n.Host); err != nil {
+		return nil, err
+	}
+	n.InitAt, n.CreatedAt, n.UpdatedAt = fromUS(initAt), fromUSPtr(created), fromUSPtr(updated)
+	n.Tainted = tainted != 0
+	n.Data, n.Metadata, n.Dependents = rawObject(data), rawObject(meta), rawObject(deps)
+	return n, nil
+}
+
+// emptyObject is the document of a node without data (or metadata, or
+// dependents). It is shared: callers only read it.
+var emptyObject = json.RawMessage("{}")
+
+// rawObject is a stored JSON document as the API passes it on: the
+// stored bytes when they hold a JSON object, else {} — what decoding them
+// into a map (fromJSON) and encoding that shows for a document that is
+// empty, null or not an object.
+func rawObject(b []byte) json.RawMessage {
+	if len(b) < 2 || b[0] != '{' || string(b) == "{}" || !json.Valid(b) {
+		return emptyObject
+	}
+	return b
+}
+
+// ListNodeViews implements Store.
+func (s *SQL) ListNodeViews(ctx context.Context, o ListOpts) ([]*model.NodeView, error) {
+	out := make([]*model.NodeView, 0, max(0, min(o.Limit, 1000)))
+	err := s.list(ctx, "nodes", nodeViewCols, o, []string{"init_at"}, func(r scanner) (string, error) {
+		n, err := scanNodeView(r)
+		if err != nil {
+			return "", err
+		}
+		out = append(out, n)
+		return n.ID, nil
+	})
+	return out, err
+}
+
+// FindNodeView implements Store.
+func (s *SQL) FindNodeView(ctx context.Context, project, ident string) (n *model.NodeView, err error) {
+	err = s.find(ctx, "node", "nodes", project, ident, func(id string) error {
+		n, err = getOne(ctx, s, "node", "SELECT "+nodeViewCols+" FROM nodes WHERE id = ?", scanNodeView, id)
+		return err
+	})
+	return n, err
 }
 
 func (s *SQL) nodesWhere(ctx context.Context, where string, args ...any) ([]*model.Node, error) {
