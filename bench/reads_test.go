@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -17,16 +18,22 @@ import (
 // bigAgent starts a dev agent that accepts clusters of up to max nodes
 // and has a grove.noop profile named noop.
 func bigAgent(b *testing.B, max int) *api.Client {
+	c, _ := bigAgentCmd(b, max)
+	return c
+}
+
+// bigAgentCmd is bigAgent, also returning the agent's process.
+func bigAgentCmd(b *testing.B, max int) (*api.Client, *exec.Cmd) {
 	cfg := filepath.Join(b.TempDir(), "agent.hcl")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("workers {\n  max_nodes_per_cluster = %d\n}\n", max)), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	c, _ := startAgent(b, "-config", cfg)
+	c, cmd := startAgent(b, "-config", cfg)
 	if _, err := c.Do(context.Background(), http.MethodPost, "/v1/profiles", nil, map[string]any{"profile": map[string]any{"name": "noop",
 		"spec": map[string]any{"type": "grove.noop", "version": "1.0", "properties": map[string]any{}}}}, nil); err != nil {
 		b.Fatal(err)
 	}
-	return c
+	return c, cmd
 }
 
 // createNoop creates a cluster of n grove.noop nodes and returns the
