@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"strconv"
 	"time"
@@ -83,53 +82,6 @@ func (s *Server) toNode(ctx context.Context, n *model.Node, names map[string]str
 		Dependents: orMap(n.Dependents), Tainted: n.Tainted, Host: n.Host}
 	out.ProfileName = s.profileName(ctx, n.ProfileID, names)
 	return out
-}
-
-// nodeView is api.Node as the server writes it from a model.NodeView:
-// the same fields, names and order, with data, metadata and dependents
-// passed through as the JSON the store holds. TestNodeViewMatchesNode
-// holds it to api.Node's encoding byte for byte.
-type nodeView struct {
-	ID           string          `json:"id"`
-	Name         string          `json:"name"`
-	ClusterID    string          `json:"cluster_id"`
-	PhysicalID   string          `json:"physical_id"`
-	ProfileID    string          `json:"profile_id"`
-	ProfileName  string          `json:"profile_name"`
-	User         string          `json:"user"`
-	Project      string          `json:"project"`
-	Domain       string          `json:"domain"`
-	Index        int             `json:"index"`
-	Role         string          `json:"role"`
-	InitAt       *string         `json:"init_at"`
-	CreatedAt    *string         `json:"created_at"`
-	UpdatedAt    *string         `json:"updated_at"`
-	Status       string          `json:"status"`
-	StatusReason string          `json:"status_reason"`
-	Data         json.RawMessage `json:"data"`
-	Metadata     json.RawMessage `json:"metadata"`
-	Dependents   json.RawMessage `json:"dependents"`
-	Tainted      bool            `json:"tainted"`
-	Host         string          `json:"host,omitempty"`
-}
-
-// toNodeView is toNode of a model.NodeView; names caches profile names
-// by id over one response.
-func (s *Server) toNodeView(ctx context.Context, n *model.NodeView, names map[string]string) nodeView {
-	out := nodeView{ID: n.ID, Name: n.Name, ClusterID: n.ClusterID, PhysicalID: n.PhysicalID, ProfileID: n.ProfileID, User: n.User,
-		Project: n.Project, Domain: n.Domain, Index: n.Index, Role: n.Role, InitAt: ts(n.InitAt), CreatedAt: tsPtr(n.CreatedAt),
-		UpdatedAt: tsPtr(n.UpdatedAt), Status: n.Status, StatusReason: n.StatusReason, Data: orObject(n.Data), Metadata: orObject(n.Metadata),
-		Dependents: orObject(n.Dependents), Tainted: n.Tainted, Host: n.Host}
-	out.ProfileName = s.profileName(ctx, n.ProfileID, names)
-	return out
-}
-
-// orObject is orMap of a raw document: {} for none.
-func orObject(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return json.RawMessage("{}")
-	}
-	return b
 }
 
 // profileName is the name of profile id, looked up once per response:

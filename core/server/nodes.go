@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/grovehq/grove/core/engine"
+	"github.com/grovehq/grove/core/model"
 )
 
 func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
@@ -24,12 +25,7 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, c engine.Call
 	if err != nil {
 		return err
 	}
-	names := map[string]string{}
-	out := make([]nodeView, 0, len(ns))
-	for _, n := range ns {
-		out = append(out, s.toNodeView(s.ctx(r), n, names))
-	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"nodes": out})
+	s.writeNodes(s.ctx(r), w, "nodes", true, ns)
 	return nil
 }
 
@@ -64,7 +60,7 @@ func (s *Server) showNode(w http.ResponseWriter, r *http.Request, c engine.Calle
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"node": s.toNodeView(s.ctx(r), n, map[string]string{})})
+	s.writeNodes(s.ctx(r), w, "node", false, []*model.NodeView{n})
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -90,13 +91,12 @@ func TestNodeViewMatchesNode(t *testing.T) {
 	if len(old) != len(nodes) || len(lean) != len(nodes) {
 		t.Fatalf("listed %d and %d nodes, want %d", len(old), len(lean), len(nodes))
 	}
-	oldOut, leanOut := make([]api.Node, 0, len(old)), make([]nodeView, 0, len(lean))
-	oldNames, leanNames := map[string]string{}, map[string]string{}
+	oldOut := make([]api.Node, 0, len(old))
+	oldNames := map[string]string{}
 	for i := range old {
 		oldOut = append(oldOut, s.toNode(ctx, old[i], oldNames))
-		leanOut = append(leanOut, s.toNodeView(ctx, lean[i], leanNames))
 	}
-	want, got := encode(map[string]any{"nodes": oldOut}), encode(map[string]any{"nodes": leanOut})
+	want, got := encode(map[string]any{"nodes": oldOut}), written(s, "nodes", true, lean)
 	if !bytes.Equal(want, got) {
 		t.Fatalf("the node list differs from the old path's:\nold:  %s\nlean: %s", want, got)
 	}
@@ -119,12 +119,63 @@ func TestNodeViewMatchesNode(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := encode(map[string]any{"node": s.toNode(ctx, o, map[string]string{})})
-		got := encode(map[string]any{"node": s.toNodeView(ctx, l, map[string]string{})})
+		got := written(s, "node", false, []*model.NodeView{l})
 		if !bytes.Equal(want, got) {
 			t.Errorf("node %s differs from the old path's:\nold:  %s\nlean: %s", n.Name, want, got)
 		}
 	}
+	none, err := s.r.ListNodeViews(ctx, store.ListOpts{Project: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, got := encode(map[string]any{"nodes": []api.Node{}}), written(s, "nodes", true, none); !bytes.Equal(want, got) {
+		t.Errorf("an empty list is %s, want %s", got, want)
+	}
 	if _, err := s.r.FindNodeView(ctx, "other", "full"); err == nil {
 		t.Error("FindNodeView found a node of another project")
 	}
+}
+
+// written is what writeNodes answers.
+func written(s *Server, key string, many bool, ns []*model.NodeView) []byte {
+	w := httptest.NewRecorder()
+	s.writeNodes(context.Background(), w, key, many, ns)
+	return w.Body.Bytes()
+}
+
+// FuzzAppendString: appendString writes what encoding/json writes for
+// any string, valid UTF-8 or not.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain-id", `q"uote\`, "<b>&amp;</b>", "tab\tnl\n\x00", "héllo \u2028\u2029 ✓", "bad \xff\xfe utf8"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Errorf("appendString(%q) = %s, want %s", s, got[1:], want)
+		}
+	})
+}
+
+// FuzzAppendObject: appendObject writes what encoding/json writes for a
+// json.RawMessage holding any valid JSON object.
+func FuzzAppendObject(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `{ "b" : [1, 2] ,"a":"<x> & y"}`, `{"s":"\u2028 é ✓"}`, "{\"s\":\"\u2028\"}", `{"n":1e+21,"m":-0.5}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) == 0 || s[0] != '{' || !json.Valid([]byte(s)) {
+			return
+		}
+		want, err := json.Marshal(json.RawMessage(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendObject(nil, json.RawMessage(s)); string(got) != string(want) {
+			t.Errorf("appendObject(%s) = %s, want %s", s, got, want)
+		}
+	})
 }
