@@ -79,43 +79,69 @@ func (s *SQL) ListNodes(ctx context.Context, o ListOpts) ([]*model.Node, error) 
 // shows: a page does not read (or decode) it.
 const nodeViewCols = "id, name, cluster_id, physical_id, profile_id, usr, project, domain, idx, role, init_at, created_at, updated_at, status, status_reason, tainted, data, metadata, dependents, host"
 
-func scanNodeView(r scanner) (*model.NodeView, error) {
-	n := &model.NodeView{}
+// scanNodeView scans a row of nodeViewCols into n. The documents are
+// appended to *docs, which they share: a page of nodes takes one
+// allocation for all its documents rather than three per node; docs may
+// be nil, for a document of its own.
+func scanNodeView(r scanner, n *model.NodeView, docs *[]byte) error {
 	var initAt int64
 	var created, updated sql.NullInt64
 	var tainted int
-	var data, meta, deps []byte
+	var data, meta, deps sql.RawBytes
+	var dst []any
+	if _, ok := r.(*sql.Rows); ok {
+		dst = []any{&data, &meta, &deps}
+	} else { // a Row cannot scan into RawBytes
+		dst = []any{(*[]byte)(&data), (*[]byte)(&meta), (*[]byte)(&deps)}
+	}
 	if err := r.Scan(&n.ID, &n.Name, &n.ClusterID, &n.PhysicalID, &n.ProfileID, &n.User, &n.Project, &n.Domain, &n.Index, &n.Role,
-		&initAt, &created, &updated, &n.Status, &n.StatusReason, &tainted, &data, &meta, &deps, &n.Host); err != nil {
-		return nil, err
+		&initAt, &created, &updated, &n.Status, &n.StatusReason, &tainted, dst[0], dst[1], dst[2], &n.Host); err != nil {
+		return err
 	}
 	n.InitAt, n.CreatedAt, n.UpdatedAt = fromUS(initAt), fromUSPtr(created), fromUSPtr(updated)
 	n.Tainted = tainted != 0
-	n.Data, n.Metadata, n.Dependents = rawObject(data), rawObject(meta), rawObject(deps)
-	return n, nil
+	n.Data, n.Metadata, n.Dependents = rawObject(data, docs), rawObject(meta, docs), rawObject(deps, docs)
+	return nil
 }
 
 // emptyObject is the document of a node without data (or metadata, or
 // dependents). It is shared: callers only read it.
 var emptyObject = json.RawMessage("{}")
 
-// rawObject is a stored JSON document as the API passes it on: the
-// stored bytes when they hold a JSON object, else {} — what decoding them
-// into a map (fromJSON) and encoding that shows for a document that is
-// empty, null or not an object.
-func rawObject(b []byte) json.RawMessage {
+// rawObject is a stored JSON document as the API passes it on: a copy of
+// the stored bytes (appended to *docs when docs is not nil) when they
+// hold a JSON object, else {} — what decoding them into a map (fromJSON)
+// and encoding that shows for a document that is empty, null or not an
+// object.
+func rawObject(b []byte, docs *[]byte) json.RawMessage {
 	if len(b) < 2 || b[0] != '{' || string(b) == "{}" || !json.Valid(b) {
 		return emptyObject
 	}
-	return b
+	if docs == nil {
+		return bytes.Clone(b)
+	}
+	start := len(*docs)
+	*docs = append(*docs, b...)
+	return (*docs)[start:len(*docs):len(*docs)]
 }
 
-// ListNodeViews implements Store.
+// ListNodeViews implements Store. The nodes of a page are allocated
+// together, and their documents share one buffer (see scanNodeView).
 func (s *SQL) ListNodeViews(ctx context.Context, o ListOpts) ([]*model.NodeView, error) {
-	out := make([]*model.NodeView, 0, max(0, min(o.Limit, 1000)))
+	size := 100
+	if o.Limit > 0 {
+		size = min(o.Limit, 1000)
+	}
+	block := make([]model.NodeView, 0, size)
+	docs := make([]byte, 0, 256*size)
+	var out []*model.NodeView
 	err := s.list(ctx, "nodes", nodeViewCols, o, []string{"init_at"}, func(r scanner) (string, error) {
-		n, err := scanNodeView(r)
-		if err != nil {
+		if len(block) == cap(block) {
+			block = make([]model.NodeView, 0, size)
+		}
+		block = block[:len(block)+1]
+		n := &block[len(block)-1]
+		if err := scanNodeView(r, n, &docs); err != nil {
 			return "", err
 		}
 		out = append(out, n)
@@ -127,7 +153,10 @@ func (s *SQL) ListNodeViews(ctx context.Context, o ListOpts) ([]*model.NodeView,
 // FindNodeView implements Store.
 func (s *SQL) FindNodeView(ctx context.Context, project, ident string) (n *model.NodeView, err error) {
 	err = s.find(ctx, "node", "nodes", project, ident, func(id string) error {
-		n, err = getOne(ctx, s, "node", "SELECT "+nodeViewCols+" FROM nodes WHERE id = ?", scanNodeView, id)
+		n, err = getOne(ctx, s, "node", "SELECT "+nodeViewCols+" FROM nodes WHERE id = ?", func(r scanner) (*model.NodeView, error) {
+			v := &model.NodeView{}
+			return v, scanNodeView(r, v, nil)
+		}, id)
 		return err
 	})
 	return n, err
