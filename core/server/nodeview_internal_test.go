@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -176,6 +177,64 @@ func FuzzAppendObject(f *testing.F) {
 		}
 		if got := appendObject(nil, json.RawMessage(s)); string(got) != string(want) {
 			t.Errorf("appendObject(%s) = %s, want %s", s, got, want)
+		}
+	})
+}
+
+// BenchmarkNodePage serves one 100-node page of GET /v1/nodes, reached by
+// a marker, from a 10,000-node SQLite store, the lean way (ListNodeViews,
+// written by hand) and the old way (ListNodes decoding every document and
+// the driver state, api.Node through encoding/json), side by side in one
+// run: CPU and allocations per page without the HTTP hop.
+func BenchmarkNodePage(b *testing.B) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "grove.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	prof := &model.Profile{ID: "0f000000-0000-4000-8000-000000000001", Name: "noop", Type: "grove.noop", Version: "1.0", Project: "default", CreatedAt: time.Now()}
+	if err := st.CreateProfile(ctx, prof); err != nil {
+		b.Fatal(err)
+	}
+	const size = 10000
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	nodes := make([]*model.Node, 0, size)
+	for i := range size {
+		nodes = append(nodes, &model.Node{ID: fmt.Sprintf("d%07d-0000-4000-8000-000000000001", i), Name: fmt.Sprintf("node-%08x", i),
+			ClusterID: "c0000000-0000-4000-8000-000000000001", PhysicalID: fmt.Sprintf("noop-%d", i), ProfileID: prof.ID, User: "dev",
+			Project: "default", Index: i + 1, InitAt: at.Add(time.Duration(i) * time.Millisecond), CreatedAt: &at, UpdatedAt: &at,
+			Status: "ACTIVE", StatusReason: "Creation succeeded", Data: map[string]any{"placement": map[string]any{"zone": "local"}, "noop": true},
+			State: []byte("opaque driver state of some length")})
+	}
+	if err := st.CreateNodes(ctx, nodes); err != nil {
+		b.Fatal(err)
+	}
+	s := &Server{s: st, r: store.ReadsOf(st)}
+	page := func(i int) store.ListOpts {
+		return store.ListOpts{Project: "default", Limit: 100, Marker: nodes[(i*100+99)%size].ID}
+	}
+	b.Run("lean", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			ns, err := s.r.ListNodeViews(ctx, page(i))
+			if err != nil || len(ns) != 100 && len(ns) != 0 {
+				b.Fatalf("%d nodes, %v", len(ns), err)
+			}
+			s.writeNodes(ctx, httptest.NewRecorder(), "nodes", true, ns)
+		}
+	})
+	b.Run("old", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			ns, err := s.r.ListNodes(ctx, page(i))
+			if err != nil || len(ns) != 100 && len(ns) != 0 {
+				b.Fatalf("%d nodes, %v", len(ns), err)
+			}
+			names := map[string]string{}
+			out := make([]api.Node, 0, len(ns))
+			for _, n := range ns {
+				out = append(out, s.toNode(ctx, n, names))
+			}
+			s.writeJSON(httptest.NewRecorder(), http.StatusOK, map[string]any{"nodes": out})
 		}
 	})
 }

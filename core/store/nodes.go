@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/grovehq/grove/core/model"
 )
@@ -79,61 +80,86 @@ func (s *SQL) ListNodes(ctx context.Context, o ListOpts) ([]*model.Node, error) 
 // shows: a page does not read (or decode) it.
 const nodeViewCols = "id, name, cluster_id, physical_id, profile_id, usr, project, domain, idx, role, init_at, created_at, updated_at, status, status_reason, tainted, data, metadata, dependents, host"
 
-// scanNodeView scans a row of nodeViewCols into n. The documents are
-// appended to *docs, which they share: a page of nodes takes one
-// allocation for all its documents rather than three per node; docs may
-// be nil, for a document of its own.
-func scanNodeView(r scanner, n *model.NodeView, docs *[]byte) error {
-	var initAt int64
-	var created, updated sql.NullInt64
-	var tainted int
-	var data, meta, deps sql.RawBytes
-	var dst []any
-	if _, ok := r.(*sql.Rows); ok {
-		dst = []any{&data, &meta, &deps}
-	} else { // a Row cannot scan into RawBytes
-		dst = []any{(*[]byte)(&data), (*[]byte)(&meta), (*[]byte)(&deps)}
+// nodeViewScan scans rows of nodeViewCols. Its destinations are its own
+// fields, made once for a page, so scanning a row allocates only what the
+// node keeps (the driver's strings, the documents' bytes).
+type nodeViewScan struct {
+	v                    model.NodeView
+	initAt               int64
+	created, updated     sql.NullInt64
+	tainted              int
+	data, meta, deps     sql.RawBytes
+	dest                 []any
+	createdAt, updatedAt []time.Time
+	// docs holds the documents of the nodes scanned: a page of nodes
+	// takes one allocation for all of them rather than three per node.
+	docs []byte
+}
+
+// newNodeViewScan scans rows (RawBytes documents, valid until the next
+// row) when rows is set, else one Row (which copies them).
+func newNodeViewScan(rows bool, size int) *nodeViewScan {
+	sc := &nodeViewScan{docs: make([]byte, 0, 256*size), createdAt: make([]time.Time, 0, size), updatedAt: make([]time.Time, 0, size)}
+	v := &sc.v
+	sc.dest = []any{&v.ID, &v.Name, &v.ClusterID, &v.PhysicalID, &v.ProfileID, &v.User, &v.Project, &v.Domain, &v.Index, &v.Role,
+		&sc.initAt, &sc.created, &sc.updated, &v.Status, &v.StatusReason, &sc.tainted, &sc.data, &sc.meta, &sc.deps, &v.Host}
+	if !rows {
+		sc.dest[16], sc.dest[17], sc.dest[18] = (*[]byte)(&sc.data), (*[]byte)(&sc.meta), (*[]byte)(&sc.deps)
 	}
-	if err := r.Scan(&n.ID, &n.Name, &n.ClusterID, &n.PhysicalID, &n.ProfileID, &n.User, &n.Project, &n.Domain, &n.Index, &n.Role,
-		&initAt, &created, &updated, &n.Status, &n.StatusReason, &tainted, dst[0], dst[1], dst[2], &n.Host); err != nil {
+	return sc
+}
+
+// scan scans the row into n.
+func (sc *nodeViewScan) scan(r scanner, n *model.NodeView) error {
+	if err := r.Scan(sc.dest...); err != nil {
 		return err
 	}
-	n.InitAt, n.CreatedAt, n.UpdatedAt = fromUS(initAt), fromUSPtr(created), fromUSPtr(updated)
-	n.Tainted = tainted != 0
-	n.Data, n.Metadata, n.Dependents = rawObject(data, docs), rawObject(meta, docs), rawObject(deps, docs)
+	*n = sc.v
+	n.InitAt = fromUS(sc.initAt)
+	n.CreatedAt, n.UpdatedAt = sc.time(&sc.createdAt, sc.created), sc.time(&sc.updatedAt, sc.updated)
+	n.Tainted = sc.tainted != 0
+	n.Data, n.Metadata, n.Dependents = sc.object(sc.data), sc.object(sc.meta), sc.object(sc.deps)
 	return nil
+}
+
+// time is fromUSPtr, its times allocated together in *block.
+func (sc *nodeViewScan) time(block *[]time.Time, v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	if len(*block) == cap(*block) {
+		*block = make([]time.Time, 0, max(16, cap(*block)))
+	}
+	*block = append(*block, fromUS(v.Int64))
+	return &(*block)[len(*block)-1]
+}
+
+// object is a stored JSON document as the API passes it on: a copy of the
+// stored bytes when they hold a JSON object, else {} — what decoding them
+// into a map (fromJSON) and encoding that shows for a document that is
+// empty, null or not an object.
+func (sc *nodeViewScan) object(b []byte) json.RawMessage {
+	if len(b) < 2 || b[0] != '{' || string(b) == "{}" || !json.Valid(b) {
+		return emptyObject
+	}
+	start := len(sc.docs)
+	sc.docs = append(sc.docs, b...)
+	return sc.docs[start:len(sc.docs):len(sc.docs)]
 }
 
 // emptyObject is the document of a node without data (or metadata, or
 // dependents). It is shared: callers only read it.
 var emptyObject = json.RawMessage("{}")
 
-// rawObject is a stored JSON document as the API passes it on: a copy of
-// the stored bytes (appended to *docs when docs is not nil) when they
-// hold a JSON object, else {} — what decoding them into a map (fromJSON)
-// and encoding that shows for a document that is empty, null or not an
-// object.
-func rawObject(b []byte, docs *[]byte) json.RawMessage {
-	if len(b) < 2 || b[0] != '{' || string(b) == "{}" || !json.Valid(b) {
-		return emptyObject
-	}
-	if docs == nil {
-		return bytes.Clone(b)
-	}
-	start := len(*docs)
-	*docs = append(*docs, b...)
-	return (*docs)[start:len(*docs):len(*docs)]
-}
-
 // ListNodeViews implements Store. The nodes of a page are allocated
-// together, and their documents share one buffer (see scanNodeView).
+// together (see nodeViewScan).
 func (s *SQL) ListNodeViews(ctx context.Context, o ListOpts) ([]*model.NodeView, error) {
 	size := 100
 	if o.Limit > 0 {
 		size = min(o.Limit, 1000)
 	}
+	sc := newNodeViewScan(true, size)
 	block := make([]model.NodeView, 0, size)
-	docs := make([]byte, 0, 256*size)
 	var out []*model.NodeView
 	err := s.list(ctx, "nodes", nodeViewCols, o, []string{"init_at"}, func(r scanner) (string, error) {
 		if len(block) == cap(block) {
@@ -141,7 +167,7 @@ func (s *SQL) ListNodeViews(ctx context.Context, o ListOpts) ([]*model.NodeView,
 		}
 		block = block[:len(block)+1]
 		n := &block[len(block)-1]
-		if err := scanNodeView(r, n, &docs); err != nil {
+		if err := sc.scan(r, n); err != nil {
 			return "", err
 		}
 		out = append(out, n)
@@ -155,7 +181,7 @@ func (s *SQL) FindNodeView(ctx context.Context, project, ident string) (n *model
 	err = s.find(ctx, "node", "nodes", project, ident, func(id string) error {
 		n, err = getOne(ctx, s, "node", "SELECT "+nodeViewCols+" FROM nodes WHERE id = ?", func(r scanner) (*model.NodeView, error) {
 			v := &model.NodeView{}
-			return v, scanNodeView(r, v, nil)
+			return v, newNodeViewScan(false, 1).scan(r, v)
 		}, id)
 		return err
 	})
