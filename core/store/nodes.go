@@ -140,16 +140,12 @@ func (sc *nodeViewScan) time(block *[]time.Time, v sql.NullInt64) *time.Time {
 // empty, null or not an object.
 func (sc *nodeViewScan) object(b []byte) json.RawMessage {
 	if len(b) < 2 || b[0] != '{' || string(b) == "{}" || !json.Valid(b) {
-		return emptyObject
+		b = []byte("{}") // does not escape: appended below
 	}
 	start := len(sc.docs)
 	sc.docs = append(sc.docs, b...)
 	return sc.docs[start:len(sc.docs):len(sc.docs)]
 }
-
-// emptyObject is the document of a node without data (or metadata, or
-// dependents). It is shared: callers only read it.
-var emptyObject = json.RawMessage("{}")
 
 // ListNodeViews implements Store. The nodes of a page are allocated
 // together (see nodeViewScan).
