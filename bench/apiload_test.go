@@ -1,10 +1,13 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -18,7 +21,9 @@ import (
 // GET /v1/nodes (the first page, and pages reached by markers spread over
 // the cluster) until 4,000 requests are done, then 50 clients each create a
 // 100-node grove.noop cluster at the same time. It reports the page reads'
-// p50 and p99 in milliseconds and fails if any create does not succeed.
+// p50 and p99 in milliseconds, their rate, the CPU time per read of the
+// agent and of the benchmark's own clients, and fails if any create does
+// not succeed.
 func BenchmarkAPILoad(b *testing.B) {
 	const (
 		size        = 10000
@@ -29,7 +34,7 @@ func BenchmarkAPILoad(b *testing.B) {
 	)
 	for range b.N {
 		b.StopTimer()
-		c := bigAgent(b, size)
+		c, agent := bigAgentCmd(b, size)
 		createNoop(b, c, "big", size, nil)
 		ctx := context.Background()
 		// Markers spread over the cluster, so the reads are not all of one
@@ -45,7 +50,18 @@ func BenchmarkAPILoad(b *testing.B) {
 			markers = append(markers, all.Nodes[i].ID)
 		}
 
+		// With GROVE_BENCH_PROFILE_DIR set, the agent's CPU profile over
+		// the first seconds of the page reads is saved there.
+		profiled := make(chan error, 1)
+		if dir := os.Getenv(profileEnv); dir != "" {
+			go func() { profiled <- fetchProfile(c, filepath.Join(dir, "apiload-reads.pprof"), 3*time.Second) }()
+		} else {
+			profiled <- nil
+		}
+		agentBefore, err1 := procCPU(agent.Process.Pid)
+		selfBefore, err2 := procCPU(os.Getpid())
 		b.StartTimer()
+		readStart := time.Now()
 		took := make([]time.Duration, reads)
 		var wg sync.WaitGroup
 		errs := make(chan error, readers)
@@ -73,13 +89,28 @@ func BenchmarkAPILoad(b *testing.B) {
 			})
 		}
 		wg.Wait()
+		readWall := time.Since(readStart)
+		agentAfter, err3 := procCPU(agent.Process.Pid)
+		selfAfter, err4 := procCPU(os.Getpid())
+		if err := cmp.Or(err1, err2, err3, err4); err != nil {
+			b.Fatal(err)
+		}
 		close(errs)
 		for err := range errs {
+			b.Fatal(err)
+		}
+		if err := <-profiled; err != nil {
 			b.Fatal(err)
 		}
 		slices.Sort(took)
 		b.ReportMetric(float64(took[reads/2].Microseconds())/1000, "nodes-p50-ms")
 		b.ReportMetric(float64(took[reads*99/100].Microseconds())/1000, "nodes-p99-ms")
+		// Where the reads' CPU went: the agent serving them, and this
+		// process (the 16 clients: HTTP and decoding each page), which
+		// shares the machine's cores with the agent.
+		b.ReportMetric(float64(reads)/readWall.Seconds(), "reads/s")
+		b.ReportMetric(float64((agentAfter-agentBefore).Microseconds())/1000/reads, "agent-cpu-ms/read")
+		b.ReportMetric(float64((selfAfter-selfBefore).Microseconds())/1000/reads, "client-cpu-ms/read")
 
 		start := time.Now()
 		failed := make(chan error, creators)

@@ -226,22 +226,34 @@ const profileEnv = "GROVE_BENCH_PROFILE_DIR"
 
 // saveProfile saves the agent's CPU profile over d to file.
 func saveProfile(b *testing.B, c *api.Client, file string, d time.Duration) {
+	if err := fetchProfile(c, file, d); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// fetchProfile is saveProfile for a goroutine beside the benchmark's own
+// (which alone may end the benchmark): it returns its error.
+func fetchProfile(c *api.Client, file string, d time.Duration) error {
 	secs := max(1, int(d.Seconds()+0.5))
 	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", c.Address, secs), nil)
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		b.Fatal(err)
+		return fmt.Errorf("profile the agent: %w", err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile the agent: %s", resp.Status)
+	}
 	out, err := os.Create(file)
 	if err != nil {
-		b.Fatal(err)
+		return err
 	}
-	defer out.Close()
 	if _, err := io.Copy(out, resp.Body); err != nil {
-		b.Fatal(err)
+		out.Close()
+		return fmt.Errorf("save the agent's profile: %w", err)
 	}
+	return out.Close()
 }

@@ -23,7 +23,7 @@ func bigAgent(b *testing.B, max int) *api.Client {
 	return c
 }
 
-// bigAgentCmd is bigAgent that also returns the agent's command, for its pid.
+// bigAgentCmd is bigAgent, also returning the agent's process.
 func bigAgentCmd(b *testing.B, max int) (*api.Client, *exec.Cmd) {
 	cfg := filepath.Join(b.TempDir(), "agent.hcl")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf("workers {\n  max_nodes_per_cluster = %d\n}\n", max)), 0o600); err != nil {

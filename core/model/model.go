@@ -4,6 +4,7 @@
 package model
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"time"
@@ -233,6 +234,24 @@ type Node struct {
 	// on: its agent's host_name. Empty for other types, whose driver
 	// places the node.
 	Host string
+}
+
+// NodeView is a node as the API shows it: without the driver's state,
+// which the API never shows, and with data, metadata and dependents as
+// the JSON objects the store holds, so a page of nodes is not decoded
+// into maps only to be encoded again for the response.
+type NodeView struct {
+	ID, Name, ClusterID, PhysicalID, ProfileID, User, Project, Domain string
+	Index                                                             int
+	Role                                                              string
+	InitAt                                                            time.Time
+	CreatedAt, UpdatedAt                                              *time.Time
+	Status, StatusReason                                              string
+	Tainted                                                           bool
+	// Data, Metadata and Dependents are JSON objects, never empty: "{}"
+	// where the node has none.
+	Data, Metadata, Dependents json.RawMessage
+	Host                       string
 }
 
 // CheckNode is a node as a health check reads it: what a driver's check

@@ -80,15 +80,21 @@ func (s *Server) toNode(ctx context.Context, n *model.Node, names map[string]str
 		Project: n.Project, Domain: n.Domain, Index: n.Index, Role: n.Role, InitAt: ts(n.InitAt), CreatedAt: tsPtr(n.CreatedAt),
 		UpdatedAt: tsPtr(n.UpdatedAt), Status: n.Status, StatusReason: n.StatusReason, Data: orMap(n.Data), Metadata: orMap(n.Metadata),
 		Dependents: orMap(n.Dependents), Tainted: n.Tainted, Host: n.Host}
-	name, ok := names[n.ProfileID]
+	out.ProfileName = s.profileName(ctx, n.ProfileID, names)
+	return out
+}
+
+// profileName is the name of profile id, looked up once per response:
+// names caches it (an empty name for a profile that is gone).
+func (s *Server) profileName(ctx context.Context, id string, names map[string]string) string {
+	name, ok := names[id]
 	if !ok {
-		if p, err := s.r.GetProfile(ctx, n.ProfileID); err == nil {
+		if p, err := s.r.GetProfile(ctx, id); err == nil {
 			name = p.Name
 		}
-		names[n.ProfileID] = name
+		names[id] = name
 	}
-	out.ProfileName = name
-	return out
+	return name
 }
 
 func toAction(a *model.Action, children []string, parent string) api.Action {

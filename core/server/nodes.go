@@ -3,8 +3,8 @@ package server
 import (
 	"net/http"
 
-	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/engine"
+	"github.com/grovehq/grove/core/model"
 )
 
 func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
@@ -21,16 +21,11 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request, c engine.Call
 			ids[i] = cl.ID
 		}
 	}
-	ns, err := s.r.ListNodes(s.ctx(r), o)
+	ns, err := s.r.ListNodeViews(s.ctx(r), o)
 	if err != nil {
 		return err
 	}
-	names := map[string]string{}
-	out := make([]api.Node, 0, len(ns))
-	for _, n := range ns {
-		out = append(out, s.toNode(s.ctx(r), n, names))
-	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"nodes": out})
+	s.writeNodes(s.ctx(r), w, "nodes", true, ns)
 	return nil
 }
 
@@ -61,11 +56,11 @@ func (s *Server) createNode(w http.ResponseWriter, r *http.Request, c engine.Cal
 }
 
 func (s *Server) showNode(w http.ResponseWriter, r *http.Request, c engine.Caller) error {
-	n, err := s.r.FindNode(s.ctx(r), c.Project, r.PathValue("id"))
+	n, err := s.r.FindNodeView(s.ctx(r), c.Project, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"node": s.toNode(s.ctx(r), n, map[string]string{})})
+	s.writeNodes(s.ctx(r), w, "node", false, []*model.NodeView{n})
 	return nil
 }
 

@@ -6,10 +6,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/grovehq/grove/core/model"
 )
@@ -148,6 +150,114 @@ func (s *SQL) ListNodes(ctx context.Context, o ListOpts) ([]*model.Node, error) 
 		return n.ID, nil
 	})
 	return out, err
+}
+
+// nodeViewCols are nodeCols without the driver state, which the API never
+// shows: a page does not read (or decode) it.
+const nodeViewCols = "id, name, cluster_id, physical_id, profile_id, usr, project, domain, idx, role, init_at, created_at, updated_at, status, status_reason, tainted, data, metadata, dependents, host"
+
+// nodeViewScan scans rows of nodeViewCols. Its destinations are its own
+// fields, made once for a page, so scanning a row allocates only what the
+// node keeps (the driver's strings, the documents' bytes).
+type nodeViewScan struct {
+	v                    model.NodeView
+	initAt               int64
+	created, updated     sql.NullInt64
+	tainted              int
+	data, meta, deps     sql.RawBytes
+	dest                 []any
+	createdAt, updatedAt []time.Time
+	// docs holds the documents of the nodes scanned: a page of nodes
+	// takes one allocation for all of them rather than three per node.
+	docs []byte
+}
+
+// newNodeViewScan scans rows (RawBytes documents, valid until the next
+// row) when rows is set, else one Row (which copies them).
+func newNodeViewScan(rows bool, size int) *nodeViewScan {
+	sc := &nodeViewScan{docs: make([]byte, 0, 256*size), createdAt: make([]time.Time, 0, size), updatedAt: make([]time.Time, 0, size)}
+	v := &sc.v
+	sc.dest = []any{&v.ID, &v.Name, &v.ClusterID, &v.PhysicalID, &v.ProfileID, &v.User, &v.Project, &v.Domain, &v.Index, &v.Role,
+		&sc.initAt, &sc.created, &sc.updated, &v.Status, &v.StatusReason, &sc.tainted, &sc.data, &sc.meta, &sc.deps, &v.Host}
+	if !rows {
+		sc.dest[16], sc.dest[17], sc.dest[18] = (*[]byte)(&sc.data), (*[]byte)(&sc.meta), (*[]byte)(&sc.deps)
+	}
+	return sc
+}
+
+// scan scans the row into n.
+func (sc *nodeViewScan) scan(r scanner, n *model.NodeView) error {
+	if err := r.Scan(sc.dest...); err != nil {
+		return err
+	}
+	*n = sc.v
+	n.InitAt = fromUS(sc.initAt)
+	n.CreatedAt, n.UpdatedAt = sc.time(&sc.createdAt, sc.created), sc.time(&sc.updatedAt, sc.updated)
+	n.Tainted = sc.tainted != 0
+	n.Data, n.Metadata, n.Dependents = sc.object(sc.data), sc.object(sc.meta), sc.object(sc.deps)
+	return nil
+}
+
+// time is fromUSPtr, its times allocated together in *block.
+func (sc *nodeViewScan) time(block *[]time.Time, v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	if len(*block) == cap(*block) {
+		*block = make([]time.Time, 0, max(16, cap(*block)))
+	}
+	*block = append(*block, fromUS(v.Int64))
+	return &(*block)[len(*block)-1]
+}
+
+// object is a stored JSON document as the API passes it on: a copy of the
+// stored bytes when they hold a JSON object, else {} — what decoding them
+// into a map (fromJSON) and encoding that shows for a document that is
+// empty, null or not an object.
+func (sc *nodeViewScan) object(b []byte) json.RawMessage {
+	if len(b) < 2 || b[0] != '{' || string(b) == "{}" || !json.Valid(b) {
+		b = []byte("{}") // does not escape: appended below
+	}
+	start := len(sc.docs)
+	sc.docs = append(sc.docs, b...)
+	return sc.docs[start:len(sc.docs):len(sc.docs)]
+}
+
+// ListNodeViews implements Store. The nodes of a page are allocated
+// together (see nodeViewScan).
+func (s *SQL) ListNodeViews(ctx context.Context, o ListOpts) ([]*model.NodeView, error) {
+	size := 100
+	if o.Limit > 0 {
+		size = min(o.Limit, 1000)
+	}
+	sc := newNodeViewScan(true, size)
+	block := make([]model.NodeView, 0, size)
+	var out []*model.NodeView
+	err := s.list(ctx, "nodes", nodeViewCols, o, []string{"init_at"}, func(r scanner) (string, error) {
+		if len(block) == cap(block) {
+			block = make([]model.NodeView, 0, size)
+		}
+		block = block[:len(block)+1]
+		n := &block[len(block)-1]
+		if err := sc.scan(r, n); err != nil {
+			return "", err
+		}
+		out = append(out, n)
+		return n.ID, nil
+	})
+	return out, err
+}
+
+// FindNodeView implements Store.
+func (s *SQL) FindNodeView(ctx context.Context, project, ident string) (n *model.NodeView, err error) {
+	err = s.find(ctx, "node", "nodes", project, ident, func(id string) error {
+		n, err = getOne(ctx, s, "node", "SELECT "+nodeViewCols+" FROM nodes WHERE id = ?", func(r scanner) (*model.NodeView, error) {
+			v := &model.NodeView{}
+			return v, newNodeViewScan(false, 1).scan(r, v)
+		}, id)
+		return err
+	})
+	return n, err
 }
 
 func (s *SQL) nodesWhere(ctx context.Context, where string, args ...any) ([]*model.Node, error) {

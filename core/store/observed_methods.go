@@ -177,6 +177,18 @@ func (w *Observed) ListNodes(ctx context.Context, o ListOpts) ([]*model.Node, er
 	return w.s.ListNodes(ctx, o)
 }
 
+// ListNodeViews implements Store.
+func (w *Observed) ListNodeViews(ctx context.Context, o ListOpts) ([]*model.NodeView, error) {
+	defer w.observe("ListNodeViews", time.Now())
+	return w.s.ListNodeViews(ctx, o)
+}
+
+// FindNodeView implements Store.
+func (w *Observed) FindNodeView(ctx context.Context, project string, ident string) (*model.NodeView, error) {
+	defer w.observe("FindNodeView", time.Now())
+	return w.s.FindNodeView(ctx, project, ident)
+}
+
 // ClusterNodes implements Store.
 func (w *Observed) ClusterNodes(ctx context.Context, clusterID string) ([]*model.Node, error) {
 	defer w.observe("ClusterNodes", time.Now())

@@ -206,6 +206,12 @@ type Store interface {
 	GetNode(ctx context.Context, id string) (*model.Node, error)
 	FindNode(ctx context.Context, project, ident string) (*model.Node, error)
 	ListNodes(ctx context.Context, o ListOpts) ([]*model.Node, error)
+	// ListNodeViews is ListNodes as the API shows nodes: the same rows in
+	// the same order, without the driver state and with the JSON
+	// documents undecoded.
+	ListNodeViews(ctx context.Context, o ListOpts) ([]*model.NodeView, error)
+	// FindNodeView is FindNode as the API shows a node (see ListNodeViews).
+	FindNodeView(ctx context.Context, project, ident string) (*model.NodeView, error)
 	// ClusterNodes returns a cluster's nodes ordered by index.
 	ClusterNodes(ctx context.Context, clusterID string) ([]*model.Node, error)
 	GetNodes(ctx context.Context, ids []string) ([]*model.Node, error)

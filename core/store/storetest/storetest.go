@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CountsUnderConcurrentWriters", testCountsConcurrent},
 		{"CheckNodesAndHostNodes", testCheckNodes},
 		{"NodeChangesFollowEveryWrite", testNodeChanges},
+		{"NodeViewsAsNodes", testNodeViews},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -404,6 +405,108 @@ func testNodeChanges(t *testing.T, s store.Store) {
 	must(t, s.DeleteCluster(ctx, b.ID))
 	if g := gen(b); g != 0 {
 		t.Errorf("generation of a deleted cluster = %d, want 0", g)
+	}
+}
+
+// testNodeViews: ListNodeViews lists what ListNodes lists, in the same
+// order, for filters, sorts, projects and pages reached by marker, with the
+// same fields and, as JSON, the same documents ({} for an empty one);
+// FindNodeView finds what FindNode finds and refuses what it refuses.
+func testNodeViews(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "c", ProfileID: "p", Project: "p1", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, c))
+	later := t0.Add(time.Hour)
+	var nodes []*model.Node
+	for i := range 30 {
+		n := &model.Node{ID: uuid.NewString(), Name: fmt.Sprintf("n%02d", i), ClusterID: c.ID, ProfileID: "p", Project: []string{"p1", "p2"}[i%7/6],
+			User: "u", Domain: "d", Index: i + 1, Role: "r", InitAt: t0.Add(time.Duration(i%10) * time.Second), CreatedAt: &t0,
+			Status: []string{model.NodeActive, model.NodeError, model.NodeInit}[i%3], StatusReason: "why", Tainted: i%4 == 0,
+			PhysicalID: fmt.Sprintf("phys-%d", i), State: []byte{byte(i), 0, 255}}
+		if i%2 == 0 {
+			n.UpdatedAt, n.Host = &later, "h1"
+			n.Data = map[string]any{"port": float64(9000 + i), "tags": []any{"a", "<b>"}, "nested": map[string]any{"z": true, "a": nil}}
+		}
+		if i%3 == 0 {
+			n.Metadata = map[string]any{"k": "v", "n": float64(i)}
+		}
+		if i%5 == 0 {
+			n.Dependents = map[string]any{"nodes": []any{"x"}}
+		} else if i%5 == 1 {
+			n.Dependents = map[string]any{}
+		}
+		nodes = append(nodes, n)
+	}
+	must(t, s.CreateNodes(ctx, nodes))
+
+	same := func(what string, old []*model.Node, lean []*model.NodeView) {
+		t.Helper()
+		if len(old) != len(lean) {
+			t.Errorf("%s: ListNodeViews gave %d nodes, ListNodes %d", what, len(lean), len(old))
+			return
+		}
+		for i, o := range old {
+			v := lean[i]
+			got := model.Node{ID: v.ID, Name: v.Name, ClusterID: v.ClusterID, PhysicalID: v.PhysicalID, ProfileID: v.ProfileID, User: v.User,
+				Project: v.Project, Domain: v.Domain, Index: v.Index, Role: v.Role, InitAt: v.InitAt, CreatedAt: v.CreatedAt, UpdatedAt: v.UpdatedAt,
+				Status: v.Status, StatusReason: v.StatusReason, Tainted: v.Tainted, Host: v.Host}
+			want := *o
+			want.Data, want.Metadata, want.Dependents, want.State = nil, nil, nil, nil
+			if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+				t.Errorf("%s [%d]: view %+v, node %+v", what, i, got, want)
+			}
+			for _, d := range []struct {
+				name string
+				raw  []byte
+				want map[string]any
+			}{{"data", v.Data, o.Data}, {"metadata", v.Metadata, o.Metadata}, {"dependents", v.Dependents, o.Dependents}} {
+				var m map[string]any
+				if err := json.Unmarshal(d.raw, &m); err != nil || m == nil {
+					t.Errorf("%s [%d] %s: %q is not a JSON object (%v)", what, i, d.name, d.raw, err)
+					continue
+				}
+				if fmt.Sprint(m) != fmt.Sprint(orEmpty(d.want)) {
+					t.Errorf("%s [%d] %s: %s, want %v", what, i, d.name, d.raw, d.want)
+				}
+			}
+		}
+	}
+	for _, o := range []store.ListOpts{{}, {Project: "p1"}, {Project: "p2"}, {Filters: map[string][]string{"status": {model.NodeError}}},
+		{Filters: map[string][]string{"cluster_id": {c.ID}}, Sort: []store.SortKey{{Key: "index"}}, Limit: 7},
+		{Sort: []store.SortKey{{Key: "name", Desc: true}}}, {Sort: []store.SortKey{{Key: "status"}, {Key: "init_at", Desc: true}}}} {
+		old, err := s.ListNodes(ctx, o)
+		must(t, err)
+		lean, err := s.ListNodeViews(ctx, o)
+		must(t, err)
+		same(fmt.Sprintf("%+v", o), old, lean)
+		// The same pages, walked by marker.
+		o.Limit = 4
+		for page := 0; ; page++ {
+			old, err := s.ListNodes(ctx, o)
+			must(t, err)
+			lean, err := s.ListNodeViews(ctx, o)
+			must(t, err)
+			same(fmt.Sprintf("%+v page %d", o, page), old, lean)
+			if len(old) == 0 || page > 10 {
+				break
+			}
+			o.Marker = old[len(old)-1].ID
+		}
+	}
+
+	for _, ident := range []string{nodes[3].ID, nodes[3].Name, nodes[3].ID[:8]} {
+		old, err := s.FindNode(ctx, "p1", ident)
+		must(t, err)
+		lean, err := s.FindNodeView(ctx, "p1", ident)
+		must(t, err)
+		same("find "+ident, []*model.Node{old}, []*model.NodeView{lean})
+	}
+	for _, ident := range []string{nodes[6].Name, "nobody", "n%"} {
+		_, oldErr := s.FindNode(ctx, "p1", ident)
+		_, leanErr := s.FindNodeView(ctx, "p1", ident)
+		if oldErr == nil || leanErr == nil || oldErr.Error() != leanErr.Error() {
+			t.Errorf("find %s in p1: FindNodeView %v, FindNode %v", ident, leanErr, oldErr)
+		}
 	}
 }
 

@@ -1,0 +1,14 @@
+package store
+
+// CachedStmts is how many statements the read pool keeps prepared.
+func (s *SQL) CachedStmts() int {
+	if s.reads == nil {
+		return 0
+	}
+	s.reads.stmts.mu.Lock()
+	defer s.reads.stmts.mu.Unlock()
+	return len(s.reads.stmts.stmts)
+}
+
+// MaxCachedStmts is maxCachedStmts.
+const MaxCachedStmts = maxCachedStmts

@@ -1,0 +1,60 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/core/store/sqlite"
+)
+
+// TestReadPoolKeepsStatementsPrepared: the read pool prepares a query
+// once and runs it again, keeps no more statements than its bound, and
+// answers queries past the bound (prepared each time) the same.
+func TestReadPoolKeepsStatementsPrepared(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.CreateProfile(ctx, &model.Profile{ID: "p1", Name: "web", Type: "grove.noop", Version: "1.0", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	var nodes []*model.Node
+	for i := range 3 {
+		nodes = append(nodes, &model.Node{ID: fmt.Sprintf("n%d", i), Name: fmt.Sprintf("n%d", i), ProfileID: "p1", InitAt: time.Unix(int64(i), 0)})
+	}
+	if err := st.CreateNodes(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	r := store.ReadsOf(st)
+	for range 5 {
+		if p, err := r.GetProfile(ctx, "p1"); err != nil || p.Name != "web" {
+			t.Fatalf("GetProfile = %v, %v", p, err)
+		}
+	}
+	if n := st.CachedStmts(); n != 1 {
+		t.Errorf("after one query run five times the pool holds %d statements, want 1", n)
+	}
+	if _, err := r.GetProfile(ctx, "nobody"); err == nil {
+		t.Error("a prepared GetProfile found a profile that does not exist")
+	}
+	// Each limit is a distinct text (the limit is written into it).
+	for limit := 1; limit <= store.MaxCachedStmts+10; limit++ {
+		ns, err := r.ListNodeViews(ctx, store.ListOpts{Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := min(limit, 3); len(ns) != want || ns[0].ID != "n0" {
+			t.Fatalf("limit %d: %d nodes, want %d", limit, len(ns), want)
+		}
+	}
+	if n := st.CachedStmts(); n != store.MaxCachedStmts {
+		t.Errorf("the pool holds %d statements, want its bound %d", n, store.MaxCachedStmts)
+	}
+}
