@@ -194,13 +194,7 @@ func TestDependencyCycleMaintenance(t *testing.T) {
 // TestDependencyMilestone: `none` stops a three-cluster stack leaves first;
 // entering the milestone brings it up, dependencies first.
 func TestDependencyMilestone(t *testing.T) {
-	h := newHarness(t, nil)
-	h.profile("p")
-	db := h.cluster("db", 1, 60)
-	app := h.cluster("app", 1, 60)
-	web := h.cluster("web", 1, 60)
-	h.depend(app, "database", "require_all", "error", db.ID)
-	h.depend(web, "application", "require_all", "error", app.ID)
+	h, db, app, web := newChain(t, "error")
 	if err := h.store.CreateMilestone(h.ctx(), &model.Milestone{ID: "m-1", Name: "stack", Clusters: []string{web.ID}, User: caller.User,
 		Project: caller.Project, CreatedAt: h.clock.Now()}); err != nil {
 		t.Fatal(err)
@@ -377,13 +371,7 @@ func (h *harness) waitDied(died <-chan struct{}) {
 // next agent's reconciliation at start-up finishes the cascade: app stops
 // with cause dependency, as the dead agent would have stopped it.
 func TestDependencyCascadeSurvivesCrash(t *testing.T) {
-	h := newHarness(t, nil)
-	h.profile("p")
-	db := h.cluster("db", 1, 60)
-	app := h.cluster("app", 1, 60)
-	web := h.cluster("web", 1, 60)
-	h.depend(app, "database", "require_all", "restart", db.ID)
-	h.depend(web, "application", "require_all", "restart", app.ID)
+	h, db, app, web := newChain(t, "restart")
 	died := h.crashAfterFirstStep()
 
 	a, err := h.act(db, `{"stop": {}}`)
@@ -419,13 +407,7 @@ func TestDependencyCascadeSurvivesCrash(t *testing.T) {
 // step of entering `none` (web stopped); the next agent enters it again on
 // the graph as it is, stopping app and db, and records it reached.
 func TestDependencyMilestoneSurvivesCrash(t *testing.T) {
-	h := newHarness(t, nil)
-	h.profile("p")
-	db := h.cluster("db", 1, 60)
-	app := h.cluster("app", 1, 60)
-	web := h.cluster("web", 1, 60)
-	h.depend(app, "database", "require_all", "error", db.ID)
-	h.depend(web, "application", "require_all", "error", app.ID)
+	h, db, app, web := newChain(t, "error")
 	died := h.crashAfterFirstStep()
 
 	if _, _, err := h.eng.EnterMilestone(h.ctx(), caller, "none"); err != nil {
@@ -546,13 +528,7 @@ func (h *harness) idle(cl *model.Cluster) {
 // the cascade holds the project until its last step. The round is taken
 // from the cascade's own step hook, so it lands there every time.
 func TestDependencyRoundLeavesACascadeAlone(t *testing.T) {
-	h := newHarness(t, nil)
-	h.profile("p")
-	db := h.cluster("db", 1, 60)
-	app := h.cluster("app", 1, 60)
-	web := h.cluster("web", 1, 60)
-	h.depend(app, "database", "require_all", "restart", db.ID)
-	h.depend(web, "application", "require_all", "restart", app.ID)
+	h, db, app, web := newChain(t, "restart")
 	id := h.eng.ID()
 	h.crash()
 	var once sync.Once
@@ -585,13 +561,7 @@ func TestDependencyRoundLeavesACascadeAlone(t *testing.T) {
 // The next agent's reconciliation at start-up stops app, and does not start
 // web meanwhile on the graph it read half-way, where app still ran.
 func TestDependencyReconciliationStopsBeforeStarting(t *testing.T) {
-	h := newHarness(t, nil)
-	h.profile("p")
-	db := h.cluster("db", 1, 60)
-	app := h.cluster("app", 1, 60)
-	web := h.cluster("web", 1, 60)
-	h.depend(app, "database", "require_all", "restart", db.ID)
-	h.depend(web, "application", "require_all", "restart", app.ID)
+	h, db, app, web := newChain(t, "restart")
 	died := h.crashAfterFirstStep()
 
 	if _, err := h.act(db, `{"stop": {}}`); err != nil {
@@ -609,4 +579,19 @@ func TestDependencyReconciliationStopsBeforeStarting(t *testing.T) {
 	if st, reason := h.runState(web.ID); st != model.RunOffline {
 		t.Errorf("web is %s (%q) once app stopped, want offline", st, reason)
 	}
+}
+
+// newChain starts a harness with three one-node clusters, web requiring
+// app and app requiring db, whose groups take the action onFault (error,
+// restart, ...) when what they require goes down.
+func newChain(t *testing.T, onFault string) (h *harness, db, app, web *model.Cluster) {
+	t.Helper()
+	h = newHarness(t, nil)
+	h.profile("p")
+	db = h.cluster("db", 1, 60)
+	app = h.cluster("app", 1, 60)
+	web = h.cluster("web", 1, 60)
+	h.depend(app, "database", "require_all", onFault, db.ID)
+	h.depend(web, "application", "require_all", onFault, app.ID)
+	return h, db, app, web
 }
