@@ -221,13 +221,21 @@ func BenchmarkCreatePostgres(b *testing.B) {
 		b.Fatal(err)
 	}
 	postmaster, _ := strconv.Atoi(strings.SplitN(string(pidFile), "\n", 2)[0])
+	// The testing package runs each part more than once (b.N = 1 first)
+	// against the one server: every database gets a name of its own.
+	seq := 0
+	unique := func(prefix string) string {
+		seq++
+		return fmt.Sprintf("%s_%d", prefix, seq)
+	}
 	b.Run("10000", func(b *testing.B) {
 		const n = 10000
 		b.StopTimer()
 		var pgT, sqT, pgRaw, sqRaw time.Duration
 		for i := range b.N {
-			dsn := createDB(b, srv, fmt.Sprintf("cmp%d", i))
-			rawDSN := createDB(b, srv, fmt.Sprintf("raw%d", i))
+			name := unique(fmt.Sprintf("cmp%d", i))
+			dsn := createDB(b, srv, name)
+			rawDSN := createDB(b, srv, unique(fmt.Sprintf("raw%d", i)))
 			st, err := postgres.Open(context.Background(), rawDSN)
 			if err != nil {
 				b.Fatal(err)
@@ -240,7 +248,7 @@ func BenchmarkCreatePostgres(b *testing.B) {
 			for j := range 2 {
 				b.Logf("load average: %s", loadavg())
 				if (i+j)%2 == 0 {
-					c, _, stop := pgAgent(b, dsn, fmt.Sprintf("pg%d", i), n)
+					c, _, stop := pgAgent(b, dsn, name, n)
 					noopProfile(b, c)
 					_, took := createNoop(b, c, "pg", n, nil)
 					stop()
@@ -275,7 +283,7 @@ func BenchmarkCreatePostgres(b *testing.B) {
 		took := map[int]time.Duration{}
 		for i := range b.N {
 			for _, agents := range []int{1, 2, 4} {
-				db := fmt.Sprintf("ag%d_%d", agents, i)
+				db := unique(fmt.Sprintf("ag%d_%d", agents, i))
 				dsn := createDB(b, srv, db)
 				var first *api.Client
 				var stops []func()
