@@ -94,6 +94,11 @@ func New(opts Options) *Client {
 	c.err = err
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = tc
+	// Go's default keeps two idle connections per host: a program using
+	// one client from many goroutines (the Terraform provider applying
+	// resources in parallel, a load test) would open a new connection for
+	// most requests.
+	tr.MaxIdleConnsPerHost = 32
 	c.HTTP = &http.Client{Timeout: 5 * time.Minute, Transport: tr}
 	return c
 }
