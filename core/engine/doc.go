@@ -63,7 +63,9 @@
 //     they are stored, opened only for a plugin, redacted for the API,
 //     sealed at start-up when an older Grove stored them in clear).
 //   - In the background: health.go (periodic checks, driver events,
-//     restart supervision), hosts.go (this agent's host: heartbeats,
+//     restart supervision), checkreads.go (what a round last read of each
+//     cluster's nodes, kept while the cluster's node generation stays
+//     put), hosts.go (this agent's host: heartbeats,
 //     marking late hosts down, the operator's availability, which host a
 //     local.process node goes to, moving nodes off down and draining
 //     hosts), global.go (global clusters: one node per eligible host,
