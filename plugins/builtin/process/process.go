@@ -516,13 +516,22 @@ func startTicks(pid int) (uint64, error) {
 	return t, nil
 }
 
-// procStat reads the start time (field 22) and whether the process is a
-// zombie from /proc/<pid>/stat.
+// procStat reads the start time (field 22) and whether the process has
+// ended (a zombie, or already being reaped) from /proc/<pid>/stat.
 func procStat(pid int) (uint64, bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, false
 	}
+	return parseStat(b)
+}
+
+// parseStat is procStat on the file's contents. A process that has ended
+// shows state Z until its parent reaps it and, for an instant while the
+// parent does, X: both are ended. Taking X for running once made a stop
+// report a process that had died on SIGTERM as "did not exit after
+// SIGKILL" when the supervisor reaped it between two looks.
+func parseStat(b []byte) (uint64, bool) {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
@@ -533,7 +542,11 @@ func procStat(pid int) (uint64, bool) {
 		return 0, false
 	}
 	t, _ := strconv.ParseUint(fields[19], 10, 64)
-	return t, fields[0] == "Z"
+	switch fields[0] {
+	case "Z", "X", "x":
+		return t, true
+	}
+	return t, false
 }
 
 func exitReason(st state) string {
