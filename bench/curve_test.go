@@ -19,6 +19,7 @@ import (
 	"github.com/grovehq/grove/core/store/postgres"
 	"github.com/grovehq/grove/core/store/postgres/pgtest"
 	"github.com/grovehq/grove/core/store/sqlite"
+	"github.com/grovehq/grove/internal/proctest"
 )
 
 // curveSizes are the cluster sizes of BenchmarkCreateCurve.
@@ -334,20 +335,9 @@ func BenchmarkCreatePostgres(b *testing.B) {
 func treeCPU(pid int) float64 {
 	children := map[int][]int{}
 	cpu := map[int]float64{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		s := string(raw)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		// After the command: state, ppid, ... utime and stime are
-		// fields 14 and 15 of stat, 12 and 13 here.
+	for _, p := range proctest.PIDs() {
+		f := proctest.Stat(p)
+		// utime and stime are fields 14 and 15 of stat, 11 and 12 here.
 		if len(f) < 13 {
 			continue
 		}

@@ -485,11 +485,8 @@ func killNodesUnder(root string) {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		alive := false
 		for _, pid := range ours {
-			if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-				s := string(st)
-				if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && f[0] != "Z" {
-					alive = true
-				}
+			if proctest.Live(pid) {
+				alive = true
 			}
 		}
 		if !alive {

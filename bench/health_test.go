@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/internal/proctest"
 )
 
 // clockTicks is the kernel's USER_HZ, the unit of utime and stime in
@@ -23,19 +24,15 @@ const clockTicks = 100
 // procCPU is the CPU time (user and system) a process has used, read from
 // /proc/<pid>/stat. Its waited-for children are not counted.
 func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
+	f := proctest.Stat(pid)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("read the stat of process %d: it is gone", pid)
 	}
-	// The command name is in parentheses and may hold spaces: the fields
-	// after it start at the last ')'.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	// After the name: state(3) ... utime(14) stime(15), numbered from 1.
+	// utime and stime are fields 14 and 15 of stat.
 	ut, err1 := strconv.ParseInt(f[14-3], 10, 64)
 	st, err2 := strconv.ParseInt(f[15-3], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("read %d's stat: %q", pid, s)
+		return 0, fmt.Errorf("read the stat of process %d: %q", pid, f)
 	}
 	return time.Duration(ut+st) * time.Second / clockTicks, nil
 }

@@ -157,29 +157,11 @@ func memAnon(pids []int) (rss, pss, anon float64) {
 	return rss, pss, anon
 }
 
-// running reports whether pid is a process that has not exited (a zombie
-// has).
-func running(pid int) bool {
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(st)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z"
-}
-
 // childrenOf lists the processes whose parent is pid.
 func childrenOf(pid int) []int {
 	var out []int
 	for _, p := range proctest.PIDs() {
-		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		s := string(st)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+		if proctest.PPID(p) == pid {
 			out = append(out, p)
 		}
 	}
@@ -248,7 +230,7 @@ func supervisordProcesses(b *testing.B) (start, stop time.Duration, rss, pss flo
 	for deadline := time.Now().Add(2 * time.Minute); ; {
 		alive := 0
 		for _, k := range kids {
-			if running(k) {
+			if proctest.Live(k) {
 				alive++
 			}
 		}

@@ -233,8 +233,3 @@ func TestClusterLifecycle(t *testing.T) {
 		return n == 0, strconv.Itoa(n)
 	})
 }
-
-func isZombie(pid int) bool {
-	f := statFields(pid)
-	return len(f) > 0 && f[0] == "Z"
-}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/internal/proctest"
 )
 
 // slowConfig makes the agent create nodes one at a time, so a test can
@@ -182,7 +183,7 @@ func TestProcessSupervisorKilled(t *testing.T) {
 	for _, n := range nodes {
 		pid := int(n.Data["pid"].(float64))
 		orphans = append(orphans, pid)
-		p := parentOf(pid)
+		p := proctest.PPID(pid)
 		if argv := cmdline(p); len(argv) < 3 || argv[1] != "__process-supervisor" || !strings.HasPrefix(argv[2], dir+string(filepath.Separator)) {
 			t.Fatalf("node %s's process %d has parent %d (%q), not a supervisor under %s", n.Name, pid, p, argv, dir)
 		}
@@ -196,10 +197,10 @@ func TestProcessSupervisorKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the supervisor to die", func() (bool, string) {
-		return statFields(sup) == nil || isZombie(sup), ""
+		return !proctest.Live(sup), ""
 	})
 	for _, n := range nodes {
-		if f := statFields(int(n.Data["pid"].(float64))); f == nil || f[0] == "Z" {
+		if !proctest.Live(int(n.Data["pid"].(float64))) {
 			t.Fatalf("node %s's process died with its supervisor", n.Name)
 		}
 		nodeAnswers(t, n)
@@ -207,7 +208,7 @@ func TestProcessSupervisorKilled(t *testing.T) {
 	var next int
 	eventually(t, 20*time.Second, "a new supervisor for the same directory", func() (bool, string) {
 		for _, pid := range pids() {
-			if argv := cmdline(pid); len(argv) > 2 && argv[1] == "__process-supervisor" && argv[2] == supDir && pid != sup && !isZombie(pid) {
+			if proctest.HelperDir(cmdline(pid)) == supDir && pid != sup && !isZombie(pid) {
 				next = pid
 				return true, ""
 			}
@@ -246,7 +247,7 @@ func TestProcessSupervisorKilled(t *testing.T) {
 		pid := int(n.Data["pid"].(float64))
 		if !slices.Contains(orphans, pid) {
 			orphans = append(orphans, pid)
-			if p := parentOf(pid); p != next {
+			if p := proctest.PPID(pid); p != next {
 				t.Errorf("new node %s's process has parent %d, not the new supervisor %d", n.Name, p, next)
 			}
 		}
@@ -259,7 +260,7 @@ func TestProcessSupervisorKilled(t *testing.T) {
 		t.Fatalf("delete: %s %s", act.Status, act.StatusReason)
 	}
 	for _, pid := range orphans {
-		if f := statFields(pid); f != nil && f[0] != "Z" {
+		if proctest.Live(pid) {
 			t.Errorf("process %d still runs after its cluster's deletion", pid)
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -77,7 +76,7 @@ func killRunProcesses() {
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		alive := false
 		for _, pid := range ours {
-			if f := statFields(pid); f != nil && f[0] != "Z" {
+			if proctest.Live(pid) {
 				alive = true
 			}
 		}
@@ -415,12 +414,8 @@ func helperDir(pid int) string {
 		if dir := proctest.HelperDir(cmdline(pid)); dir != "" {
 			return dir
 		}
-		f := statFields(pid)
-		if len(f) < 2 {
-			return ""
-		}
-		ppid, err := strconv.Atoi(f[1])
-		if err != nil || ppid <= 1 {
+		ppid := proctest.PPID(pid)
+		if ppid <= 1 {
 			return ""
 		}
 		pid = ppid
@@ -449,7 +444,7 @@ func killProcessesOf(cluster string) {
 	// run's, yet may still be dying (SIGKILL is delivered asynchronously).
 	dying := func() bool {
 		for _, pid := range killed {
-			if f := statFields(pid); f != nil && f[0] != "Z" {
+			if proctest.Live(pid) {
 				return true
 			}
 		}
@@ -474,19 +469,14 @@ func killProcessesOf(cluster string) {
 	}
 }
 
+// isZombie reports whether pid has ended and waits to be reaped.
+func isZombie(pid int) bool {
+	f := proctest.Stat(pid)
+	return len(f) > 0 && f[0] == "Z"
+}
+
 // pids lists the processes in /proc.
 func pids() []int { return proctest.PIDs() }
-
-// statFields returns the fields of /proc/PID/stat after the command name
-// (state first, then the parent's pid), or nil when the process is gone.
-func statFields(pid int) []string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil
-	}
-	s := string(b)
-	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-}
 
 // TestProcessHelpersTouchOnlyThisRun: the helpers that count and kill a
 // cluster's node processes leave alone processes of the same cluster name
@@ -539,8 +529,8 @@ func TestProcessHelpersTouchOnlyThisRun(t *testing.T) {
 			return false, fmt.Sprint(got)
 		}
 		node = got[0]
-		f := statFields(node)
-		return len(f) > 1 && f[1] == strconv.Itoa(ours.Process.Pid), fmt.Sprintf("%v, parent %v", got, f)
+		parent := proctest.PPID(node)
+		return parent == ours.Process.Pid, fmt.Sprintf("%v, parent %d", got, parent)
 	})
 	killProcessesOf(cluster)
 	select {
@@ -548,7 +538,7 @@ func TestProcessHelpersTouchOnlyThisRun(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("killProcessesOf left this run's wrapper running")
 	}
-	if f := statFields(node); f != nil && f[0] != "Z" {
+	if proctest.Live(node) {
 		t.Errorf("killProcessesOf left this run's node process %d running", node)
 	}
 	for name, cmd := range map[string]*exec.Cmd{"a user's node": users, "another run's node": otherRun,
@@ -643,14 +633,14 @@ func TestProcessHelpersTouchOnlyThisRunSupervised(t *testing.T) {
 		t.Errorf("with helpers: %v, want only the node %d (a supervisor has no node's environment)", got, ours)
 	}
 	killProcessesOf(cluster)
-	if f := statFields(ours); f != nil && f[0] != "Z" {
+	if proctest.Live(ours) {
 		t.Errorf("killProcessesOf left this run's node process %d running", ours)
 	}
-	if f := statFields(sup.Process.Pid); f == nil || f[0] == "Z" {
+	if !proctest.Live(sup.Process.Pid) {
 		t.Errorf("killProcessesOf killed the supervisor")
 	}
 	for name, pid := range map[string]int{"a user's node": users, "another run's node": otherRun, "a node under a directory named like this run's": lookalike} {
-		if f := statFields(pid); f == nil || f[0] == "Z" {
+		if !proctest.Live(pid) {
 			t.Errorf("killProcessesOf killed %s (pid %d)", name, pid)
 		}
 	}

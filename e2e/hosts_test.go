@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,16 +52,6 @@ func nodesByHost(a *agentProc, cluster string) (map[string]int, bool, string) {
 		}
 	}
 	return out, ok, why
-}
-
-// parentOf returns a process's parent pid, 0 when it is gone.
-func parentOf(pid int) int {
-	f := statFields(pid)
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
 }
 
 // TestHostsTwoAgentsOnePostgres runs two agents, each its own host, on one

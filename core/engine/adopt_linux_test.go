@@ -5,13 +5,13 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
+	"github.com/grovehq/grove/internal/proctest"
 	"github.com/grovehq/grove/plugins/builtin/process"
 )
 
@@ -76,22 +76,12 @@ func TestAdoptProcess(t *testing.T) {
 
 	h.ok(h.eng.DeleteNode(h.ctx(), caller, "sleepy", false))
 	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
+	for proctest.Live(pid) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the adopted process %d still runs after its node was deleted", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
 }
 
 // TestAdoptRefusals: each adoption that cannot be done is a 400 saying

@@ -4,14 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/grovehq/grove/core/engine"
+	"github.com/grovehq/grove/internal/proctest"
 	"github.com/grovehq/grove/plugins/builtin/process"
 )
 
@@ -39,28 +38,17 @@ func killRunWrappers() {
 	if err != nil {
 		return
 	}
-	entries, _ := os.ReadDir("/proc")
 	wrappers := map[int]bool{}
 	parents := map[int]int{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+	for _, pid := range proctest.PIDs() {
+		if pid == os.Getpid() {
 			continue
 		}
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil {
-			argv := strings.Split(string(b), "\x00")
-			if len(argv) > 1 && argv[0] == self && (argv[1] == process.WrapCommand || argv[1] == process.SupervisorCommand) {
-				wrappers[pid] = true
-			}
+		if argv := proctest.Cmdline(pid); len(argv) > 0 && argv[0] == self && proctest.HelperDir(argv) != "" {
+			wrappers[pid] = true
 		}
-		if b, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
-			// The command may hold spaces and parentheses: fields start
-			// after the last ')'.
-			if i := strings.LastIndexByte(string(b), ')'); i > 0 {
-				if f := strings.Fields(string(b)[i+1:]); len(f) > 1 {
-					parents[pid], _ = strconv.Atoi(f[1])
-				}
-			}
+		if ppid := proctest.PPID(pid); ppid != 0 {
+			parents[pid] = ppid
 		}
 	}
 	for pid, ppid := range parents {

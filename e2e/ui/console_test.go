@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -215,7 +213,7 @@ func killNodes(a *agent, cluster string) {
 			continue
 		}
 		pids = append(pids, int(pid))
-		if w := parent(int(pid)); w > 1 {
+		if w := proctest.PPID(int(pid)); w > 1 {
 			// The node's parent: its supervisor (or, before it, its
 			// wrapper), whose argv names a directory in this agent's data
 			// dir.
@@ -228,22 +226,6 @@ func killNodes(a *agent, cluster string) {
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-}
-
-// parent is a process's parent's pid, or 0 when it is gone.
-func parent(pid int) int {
-	s := readFile(fmt.Sprintf("/proc/%d/stat", pid))
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
-}
-
-func readFile(path string) string {
-	b, _ := os.ReadFile(path)
-	return string(b)
 }
 
 // nodesQuiet lists a cluster's nodes, none when it is gone.
