@@ -135,6 +135,11 @@ func (d *Driver) remove(ctx context.Context, s *session, inv *inventory, invErr 
 		}
 		return nil
 	}
+	if stateOf(n).MOID == "" {
+		if err := settleClones(ctx, inv); err != nil {
+			return vmError(ctx, "wait for the clones of "+inv.template.InventoryPath+" running before deleting "+vmName(n), err)
+		}
+	}
 	found, err := object.NewSearchIndex(c).FindChild(ctx, inv.folder, vmName(n))
 	if err != nil {
 		return vmError(ctx, "look for VM "+vmName(n), err)
@@ -152,6 +157,51 @@ func (d *Driver) remove(ctx context.Context, s *session, inv *inventory, invErr 
 	}
 	if err := destroy(ctx, vm); err != nil {
 		return vmError(ctx, "destroy VM "+vmName(n), err)
+	}
+	return nil
+}
+
+// settleClones waits until vCenter runs no clone of the profile's
+// template. A node with no VM recorded is one whose create never returned,
+// and that create's clone may still be running: a search now would miss
+// the VM it is about to make (leaving it behind once the node is gone), or
+// find it half-made and destroy it under the clone, which vCenter refuses
+// and govmomi's simulator crashes on. vCenter's tasks do not name a
+// clone's target, so every running clone of the template is waited for;
+// only deletes of nodes whose create never returned pay for it.
+func settleClones(ctx context.Context, inv *inventory) error {
+	if inv.template == nil {
+		return nil
+	}
+	c := inv.s.vim()
+	var tmpl mo.VirtualMachine
+	if err := inv.template.Properties(ctx, inv.template.Reference(), []string{"recentTask"}, &tmpl); err != nil {
+		if isNotFound(err) {
+			return nil // no template, no clone of it
+		}
+		return err
+	}
+	for _, ref := range tmpl.RecentTask {
+		var t mo.Task
+		if err := inv.template.Properties(ctx, ref, []string{"info"}, &t); err != nil {
+			if isNotFound(err) {
+				continue // expired from vCenter's recent tasks: long done
+			}
+			return err
+		}
+		// vCenter's is VirtualMachine.clone, the simulator's
+		// VirtualMachine.cloneVm.
+		if !strings.HasPrefix(t.Info.DescriptionId, "VirtualMachine.clone") {
+			continue
+		}
+		if t.Info.State != types.TaskInfoStateQueued && t.Info.State != types.TaskInfoStateRunning {
+			continue
+		}
+		// The clone's own outcome is its create's business: only its end
+		// matters here.
+		if _, err := waitTask(ctx, object.NewTask(c, ref)); err != nil && ctx.Err() != nil {
+			return err
+		}
 	}
 	return nil
 }

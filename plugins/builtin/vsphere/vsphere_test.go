@@ -20,6 +20,7 @@ import (
 	"github.com/vmware/govmomi"
 	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/methods"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
@@ -1219,6 +1220,61 @@ func TestCancelledTaskWaitIsNotSuccess(t *testing.T) {
 	apply(t, "create", ns, d.Create(ctxT(t), p, ns))
 	if _, m := e.vm(t, ns[0].Name); m == nil {
 		t.Errorf("no VM named %s after the retry", ns[0].Name)
+	}
+}
+
+// TestDeleteAfterACutCreateWaitsForItsClone: a create cut by its deadline
+// leaves its clone running in vCenter. A delete of that node, which has no
+// VM recorded, must neither miss the VM the clone is about to make nor
+// destroy it under the clone: it waits for the clone, then destroys its VM.
+func TestDeleteAfterACutCreateWaitsForItsClone(t *testing.T) {
+	// The simulator's task delay is a package variable: set it before the
+	// simulator starts, and put it back after the simulator has stopped
+	// (cleanups run last registered first).
+	simulator.TaskDelay.MethodDelay = map[string]int{
+		"CloneVm":     500, // the simulator's name for CloneVM_Task
+		"LockHandoff": 0,   // no lock held through the delay, as in vCenter
+	}
+	t.Cleanup(func() { simulator.TaskDelay.MethodDelay = nil })
+	e := setup(t)
+	d := vsphere.New()
+	p := e.spec("cutdel", nil)
+	ns := nodes("cutdel", 1)
+
+	short, cancel := context.WithTimeout(ctxT(t), 100*time.Millisecond)
+	res := d.Create(short, p, ns)
+	cancel()
+	if len(res) != 1 || res[0].Err == nil || !sdk.IsRetryable(res[0].Err) {
+		t.Fatalf("a create cut by its deadline: %+v", res)
+	}
+	if n := e.rec.count("CloneVM_Task"); n != 1 {
+		t.Fatalf("%d clones started, want 1", n)
+	}
+	for _, r := range d.Delete(ctxT(t), p, ns) {
+		if r.Err != nil {
+			t.Fatalf("delete after the cut create: %v", r.Err)
+		}
+	}
+	// The delete has returned: the clone has ended and its VM is gone.
+	if vms, _ := e.f.VirtualMachineList(ctxT(t), ns[0].Name); len(vms) != 0 {
+		t.Errorf("%d VMs named %s left after the delete", len(vms), ns[0].Name)
+	}
+	var tmpl mo.VirtualMachine
+	tv, err := e.f.VirtualMachine(ctxT(t), vcsimtest.Template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tv.Properties(ctxT(t), tv.Reference(), []string{"recentTask"}, &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	for _, ref := range tmpl.RecentTask {
+		var task mo.Task
+		if err := tv.Properties(ctxT(t), ref, []string{"info"}, &task); err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(task.Info.DescriptionId, "VirtualMachine.clone") && task.Info.State != types.TaskInfoStateSuccess {
+			t.Errorf("clone task %s is %s after the delete returned, want success", ref.Value, task.Info.State)
+		}
 	}
 }
 
