@@ -173,6 +173,8 @@ type Engine struct {
 	checks *checkReads
 	rngMu  sync.Mutex
 	rng    *rand.Rand
+	// ids makes the ids of nodes, actions and events (ids.go).
+	ids *idSource
 
 	// suspects are nodes a driver reported down since the last health round.
 	suspectMu sync.Mutex
@@ -222,6 +224,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{}, cascades: map[string]int{}, cascadesBegun: map[string]uint64{},
 		checks: newCheckReads(),
 		rng:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		ids:    newIDSource(),
 	}
 }
 
@@ -321,7 +324,7 @@ func (e *Engine) Stop() {
 	}
 }
 
-func (e *Engine) newID() string { return uuid.NewString() }
+func (e *Engine) newID() string { return e.ids.New() }
 
 func (e *Engine) randName(format string, index int) string {
 	e.rngMu.Lock()
