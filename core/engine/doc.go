@@ -79,6 +79,5 @@
 //     start-up), reaper.go (retention of finished actions and events).
 //   - Watching: metrics.go (the engine's Prometheus metrics, and the
 //     logger that names an action and its cluster on each of its lines).
-//   - Pure helpers: decide.go (Senlin's eval_status and node names), ids.go
-//     (the ids of what the engine creates, in creation order).
+//   - Pure helpers: decide.go (Senlin's eval_status and node names).
 package engine

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/orchestrator/deps"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/host"
@@ -173,8 +174,8 @@ type Engine struct {
 	checks *checkReads
 	rngMu  sync.Mutex
 	rng    *rand.Rand
-	// ids makes the ids of nodes, actions and events (ids.go).
-	ids *idSource
+	// ids makes the ids of nodes, actions and events.
+	ids *model.IDSource
 
 	// suspects are nodes a driver reported down since the last health round.
 	suspectMu sync.Mutex
@@ -224,7 +225,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{}, cascades: map[string]int{}, cascadesBegun: map[string]uint64{},
 		checks: newCheckReads(),
 		rng:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		ids:    newIDSource(),
+		ids:    model.NewIDSource(),
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
 )

@@ -1,4 +1,4 @@
-package engine
+package model
 
 import (
 	"encoding/binary"
@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// idSource makes the ids of what the engine creates: UUIDs whose first 32
+// IDSource makes the ids of what the engine creates: UUIDs whose first 32
 // bits count up from a random start, the rest random (RFC 9562 version 8,
 // the version for layouts of one's own).
 //
@@ -22,18 +22,19 @@ import (
 // Each source starts at a random point, so agents sharing a store, and an
 // agent after a restart, count in ranges of their own; the 90 random bits
 // that follow keep ids unique where ranges meet.
-type idSource struct {
+type IDSource struct {
 	next atomic.Uint32
 }
 
-func newIDSource() *idSource {
-	s := &idSource{}
+// NewIDSource returns a source counting from a random point.
+func NewIDSource() *IDSource {
+	s := &IDSource{}
 	s.next.Store(rand.Uint32())
 	return s
 }
 
 // New returns the next id.
-func (s *idSource) New() string {
+func (s *IDSource) New() string {
 	u := uuid.New()
 	binary.BigEndian.PutUint32(u[0:4], s.next.Add(1))
 	u[6] = u[6]&0x0f | 0x80 // version 8; uuid.New set the RFC 9562 variant
