@@ -101,7 +101,7 @@ func rawSQLite(b *testing.B, n int) time.Duration {
 // the per-node cost at 100,000 over that at 10,000 (issue 24's target:
 // within 1.3×), and creation over the raw insert rate at 10,000 (target:
 // at least 0.2). GROVE_BENCH_CURVE_SIZES (comma-separated) overrides the
-// sizes.
+// sizes; GROVE_BENCH_PROFILE_DIR keeps a CPU profile of each create.
 func BenchmarkCreateCurve(b *testing.B) {
 	sizes := curveSizes
 	if env := os.Getenv("GROVE_BENCH_CURVE_SIZES"); env != "" {
@@ -122,7 +122,11 @@ func BenchmarkCreateCurve(b *testing.B) {
 			c, stop := sqliteAgent(b, n)
 			b.Logf("load average before %d nodes: %s", n, loadavg())
 			name := fmt.Sprintf("curve%d", n)
+			profiled := profileCreate(b, c, n)
 			_, took := createNoop(b, c, name, n, nil)
+			if err := <-profiled; err != nil {
+				b.Fatal(err)
+			}
 			if cl, err := c.GetCluster(context.Background(), name); err != nil || cl.Status != "ACTIVE" || cl.NodesSummary == nil && len(cl.Nodes) != n ||
 				cl.NodesSummary != nil && cl.NodesSummary.Total != n {
 				b.Fatalf("cluster of %d nodes after its create: %+v %v", n, cl, err)
@@ -147,6 +151,23 @@ func BenchmarkCreateCurve(b *testing.B) {
 	if perNode[10000] > 0 && perNode[50000] > 0 {
 		b.ReportMetric(perNode[50000]/perNode[10000], "per-node-50k/10k")
 	}
+}
+
+// profileCreate profiles the agent while a create of n nodes runs, into
+// GROVE_BENCH_PROFILE_DIR when it is set, for about as long as the create
+// takes at 4,000 nodes/s. The channel gives the profile's error once it is
+// written (at once, nil, when no profile is asked for).
+func profileCreate(b *testing.B, c *api.Client, n int) <-chan error {
+	done := make(chan error, 1)
+	dir := os.Getenv(profileEnv)
+	if dir == "" {
+		done <- nil
+		return done
+	}
+	go func() {
+		done <- fetchProfile(c, filepath.Join(dir, fmt.Sprintf("create-%d.pprof", n)), time.Duration(n/4)*time.Millisecond)
+	}()
+	return done
 }
 
 // agentWith starts a dev agent with the configuration body and returns
