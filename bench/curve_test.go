@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/core/ids"
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/core/store/postgres"
@@ -44,27 +44,27 @@ func loadavg() string {
 func rawInsert(b *testing.B, st *store.SQL, n int) time.Duration {
 	ctx := context.Background()
 	now := time.Now()
-	ids := model.NewIDSource()
-	cl := &model.Cluster{ID: ids.New(), Name: "raw", ProfileID: "noop", Project: "p", InitAt: now, CreatedAt: &now,
+	newID := ids.NewSource().New
+	cl := &model.Cluster{ID: newID(), Name: "raw", ProfileID: "noop", Project: "p", InitAt: now, CreatedAt: &now,
 		DesiredCapacity: n, NextIndex: n + 1, Status: "ACTIVE"}
 	if err := st.CreateCluster(ctx, cl); err != nil {
 		b.Fatal(err)
 	}
-	parent := ids.New()
+	parent := newID()
 	nodes := make([]*model.Node, n)
 	actions := make([]*model.Action, n)
 	events := make([]*model.Event, n)
 	for i := range n {
-		id := ids.New()
+		id := newID()
 		name := fmt.Sprintf("node-%08d", i+1)
 		nodes[i] = &model.Node{ID: id, Name: name, ClusterID: cl.ID, PhysicalID: "noop-" + id, ProfileID: "noop", Project: "p",
 			Index: i + 1, InitAt: now, CreatedAt: &now, UpdatedAt: &now, Status: model.NodeActive, StatusReason: "Creation succeeded",
 			Data: map[string]any{}, Metadata: map[string]any{}}
-		actions[i] = &model.Action{ID: ids.New(), Name: "node_create_" + id[:8], ClusterID: cl.ID, Target: id, Action: "NODE_CREATE",
+		actions[i] = &model.Action{ID: newID(), Name: "node_create_" + id[:8], ClusterID: cl.ID, Target: id, Action: "NODE_CREATE",
 			Cause: "Derived Action", StartTime: float64(now.UnixMicro()) / 1e6, EndTime: float64(now.UnixMicro()) / 1e6, Timeout: 3600,
 			Status: model.ActionSucceeded, StatusReason: "Action completed successfully.", Inputs: map[string]any{}, Outputs: map[string]any{},
 			Data: map[string]any{}, ParentID: parent, Project: "p", CreatedAt: now, UpdatedAt: &now}
-		events[i] = &model.Event{ID: ids.New(), Timestamp: now, OID: id, OName: name, OType: "NODE", ClusterID: cl.ID, Project: "p",
+		events[i] = &model.Event{ID: newID(), Timestamp: now, OID: id, OName: name, OType: "NODE", ClusterID: cl.ID, Project: "p",
 			Action: "CREATE", Status: "end", StatusReason: "Creation succeeded", Level: 20}
 	}
 	start := time.Now()

@@ -145,7 +145,7 @@ func (e *Engine) AdoptNode(ctx context.Context, c Caller, req NodeAdopt) (*model
 	if err := model.ValidateName("name", req.Name); err != nil {
 		return nil, BadRequest("%s", err)
 	}
-	id := e.newID()
+	id := e.rowID()
 	ps, spec, got, err := e.describe(ctx, c, req, &sdk.Node{ID: id, Name: req.Name, Index: -1})
 	if err != nil {
 		return nil, err
@@ -165,7 +165,7 @@ func (e *Engine) AdoptNode(ctx context.Context, c Caller, req NodeAdopt) (*model
 			n.Data["host"] = n.Host
 		}
 	}
-	ev := &model.Event{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", User: c.User, Project: c.Project,
+	ev := &model.Event{ID: e.rowID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", User: c.User, Project: c.Project,
 		Action: "NODE_ADOPT", Status: "end", StatusReason: fmt.Sprintf("Node adopted from %s %q.", ps.Type, req.Identity),
 		Level: model.LevelInfo, MetaData: map[string]any{}}
 	err = e.store.InTx(ctx, func(tx store.Store) error {

@@ -278,6 +278,13 @@ func (s *crashStore) UpdateNodes(ctx context.Context, nodes []*model.Node) error
 	return s.Store.UpdateNodes(ctx, nodes)
 }
 
+func (s *crashStore) RecordNodeResults(ctx context.Context, nodes []*model.Node) error {
+	if err := s.hit("RecordNodeResults"); err != nil {
+		return err
+	}
+	return s.Store.RecordNodeResults(ctx, nodes)
+}
+
 func (s *crashStore) SetNodeStatus(ctx context.Context, ids []string, status, reason string) error {
 	if err := s.hit("SetNodeStatus"); err != nil {
 		return err

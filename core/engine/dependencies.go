@@ -468,7 +468,7 @@ func (e *Engine) EnterMilestone(ctx context.Context, c Caller, ident string) (st
 	// The MILESTONE_ENTER event is the milestone's durable intent: until
 	// its "reached" event names it, the health round's reconciliation
 	// finishes it (an agent that died in the middle of it).
-	entered := &model.Event{ID: e.newID(), Timestamp: e.cfg.Now(), OID: oid, OName: name, OType: "MILESTONE",
+	entered := &model.Event{ID: e.rowID(), Timestamp: e.cfg.Now(), OID: oid, OName: name, OType: "MILESTONE",
 		User: c.User, Project: c.Project, Action: milestoneEnter, Status: milestoneEntered, StatusReason: reason, Level: model.LevelInfo}
 	if err := e.store.CreateEvents(ctx, []*model.Event{entered}); err != nil {
 		return "", deps.Decision{}, err
@@ -507,7 +507,7 @@ func (e *Engine) carryMilestone(ctx context.Context, g *depGraph, d deps.Decisio
 			}
 		}
 	}
-	reached := &model.Event{ID: e.newID(), Timestamp: e.cfg.Now(), OID: entered.OID, OName: entered.OName, OType: "MILESTONE",
+	reached := &model.Event{ID: e.rowID(), Timestamp: e.cfg.Now(), OID: entered.OID, OName: entered.OName, OType: "MILESTONE",
 		User: entered.User, Project: entered.Project, Action: milestoneEnter, Status: milestoneReached,
 		StatusReason: "Milestone " + entered.OName + " reached.", Level: model.LevelInfo, MetaData: map[string]any{"entered": entered.ID}}
 	if err := e.store.CreateEvents(ctx, []*model.Event{reached}); err != nil {

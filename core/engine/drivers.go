@@ -135,7 +135,7 @@ func (e *Engine) createNodes(ctx context.Context, nodes []*model.Node) map[strin
 		}
 		n.Status, n.StatusReason, n.CreatedAt = model.NodeActive, "Creation succeeded", &now
 	}
-	if uerr := e.recordNodes(ctx, nodes); uerr != nil {
+	if uerr := e.recordResults(ctx, nodes); uerr != nil {
 		return failAll(nodes, uerr)
 	}
 	return out
@@ -148,6 +148,14 @@ func (e *Engine) recordNodes(ctx context.Context, nodes []*model.Node) error {
 	ctx, cancel := detached(ctx)
 	defer cancel()
 	return e.store.UpdateNodes(ctx, nodes)
+}
+
+// recordResults is recordNodes for a call that changed only what a driver
+// decides (applyResult, status, times): a create.
+func (e *Engine) recordResults(ctx context.Context, nodes []*model.Node) error {
+	ctx, cancel := detached(ctx)
+	defer cancel()
+	return e.store.RecordNodeResults(ctx, nodes)
 }
 
 func applyResult(n *model.Node, r sdk.Result) {

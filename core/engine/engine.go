@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/ids"
 	"github.com/grovehq/grove/core/orchestrator/deps"
 	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/host"
@@ -175,7 +175,7 @@ type Engine struct {
 	rngMu  sync.Mutex
 	rng    *rand.Rand
 	// ids makes the ids of nodes, actions and events.
-	ids *model.IDSource
+	ids *ids.Source
 
 	// suspects are nodes a driver reported down since the last health round.
 	suspectMu sync.Mutex
@@ -225,7 +225,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{}, cascades: map[string]int{}, cascadesBegun: map[string]uint64{},
 		checks: newCheckReads(),
 		rng:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
-		ids:    model.NewIDSource(),
+		ids:    ids.NewSource(),
 	}
 }
 
@@ -325,7 +325,14 @@ func (e *Engine) Stop() {
 	}
 }
 
-func (e *Engine) newID() string { return e.ids.New() }
+// newID returns a random id, for what is made one at a time (clusters,
+// profiles, policies, receivers, tokens): none can be guessed from
+// another's.
+func (e *Engine) newID() string { return uuid.NewString() }
+
+// rowID returns an id that follows creation (core/ids), for what is made
+// by the thousand: nodes, actions and events.
+func (e *Engine) rowID() string { return e.ids.New() }
 
 func (e *Engine) randName(format string, index int) string {
 	e.rngMu.Lock()

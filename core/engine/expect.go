@@ -222,7 +222,7 @@ func (e *Engine) expectEvent(ctx context.Context, user, project, action, actionI
 	if host != "" {
 		meta["host"] = host
 	}
-	ev := &model.Event{ID: e.newID(), Timestamp: e.cfg.Now(), OID: cl.ID, OName: cl.Name, OType: "CLUSTER", ClusterID: cl.ID, User: user,
+	ev := &model.Event{ID: e.rowID(), Timestamp: e.cfg.Now(), OID: cl.ID, OName: cl.Name, OType: "CLUSTER", ClusterID: cl.ID, User: user,
 		Project: project, Action: action, Status: status, StatusReason: reason, Level: level, MetaData: meta}
 	ctx, cancel := detached(ctx)
 	defer cancel()

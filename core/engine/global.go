@@ -158,7 +158,7 @@ func (e *Engine) doGlobalSync(ctx context.Context, a *model.Action) error {
 		var events []*model.Event
 		for _, n := range nodes {
 			if why := in.Reasons[n.ID]; why != "" {
-				events = append(events, &model.Event{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
+				events = append(events, &model.Event{ID: e.rowID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
 					User: cl.User, Project: cl.Project, Action: model.ClusterGlobalSyncAction, Status: n.Status, StatusReason: why, Level: model.LevelInfo})
 			}
 		}

@@ -314,7 +314,7 @@ func (e *Engine) checkCluster(ctx context.Context, cl *model.Cluster, reported, 
 			if n.Status == model.NodeError {
 				level = model.LevelWarning
 			}
-			events = append(events, &model.Event{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
+			events = append(events, &model.Event{ID: e.rowID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
 				User: cl.User, Project: cl.Project, Action: "HEALTH_CHECK", Status: n.Status, StatusReason: n.StatusReason, Level: level})
 		}
 		if err := e.store.CreateEvents(ctx, events); err != nil {
@@ -375,7 +375,7 @@ func (e *Engine) checkInBatches(ctx context.Context, cl *model.Cluster, spec sdk
 				}
 				reason := fmt.Sprintf("Check of %s (batch %d of %d) failed: %v", what, i+1, len(batches), err)
 				e.logger(ctx).Warn("health check batch failed", "cluster", cl.Name, "nodes", b.Len(), "batch", i+1, "batches", len(batches), "error", err)
-				failed[i] = &model.Event{ID: e.newID(), Timestamp: now, OID: cl.ID, OName: cl.Name, OType: "CLUSTER", ClusterID: cl.ID,
+				failed[i] = &model.Event{ID: e.rowID(), Timestamp: now, OID: cl.ID, OName: cl.Name, OType: "CLUSTER", ClusterID: cl.ID,
 					User: cl.User, Project: cl.Project, Action: "HEALTH_CHECK", Status: cl.Status, StatusReason: reason, Level: model.LevelWarning}
 				return nil
 			}
@@ -434,7 +434,7 @@ func (e *Engine) superviseRestarts(ctx context.Context, cl *model.Cluster, dead 
 				return err
 			}
 			e.log.Warn("node not restarted", "cluster", cl.Name, "node", n.Name, "refusal", d.Refusal, "reason", d.Reason)
-			_ = e.store.CreateEvents(ctx, []*model.Event{{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
+			_ = e.store.CreateEvents(ctx, []*model.Event{{ID: e.rowID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
 				User: cl.User, Project: cl.Project, Action: "RESTART", Status: "refused", StatusReason: d.Reason, Level: model.LevelError}})
 			continue
 		}

@@ -112,7 +112,7 @@ func (e *Engine) hostLoop(ctx context.Context) {
 		}
 		for _, name := range down {
 			e.log.Warn("host is down: no heartbeat within the timeout", "host", name, "timeout", e.cfg.HostDownTimeout)
-			_ = e.store.CreateEvents(ctx, []*model.Event{{ID: e.newID(), Timestamp: now, OID: name, OName: name, OType: "HOST",
+			_ = e.store.CreateEvents(ctx, []*model.Event{{ID: e.rowID(), Timestamp: now, OID: name, OName: name, OType: "HOST",
 				Action: "HOST_DOWN", Status: model.HostDown, StatusReason: fmt.Sprintf("No heartbeat for %s.", e.cfg.HostDownTimeout), Level: model.LevelWarning}})
 		}
 		// Their nodes are moved, and their failover clusters taken over,
@@ -358,7 +358,7 @@ func (e *Engine) moveOffHosts(ctx context.Context, cl *model.Cluster, hosts map[
 		}
 		n.Status, n.StatusReason, n.UpdatedAt = model.NodeError, reason, &now
 		marked = append(marked, n)
-		events = append(events, &model.Event{ID: e.newID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
+		events = append(events, &model.Event{ID: e.rowID(), Timestamp: now, OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: cl.ID,
 			User: cl.User, Project: cl.Project, Action: "HOST_DOWN", Status: n.Status, StatusReason: reason, Level: model.LevelWarning})
 	}
 	if len(marked) > 0 {

@@ -263,7 +263,7 @@ func applyCommand(x *model.Instance, cmd string, step monitor.Step, now time.Tim
 
 // instanceEvent records what a command did to one host's instance.
 func (e *Engine) instanceEvent(ctx context.Context, a *model.Action, cl *model.Cluster, host, status, reason string, level int) {
-	ev := &model.Event{ID: e.newID(), Timestamp: e.cfg.Now(), OID: cl.ID, OName: cl.Name, OType: "CLUSTER", ClusterID: cl.ID, User: a.User,
+	ev := &model.Event{ID: e.rowID(), Timestamp: e.cfg.Now(), OID: cl.ID, OName: cl.Name, OType: "CLUSTER", ClusterID: cl.ID, User: a.User,
 		Project: a.Project, Action: a.Action, Status: status, StatusReason: reason, Level: level, MetaData: map[string]any{"action": a.ID, "host": host}}
 	ctx, cancel := detached(ctx)
 	defer cancel()

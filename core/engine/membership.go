@@ -215,6 +215,6 @@ func (e *Engine) join(ctx context.Context, tx store.Store, a *model.Action, clus
 }
 
 func (e *Engine) nodeEvent(a *model.Action, n *model.Node, status, reason string) *model.Event {
-	return &model.Event{ID: e.newID(), Timestamp: e.cfg.Now(), OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: a.ClusterID, User: a.User,
+	return &model.Event{ID: e.rowID(), Timestamp: e.cfg.Now(), OID: n.ID, OName: n.Name, OType: "NODE", ClusterID: a.ClusterID, User: a.User,
 		Project: a.Project, Action: a.Action, Status: status, StatusReason: reason, Level: model.LevelInfo, MetaData: map[string]any{"action": a.ID}}
 }

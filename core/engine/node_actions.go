@@ -57,7 +57,7 @@ func (e *Engine) finishBatch(parent context.Context, actions []*model.Action, ou
 		default:
 			a.Status, a.StatusReason, level, phase = model.ActionFailed, err.Error(), model.LevelError, "error"
 		}
-		events = append(events, &model.Event{ID: e.newID(), Timestamp: now, OID: a.Target, OType: "NODE", ClusterID: a.ClusterID, User: a.User,
+		events = append(events, &model.Event{ID: e.rowID(), Timestamp: now, OID: a.Target, OType: "NODE", ClusterID: a.ClusterID, User: a.User,
 			Project: a.Project, Action: a.Action, Status: phase, StatusReason: a.StatusReason, Level: level, MetaData: map[string]any{"action": a.ID}})
 	}
 	// Actions that ended the same way are finished in one statement.

@@ -141,7 +141,7 @@ func agedGateCluster(h *harness) *model.Cluster {
 var resumeCases = []resumeCase{
 	{name: "create/node creation in flight", crash: atGate("create", 0), run: createCluster, check: grown(size{3, 3, 0, -1}, 3)},
 	// The driver created the nodes; the engine died before it recorded them.
-	{name: "create/nodes created, not recorded", crash: atStore("UpdateNodes", 1), run: createCluster, check: grown(size{3, 3, 0, -1}, 3)},
+	{name: "create/nodes created, not recorded", crash: atStore("RecordNodeResults", 1), run: createCluster, check: grown(size{3, 3, 0, -1}, 3)},
 	// The engine died inside the transaction that forks the nodes.
 	{name: "create/forking the nodes", crash: atStore("CreateActions", 2), run: createCluster, check: grown(size{3, 3, 0, -1}, 3)},
 
@@ -159,7 +159,7 @@ var resumeCases = []resumeCase{
 		run: action(`{"scale_out": {"count": 2}}`), check: grown(size{4, 4, 0, -1}, 2)},
 	{name: "scale-out/forking the nodes", setup: gateCluster(2), crash: atStore("CreateActions", 2),
 		run: action(`{"scale_out": {"count": 2}}`), check: grown(size{4, 4, 0, -1}, 2)},
-	{name: "scale-out/nodes created, not recorded", setup: gateCluster(2), crash: atStore("UpdateNodes", 1),
+	{name: "scale-out/nodes created, not recorded", setup: gateCluster(2), crash: atStore("RecordNodeResults", 1),
 		run: action(`{"scale_out": {"count": 2}}`), check: grown(size{4, 4, 0, -1}, 2)},
 	// The scaling policy's count, decided before the crash, is the count.
 	{name: "scale-out/sized by a policy", setup: func(h *harness) *model.Cluster {

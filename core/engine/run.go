@@ -232,7 +232,7 @@ func (e *Engine) cancelRequested(ctx context.Context, id string) bool {
 
 // event records an event about an action's target.
 func (e *Engine) event(ctx context.Context, a *model.Action, phase, reason string, level int) {
-	ev := &model.Event{ID: e.newID(), Timestamp: e.cfg.Now(), OID: a.Target, ClusterID: a.ClusterID, User: a.User, Project: a.Project,
+	ev := &model.Event{ID: e.rowID(), Timestamp: e.cfg.Now(), OID: a.Target, ClusterID: a.ClusterID, User: a.User, Project: a.Project,
 		Action: a.Action, Status: phase, StatusReason: reason, Level: level, OType: "CLUSTER", MetaData: map[string]any{"action": a.ID}}
 	if a.IsNodeAction() {
 		ev.OType = "NODE"

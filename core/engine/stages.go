@@ -124,7 +124,7 @@ func (e *Engine) forkCreateWith(ctx context.Context, tx store.Store, a *model.Ac
 	placements := placement.Placements
 	for i := range nodes {
 		idx := cl.NextIndex + i
-		n := &model.Node{ID: e.newID(), Name: e.randName(format, idx), ClusterID: cl.ID, ProfileID: profileID, User: a.User, Project: a.Project,
+		n := &model.Node{ID: e.rowID(), Name: e.randName(format, idx), ClusterID: cl.ID, ProfileID: profileID, User: a.User, Project: a.Project,
 			Index: idx, InitAt: now, Status: model.NodeInit, StatusReason: "Initializing", Data: map[string]any{}, Metadata: map[string]any{}, Dependents: map[string]any{}}
 		if i < len(placements) {
 			n.Data["placement"] = placements[i]

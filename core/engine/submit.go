@@ -78,7 +78,7 @@ func (e *Engine) checkRename(ctx context.Context, kind, current string, name *st
 // newAction builds an action of a kind with its typed inputs (the
 // model.*Inputs of the kind), stored as their JSON document.
 func (e *Engine) newAction(c Caller, name, target, clusterID string, inputs any, timeout int) (*model.Action, error) {
-	id := e.newID()
+	id := e.rowID()
 	doc, err := document(inputs)
 	if err != nil {
 		return nil, fmt.Errorf("encode the inputs of %s: %w", name, err)

@@ -31,7 +31,7 @@ func (e *Engine) CreateNode(ctx context.Context, c Caller, req NodeCreate) (*mod
 	if err := e.checkProfileAccess(ctx, c.Project, prof); err != nil {
 		return nil, nil, err
 	}
-	n := &model.Node{ID: e.newID(), Name: req.Name, ProfileID: prof.ID, User: c.User, Project: c.Project, Index: -1, Role: req.Role,
+	n := &model.Node{ID: e.rowID(), Name: req.Name, ProfileID: prof.ID, User: c.User, Project: c.Project, Index: -1, Role: req.Role,
 		InitAt: e.cfg.Now(), Status: model.NodeInit, StatusReason: "Initializing", Data: map[string]any{}, Metadata: orEmpty(req.Metadata), Dependents: map[string]any{}}
 	var cl *model.Cluster
 	if req.Cluster != "" {

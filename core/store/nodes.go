@@ -428,6 +428,40 @@ func (s *SQL) UpdateNodes(ctx context.Context, nodes []*model.Node) error {
 	})
 }
 
+// RecordNodeResults implements Store. After a create it is most of a
+// node's second write: UpdateNodes would also rewrite the entries of the
+// name, cluster, index and host indexes, for values that did not change.
+func (s *SQL) RecordNodeResults(ctx context.Context, nodes []*model.Node) error {
+	if len(nodes) == 0 {
+		return nil
+	}
+	return s.InTx(ctx, func(tx Store) error {
+		t := tx.(*SQL)
+		stmt, err := t.q.(*sql.Tx).PrepareContext(ctx, t.rebind(`UPDATE nodes SET physical_id = ?, created_at = ?, updated_at = ?,
+			status = ?, status_reason = ?, data = ?, state = ? WHERE id = ? RETURNING cluster_id`))
+		if err != nil {
+			return fmt.Errorf("prepare node results: %w", err)
+		}
+		defer stmt.Close()
+		clusters := make([]string, 0, 1)
+		for _, n := range nodes {
+			var cluster string
+			err := stmt.QueryRowContext(ctx, n.PhysicalID, usPtr(n.CreatedAt), usPtr(n.UpdatedAt), n.Status, n.StatusReason,
+				toJSON(n.Data), base64.StdEncoding.EncodeToString(n.State), n.ID).Scan(&cluster)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("record the results of node %s: %w", n.ID, err)
+			}
+			if len(clusters) == 0 || clusters[len(clusters)-1] != cluster {
+				clusters = append(clusters, cluster)
+			}
+		}
+		return t.bumpNodeChanges(ctx, clusters)
+	})
+}
+
 // SetNodeStatus implements Store.
 func (s *SQL) SetNodeStatus(ctx context.Context, ids []string, status, reason string) error {
 	return s.InTx(ctx, func(tx Store) error {

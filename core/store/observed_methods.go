@@ -225,6 +225,12 @@ func (w *Observed) UpdateNodes(ctx context.Context, nodes []*model.Node) error {
 	return w.s.UpdateNodes(ctx, nodes)
 }
 
+// RecordNodeResults implements Store.
+func (w *Observed) RecordNodeResults(ctx context.Context, nodes []*model.Node) error {
+	defer w.observe("RecordNodeResults", time.Now())
+	return w.s.RecordNodeResults(ctx, nodes)
+}
+
 // SetNodeStatus implements Store.
 func (w *Observed) SetNodeStatus(ctx context.Context, ids []string, status string, reason string) error {
 	defer w.observe("SetNodeStatus", time.Now())

@@ -230,6 +230,12 @@ type Store interface {
 	// (nodes.host set), ordered by index.
 	ClusterHostNodes(ctx context.Context, clusterID string) ([]*model.Node, error)
 	UpdateNodes(ctx context.Context, nodes []*model.Node) error
+	// RecordNodeResults writes what a driver call decides of each node
+	// (physical id, status and reason, creation and update times, data
+	// and state) and leaves the rest as stored: the columns that place a
+	// node (cluster, name, index, host) and its indexes are not touched.
+	// A node deleted meanwhile is skipped.
+	RecordNodeResults(ctx context.Context, nodes []*model.Node) error
 	// SetNodeStatus sets status and reason of many nodes in one statement.
 	SetNodeStatus(ctx context.Context, ids []string, status, reason string) error
 	DeleteNodes(ctx context.Context, ids []string) error

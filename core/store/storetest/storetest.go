@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CheckNodesAndHostNodes", testCheckNodes},
 		{"NodeChangesFollowEveryWrite", testNodeChanges},
 		{"NodeViewsAsNodes", testNodeViews},
+		{"RecordNodeResultsLeavesTheRest", testRecordNodeResults},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -303,6 +304,59 @@ func testCheckNodes(t *testing.T, s store.Store) {
 // round keeps what it read while it stays put), and with nothing else;
 // a node moving between clusters moves both; the generation goes with its
 // cluster.
+// testRecordNodeResults: RecordNodeResults writes a driver's results and
+// keeps what else the store holds of the node, even when the caller's copy
+// is stale; it moves the cluster's counts and generation, and skips a node
+// deleted meanwhile.
+func testRecordNodeResults(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "c", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, c))
+	n := &model.Node{ID: uuid.NewString(), Name: "n1", ClusterID: c.ID, ProfileID: "p", Index: 1, InitAt: t0, Role: "web",
+		Status: model.NodeCreating, Data: map[string]any{"placement": "h1"}, Metadata: map[string]any{"k": "v"}, Host: "h1"}
+	gone := &model.Node{ID: uuid.NewString(), Name: "gone", ClusterID: c.ID, ProfileID: "p", Index: 2, InitAt: t0, Status: model.NodeCreating}
+	must(t, s.CreateNodes(ctx, []*model.Node{n, gone}))
+	must(t, s.DeleteNodes(ctx, []string{gone.ID}))
+	gen, err := s.NodeChanges(ctx, c.ID)
+	must(t, err)
+
+	// The caller's copy is stale: the node was renamed since it was read.
+	stale := *n
+	renamed := *n
+	renamed.Name, renamed.Role = "renamed", "db"
+	must(t, s.UpdateNodes(ctx, []*model.Node{&renamed}))
+	later := t0.Add(time.Minute)
+	stale.PhysicalID, stale.Status, stale.StatusReason = "phys-1", model.NodeActive, "Creation succeeded"
+	stale.CreatedAt, stale.UpdatedAt = &later, &later
+	stale.Data = map[string]any{"placement": "h1", "ip": "127.0.0.1"}
+	stale.State = []byte("driver state")
+	stale.Name, stale.Host, stale.Index = "stale name", "h2", 9
+	must(t, s.RecordNodeResults(ctx, []*model.Node{&stale, gone}))
+
+	got, err := s.GetNode(ctx, n.ID)
+	must(t, err)
+	if got.PhysicalID != "phys-1" || got.Status != model.NodeActive || got.StatusReason != "Creation succeeded" ||
+		got.CreatedAt == nil || !got.CreatedAt.Equal(later) || got.UpdatedAt == nil || !got.UpdatedAt.Equal(later) ||
+		got.Data["ip"] != "127.0.0.1" || string(got.State) != "driver state" {
+		t.Errorf("results not written: %+v", got)
+	}
+	if got.Name != "renamed" || got.Role != "db" || got.Host != "h1" || got.Index != 1 || got.ClusterID != c.ID || got.Metadata["k"] != "v" {
+		t.Errorf("RecordNodeResults wrote more than the results: name %q role %q host %q index %d cluster %q metadata %v",
+			got.Name, got.Role, got.Host, got.Index, got.ClusterID, got.Metadata)
+	}
+	if _, err := s.GetNode(ctx, gone.ID); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a deleted node's results brought it back: %v", err)
+	}
+	counts, err := s.CountNodesByStatus(ctx, c.ID)
+	must(t, err)
+	if counts[model.NodeActive] != 1 || counts[model.NodeCreating] != 0 {
+		t.Errorf("counts by status after the results: %v, want one ACTIVE", counts)
+	}
+	if g, err := s.NodeChanges(ctx, c.ID); err != nil || g <= gen+1 {
+		t.Errorf("generation %d → %d (%v); want it moved by the rename and again by the results", gen, g, err)
+	}
+}
+
 func testNodeChanges(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	a := &model.Cluster{ID: uuid.NewString(), Name: "a", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}

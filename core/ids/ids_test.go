@@ -1,4 +1,4 @@
-package model
+package ids
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 )
 
 func TestIDsFollowCreationWithDistinctShortIDs(t *testing.T) {
-	s := NewIDSource()
+	s := NewSource()
 	s.next.Store(1 << 20) // far from the wrap, which the next test covers
 	prev := s.New()
 	for i := 0; i < 10000; i++ {
@@ -32,7 +32,7 @@ func TestIDsFollowCreationWithDistinctShortIDs(t *testing.T) {
 }
 
 func TestIDsStayUniqueAcrossTheCountersWrap(t *testing.T) {
-	s := NewIDSource()
+	s := NewSource()
 	s.next.Store(^uint32(0) - 2)
 	seen := map[string]bool{}
 	for i := 0; i < 6; i++ {
@@ -48,7 +48,7 @@ func TestIDsStayUniqueAcrossTheCountersWrap(t *testing.T) {
 }
 
 func TestIDsFromConcurrentCallersAreUnique(t *testing.T) {
-	s := NewIDSource()
+	s := NewSource()
 	const callers, each = 8, 2000
 	out := make([][]string, callers)
 	var wg sync.WaitGroup
