@@ -54,6 +54,32 @@ func nodesByHost(a *agentProc, cluster string) (map[string]int, bool, string) {
 	return out, ok, why
 }
 
+// clusterIdle is a condition for eventually: no action on the cluster is
+// running or waiting. A CLUSTER_MOVE_NODES that ended other than SUCCEEDED
+// fails the test.
+func clusterIdle(a *agentProc, clusterID string) func() (bool, string) {
+	failed := map[string]bool{}
+	return func() (bool, string) {
+		var list struct {
+			Actions []api.Action `json:"actions"`
+		}
+		if _, err := a.client.Do(context.Background(), http.MethodGet, "/v1/actions", map[string][]string{"target": {clusterID}}, nil, &list); err != nil {
+			return false, err.Error()
+		}
+		var running []string
+		for _, act := range list.Actions {
+			switch {
+			case !act.Terminal():
+				running = append(running, act.Action+" "+act.Status)
+			case act.Action == "CLUSTER_MOVE_NODES" && act.Status != "SUCCEEDED" && !failed[act.ID]:
+				failed[act.ID] = true
+				a.t.Errorf("action %s %s %s: %s", act.Action, act.ID, act.Status, act.StatusReason)
+			}
+		}
+		return len(running) == 0, strings.Join(running, ", ")
+	}
+}
+
 // TestHostsTwoAgentsOnePostgres runs two agents, each its own host, on one
 // PostgreSQL store. A local.process cluster of the demo HTTP server spreads
 // over both, each node's process started by the agent of its host. One
@@ -157,6 +183,11 @@ func TestHostsTwoAgentsOnePostgres(t *testing.T) {
 		got, ok, why := nodesByHost(a, "spread")
 		return ok && got["host-b"] == 4 && len(got) == 1, fmt.Sprintf("%v %s", got, why)
 	})
+	// The nodes look moved as soon as the last old node's deletion is done,
+	// but the CLUSTER_MOVE_NODES action is not over yet: it still sees its
+	// children end, settles the cluster and runs the AFTER checks, and the
+	// cluster takes no other action until it has ended.
+	eventually(t, 30*time.Second, "the drain's CLUSTER_MOVE_NODES to end", clusterIdle(a, clusterID))
 	if minActive < 4 {
 		t.Errorf("the drain went down to %d active nodes, below the desired capacity 4", minActive)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -329,11 +330,10 @@ func (e *Engine) moveOffHosts(ctx context.Context, cl *model.Cluster, hosts map[
 		if !hostLocal(typ) {
 			continue
 		}
-		h := hosts[n.Host]
-		switch {
-		case h == nil || h.State == model.HostDown:
+		switch moveReason(hosts[n.Host]) {
+		case moveLost:
 			lost = append(lost, n)
-		case h.Availability == model.HostDrain && h.State == model.HostUp:
+		case moveDrained:
 			drained = append(drained, n)
 		}
 	}
@@ -370,9 +370,19 @@ func (e *Engine) moveOffHosts(ctx context.Context, cl *model.Cluster, hosts map[
 		}
 	}
 	move := lost
-	reason := "host down"
+	reason := moveLost
+	// A down host's nodes were written off above (marked ERROR): they
+	// move even if it comes back meanwhile.
+	var recheck func(tx store.Store) error
 	if len(move) == 0 {
-		move, reason = drained, "host draining"
+		move, reason = drained, moveDrained
+		// hosts and the nodes were read before this round's checks, and
+		// the cluster was idle then: since, the host may have been
+		// undrained and an action may have placed new nodes on it and
+		// ended. The move is stored only if, in its own transaction
+		// (after the check that no action runs on the cluster), each
+		// node is still on its host and that host still drains.
+		recheck = func(tx store.Store) error { return stillDrained(ctx, tx, move) }
 	}
 	in := model.ClusterMoveNodesInputs{Nodes: nodeIDs(move), Reason: reason}
 	a, err := e.newAction(Caller{User: cl.User, Project: cl.Project}, model.ClusterMoveNodesAction, cl.ID, cl.ID, in, 0)
@@ -380,10 +390,67 @@ func (e *Engine) moveOffHosts(ctx context.Context, cl *model.Cluster, hosts map[
 		return err
 	}
 	a.Cause = "Host Supervisor"
-	if err := e.submit(ctx, a, false, "", nil); err != nil {
+	if err := e.submit(ctx, a, false, "", recheck); err != nil {
+		if errors.Is(err, errMoveStale) {
+			e.log.Debug("nodes not moved: their host no longer drains", "cluster", cl.Name, "why", err)
+			return nil
+		}
 		return err
 	}
 	e.log.Info("moving nodes off their hosts", "cluster", cl.Name, "nodes", len(move), "why", reason, "action", a.ID)
+	return nil
+}
+
+// Why a host-local node moves off its host (CLUSTER_MOVE_NODES's reason).
+const (
+	moveLost    = "host down"
+	moveDrained = "host draining"
+)
+
+// moveReason says why a host-local node on host h moves: moveLost when
+// the host is down or gone, moveDrained when it is up and draining, ""
+// when the node stays.
+func moveReason(h *model.Host) string {
+	switch {
+	case h == nil || h.State == model.HostDown:
+		return moveLost
+	case h.Availability == model.HostDrain && h.State == model.HostUp:
+		return moveDrained
+	}
+	return ""
+}
+
+// errMoveStale says a move decided on an earlier read no longer holds.
+var errMoveStale = errors.New("the nodes to move or their hosts changed since they were read")
+
+// stillDrained checks, in tx, that every node is still on the host it was
+// read on and that this host still drains.
+func stillDrained(ctx context.Context, tx store.Store, nodes []*model.Node) error {
+	fresh, err := tx.GetNodes(ctx, nodeIDs(nodes))
+	if err != nil {
+		return err
+	}
+	where := make(map[string]string, len(fresh))
+	for _, n := range fresh {
+		where[n.ID] = n.Host
+	}
+	hosts, err := tx.ListHosts(ctx)
+	if err != nil {
+		return err
+	}
+	byName := make(map[string]*model.Host, len(hosts))
+	for _, h := range hosts {
+		byName[h.Name] = h
+	}
+	for _, n := range nodes {
+		host, ok := where[n.ID]
+		if !ok || host != n.Host {
+			return fmt.Errorf("%w: node %s left host %s", errMoveStale, n.Name, n.Host)
+		}
+		if moveReason(byName[host]) != moveDrained {
+			return fmt.Errorf("%w: host %s of node %s no longer drains", errMoveStale, host, n.Name)
+		}
+	}
 	return nil
 }
 

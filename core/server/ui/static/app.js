@@ -183,6 +183,11 @@ function startStream() {
       reconnecting: 'Live updates: reconnecting', unauthorized: 'Live updates: off' }[s];
     live.dataset.state = s;
     if (s === 'unauthorized' && state.stream === ctl) state.stream = null;
+    // The stream sends only events written after it connected: what
+    // changed between the page's read and now (a create that ended, or
+    // anything while it was reconnecting) would never show. Read the page
+    // again once it is live; later changes come as events.
+    if (s === 'live') scheduleRefresh();
   }, ctl.signal);
 }
 
