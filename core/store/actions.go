@@ -1,9 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/grovehq/grove/core/model"
@@ -168,10 +171,15 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 		}
 		now := time.Now()
 		args := append([]any{model.ActionRunning, "The action is being processed.", owner, us(until), float64(now.UnixMicro()) / 1e6, us(now), model.ActionReady}, anys(ids)...)
-		if _, err := t.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = ?, lease_expires = ?, start_time = CASE WHEN start_time = 0 THEN ? ELSE start_time END, updated_at = ? WHERE status = ? AND id IN ("+placeholders(len(ids))+")", args...); err != nil {
+		if _, err := t.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = ?, lease_expires = ?, start_time = CASE WHEN start_time = 0 THEN ? ELSE start_time END, updated_at = ? WHERE "+t.unindexed("status")+" = ? AND id IN ("+placeholders(len(ids))+")", args...); err != nil {
 			return err
 		}
-		got, err := t.actionsWhere(ctx, "owner = ? AND status = ? AND id IN ("+placeholders(len(ids))+") ORDER BY created_at, id", append([]any{owner, model.ActionRunning}, anys(ids)...)...)
+		// Sorted here: an ORDER BY would have SQLite walk an index in
+		// that order (every RUNNING action's) rather than look up ids.
+		got, err := t.actionsWhere(ctx, t.unindexed("owner")+" = ? AND "+t.unindexed("status")+" = ? AND id IN ("+placeholders(len(ids))+")", append([]any{owner, model.ActionRunning}, anys(ids)...)...)
+		slices.SortFunc(got, func(a, b *model.Action) int {
+			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
+		})
 		claimed = got
 		return err
 	})
@@ -186,7 +194,7 @@ func (s *SQL) RenewLeases(ctx context.Context, owner string, ids []string, until
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
 		args := append([]any{us(until), owner, model.ActionRunning}, anys(chunk)...)
-		if _, err := s.exec(ctx, "UPDATE actions SET lease_expires = ? WHERE owner = ? AND status = ? AND id IN ("+placeholders(len(chunk))+")", args...); err != nil {
+		if _, err := s.exec(ctx, "UPDATE actions SET lease_expires = ? WHERE "+s.unindexed("owner")+" = ? AND "+s.unindexed("status")+" = ? AND id IN ("+placeholders(len(chunk))+")", args...); err != nil {
 			return fmt.Errorf("renew leases: %w", err)
 		}
 	}

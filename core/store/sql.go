@@ -208,7 +208,25 @@ func (s *SQL) rebind(q string) string {
 }
 
 func (s *SQL) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	if s.trace != nil {
+		s.trace(s.rebind(q), args)
+	}
 	return s.q.ExecContext(ctx, s.rebind(q), args...)
+}
+
+// unindexed is col in a term that SQLite must not search an index by. A
+// statement that names its rows by id and also checks their status or
+// owner should look up the ids; but SQLite, which keeps no statistics
+// here, guesses that an equality on an indexed column matches a few rows
+// and walks that index instead: a claim read every READY action, so
+// creating n nodes cost n². SQLite's unary plus disqualifies a term from
+// indexing; PostgreSQL plans from statistics and has no such operator
+// for text.
+func (s *SQL) unindexed(col string) string {
+	if s.dialect == "postgres" {
+		return col
+	}
+	return "+" + col
 }
 
 func (s *SQL) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {

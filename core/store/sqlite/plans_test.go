@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -160,5 +161,80 @@ func TestHostNodesPlan(t *testing.T) {
 	}
 	if p := strings.Join(plan, "; "); !strings.Contains(p, "INDEX nodes_host") {
 		t.Errorf("ClusterHostNodes does not walk nodes_host:\n  %s\n  plan: %s", q, p)
+	}
+}
+
+// TestWritesByIDLookUpTheirIDs: the statements that name the actions they
+// claim, renew or finish by id look those ids up, whatever else they
+// check. Without statistics SQLite preferred the index of the status they
+// also check, and read every READY action in each claim: creating n nodes
+// cost n². The batch is as large as the engine's.
+func TestWritesByIDLookUpTheirIDs(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	const ready = 600
+	actions := make([]*model.Action, ready)
+	for i := range actions {
+		actions[i] = &model.Action{ID: fmt.Sprintf("a%04d", i), Name: "a", Action: "NODE_CREATE", Target: fmt.Sprintf("n%04d", i), Status: model.ActionReady,
+			Cause: model.CauseDerived, CreatedAt: now.Add(time.Duration(i)), Inputs: map[string]any{}, ParentID: "parent", Project: "p1"}
+	}
+	if err := s.CreateActions(ctx, actions); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	var args [][]any
+	s.TraceQueries(func(q string, a []any) { seen, args = append(seen, q), append(args, a) })
+	claimed, err := s.ClaimActions(ctx, "e", "h1", now.Add(time.Minute), true, 250)
+	if err != nil || len(claimed) != 250 {
+		t.Fatalf("claim: %d actions, %v", len(claimed), err)
+	}
+	for i := 1; i < len(claimed); i++ {
+		if claimed[i].CreatedAt.Before(claimed[i-1].CreatedAt) {
+			t.Fatalf("claimed actions out of creation order at %d", i)
+		}
+	}
+	ids := make([]string, len(claimed))
+	for i, a := range claimed {
+		ids[i] = a.ID
+	}
+	if err := s.RenewLeases(ctx, "e", ids, now.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishActions(ctx, ids, model.ActionSucceeded, "done", now); err != nil {
+		t.Fatal(err)
+	}
+	s.TraceQueries(nil)
+	checked := 0
+	for i, q := range seen {
+		if !strings.Contains(q, "id IN (") {
+			continue
+		}
+		checked++
+		rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args[i]...)
+		if err != nil {
+			t.Fatalf("explain %s: %v", q, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		p := strings.Join(plan, "; ")
+		if !strings.Contains(p, "sqlite_autoindex_actions_1 (id=?)") || strings.Contains(p, "TEMP B-TREE") {
+			t.Errorf("a statement naming actions by id does not look them up by id:\n  %s\n  plan: %s", q, p)
+		}
+	}
+	if checked < 3 {
+		t.Errorf("%d statements naming actions by id traced, want the claim's, the renewal's and the finish's", checked)
 	}
 }
