@@ -122,7 +122,7 @@ func BenchmarkCreateCurve(b *testing.B) {
 			c, stop := sqliteAgent(b, n)
 			b.Logf("load average before %d nodes: %s", n, loadavg())
 			name := fmt.Sprintf("curve%d", n)
-			profiled := profileCreate(b, c, n)
+			profiled := profileCreate(c, "create", n)
 			_, took := createNoop(b, c, name, n, nil)
 			if err := <-profiled; err != nil {
 				b.Fatal(err)
@@ -154,10 +154,10 @@ func BenchmarkCreateCurve(b *testing.B) {
 }
 
 // profileCreate profiles the agent while a create of n nodes runs, into
-// GROVE_BENCH_PROFILE_DIR when it is set, for about as long as the create
+// GROVE_BENCH_PROFILE_DIR/name-n.pprof when it is set, for about as long as the create
 // takes at 4,000 nodes/s. The channel gives the profile's error once it is
 // written (at once, nil, when no profile is asked for).
-func profileCreate(b *testing.B, c *api.Client, n int) <-chan error {
+func profileCreate(c *api.Client, name string, n int) <-chan error {
 	done := make(chan error, 1)
 	dir := os.Getenv(profileEnv)
 	if dir == "" {
@@ -165,7 +165,7 @@ func profileCreate(b *testing.B, c *api.Client, n int) <-chan error {
 		return done
 	}
 	go func() {
-		done <- fetchProfile(c, filepath.Join(dir, fmt.Sprintf("create-%d.pprof", n)), time.Duration(n/4)*time.Millisecond)
+		done <- fetchProfile(c, filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", name, n)), time.Duration(n/4)*time.Millisecond)
 	}()
 	return done
 }
@@ -273,7 +273,11 @@ func BenchmarkCreatePostgres(b *testing.B) {
 				if (i+j)%2 == 0 {
 					c, _, stop := pgAgent(b, dsn, name, n)
 					noopProfile(b, c)
+					profiled := profileCreate(c, "create-pg", n)
 					_, took := createNoop(b, c, "pg", n, nil)
+					if err := <-profiled; err != nil {
+						b.Fatal(err)
+					}
 					stop()
 					pgT += took
 					b.Logf("run %d PostgreSQL: %.0f nodes/s", i+1, n/took.Seconds())

@@ -431,34 +431,37 @@ func (s *SQL) UpdateNodes(ctx context.Context, nodes []*model.Node) error {
 // RecordNodeResults implements Store. After a create it is most of a
 // node's second write: UpdateNodes would also rewrite the entries of the
 // name, cluster, index and host indexes, for values that did not change.
+// One statement writes up to 500 nodes, joined on their id: on
+// PostgreSQL a statement per node cost a round trip each, which made
+// creation there take 1.7× as long as on SQLite.
 func (s *SQL) RecordNodeResults(ctx context.Context, nodes []*model.Node) error {
 	if len(nodes) == 0 {
 		return nil
 	}
 	return s.InTx(ctx, func(tx Store) error {
 		t := tx.(*SQL)
-		stmt, err := t.q.(*sql.Tx).PrepareContext(ctx, t.rebind(`UPDATE nodes SET physical_id = ?, created_at = ?, updated_at = ?,
-			status = ?, status_reason = ?, data = ?, state = ? WHERE id = ? RETURNING cluster_id`))
-		if err != nil {
-			return fmt.Errorf("prepare node results: %w", err)
-		}
-		defer stmt.Close()
-		clusters := make([]string, 0, 1)
-		for _, n := range nodes {
-			var cluster string
-			err := stmt.QueryRowContext(ctx, n.PhysicalID, usPtr(n.CreatedAt), usPtr(n.UpdatedAt), n.Status, n.StatusReason,
-				toJSON(n.Data), base64.StdEncoding.EncodeToString(n.State), n.ID).Scan(&cluster)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
+		var clusters []string
+		for start := 0; start < len(nodes); start += 500 {
+			chunk := nodes[start:min(start+500, len(nodes))]
+			rows := make([]string, len(chunk))
+			args := make([]any, 0, 8*len(chunk))
+			for i, n := range chunk {
+				// The casts type PostgreSQL's otherwise untyped values.
+				rows[i] = "(?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?, ?)"
+				args = append(args, n.ID, n.PhysicalID, usPtr(n.CreatedAt), usPtr(n.UpdatedAt), n.Status, n.StatusReason,
+					toJSON(n.Data), base64.StdEncoding.EncodeToString(n.State))
 			}
+			got, err := t.ids(ctx, `WITH r (id, physical_id, created_at, updated_at, status, status_reason, data, state) AS (VALUES `+strings.Join(rows, ", ")+`)
+				UPDATE nodes SET physical_id = r.physical_id, created_at = r.created_at, updated_at = r.updated_at,
+					status = r.status, status_reason = r.status_reason, data = r.data, state = r.state
+				FROM r WHERE nodes.id = r.id RETURNING nodes.cluster_id`, args...)
 			if err != nil {
-				return fmt.Errorf("record the results of node %s: %w", n.ID, err)
+				return fmt.Errorf("record the results of %d nodes: %w", len(chunk), err)
 			}
-			if len(clusters) == 0 || clusters[len(clusters)-1] != cluster {
-				clusters = append(clusters, cluster)
-			}
+			clusters = append(clusters, got...)
 		}
-		return t.bumpNodeChanges(ctx, clusters)
+		slices.Sort(clusters)
+		return t.bumpNodeChanges(ctx, slices.Compact(clusters))
 	})
 }
 
