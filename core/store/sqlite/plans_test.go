@@ -101,21 +101,7 @@ func TestHotQueryPlans(t *testing.T) {
 			if !strings.Contains(q.q, "ORDER BY") && !strings.Contains(q.q, "GROUP BY") {
 				continue
 			}
-			rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+q.q, q.args...)
-			if err != nil {
-				t.Fatalf("%s: explain %s: %v", name, q.q, err)
-			}
-			var plan []string
-			for rows.Next() {
-				var id, parent, unused int
-				var detail string
-				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			rows.Close()
-			p := strings.Join(plan, "; ")
+			p := explain(t, s, q.q, q.args)
 			if strings.Contains(p, "TEMP B-TREE") {
 				t.Errorf("%s sorts in a temporary B-tree:\n  %s\n  plan: %s", name, q.q, p)
 			}
@@ -145,21 +131,7 @@ func TestHostNodesPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.TraceQueries(nil)
-	rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if p := strings.Join(plan, "; "); !strings.Contains(p, "INDEX nodes_host") {
+	if p := explain(t, s, q, args); !strings.Contains(p, "INDEX nodes_host") {
 		t.Errorf("ClusterHostNodes does not walk nodes_host:\n  %s\n  plan: %s", q, p)
 	}
 }
@@ -215,21 +187,7 @@ func TestWritesByIDLookUpTheirIDs(t *testing.T) {
 			continue
 		}
 		checked++
-		rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args[i]...)
-		if err != nil {
-			t.Fatalf("explain %s: %v", q, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		p := strings.Join(plan, "; ")
+		p := explain(t, s, q, args[i])
 		if !strings.Contains(p, "sqlite_autoindex_actions_1 (id=?)") || strings.Contains(p, "TEMP B-TREE") {
 			t.Errorf("a statement naming actions by id does not look them up by id:\n  %s\n  plan: %s", q, p)
 		}
@@ -237,4 +195,24 @@ func TestWritesByIDLookUpTheirIDs(t *testing.T) {
 	if checked < 3 {
 		t.Errorf("%d statements naming actions by id traced, want the claim's, the renewal's and the finish's", checked)
 	}
+}
+
+// explain returns SQLite's plan of q, its steps joined by "; ".
+func explain(t *testing.T, s *store.SQL, q string, args []any) string {
+	t.Helper()
+	rows, err := s.DB().QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatalf("explain %s: %v", q, err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "; ")
 }
