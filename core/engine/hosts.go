@@ -101,7 +101,19 @@ func (e *Engine) hostLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := e.heartbeat(ctx); err != nil && ctx.Err() == nil {
+		// Stop does not cut a heartbeat short. A write the client gives
+		// up on may still be applied by the database after Stop has put
+		// the host in maintenance: it would bring the host back up with a
+		// heartbeat that then grows old, and its peers would take it for
+		// down and take its clusters over. Stop waits for this loop, so
+		// the write has ended before maintenance is written.
+		beatCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.HostDownTimeout)
+		err := e.heartbeat(beatCtx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
 			e.log.Error("host heartbeat", "host", e.cfg.HostName, "error", err)
 			continue
 		}
