@@ -171,17 +171,32 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 		}
 		now := time.Now()
 		args := append([]any{model.ActionRunning, "The action is being processed.", owner, us(until), float64(now.UnixMicro()) / 1e6, us(now), model.ActionReady}, anys(ids)...)
-		if _, err := t.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = ?, lease_expires = ?, start_time = CASE WHEN start_time = 0 THEN ? ELSE start_time END, updated_at = ? WHERE "+t.unindexed("status")+" = ? AND id IN ("+placeholders(len(ids))+")", args...); err != nil {
+		// The update returns the claimed rows: no second statement (a
+		// round trip on PostgreSQL) reads them back.
+		rows, err := t.query(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = ?, lease_expires = ?, start_time = CASE WHEN start_time = 0 THEN ? ELSE start_time END, updated_at = ? WHERE "+t.unindexed("status")+" = ? AND id IN ("+placeholders(len(ids))+") RETURNING "+actionCols, args...)
+		if err != nil {
 			return err
 		}
-		// Sorted here: an ORDER BY would have SQLite walk an index in
-		// that order (every RUNNING action's) rather than look up ids.
-		got, err := t.actionsWhere(ctx, t.unindexed("owner")+" = ? AND "+t.unindexed("status")+" = ? AND id IN ("+placeholders(len(ids))+")", append([]any{owner, model.ActionRunning}, anys(ids)...)...)
+		defer rows.Close()
+		var got []*model.Action
+		for rows.Next() {
+			a, err := scanAction(rows)
+			if err != nil {
+				return err
+			}
+			got = append(got, a)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// In creation order, sorted here: RETURNING has no order, and an
+		// ORDER BY would have SQLite walk an index in that order rather
+		// than look up the ids.
 		slices.SortFunc(got, func(a, b *model.Action) int {
 			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 		})
 		claimed = got
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim actions: %w", err)
