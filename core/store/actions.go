@@ -69,6 +69,11 @@ func (s *SQL) actionsWhere(ctx context.Context, where string, args ...any) ([]*m
 	if err != nil {
 		return nil, fmt.Errorf("query actions: %w", err)
 	}
+	return scanActions(rows)
+}
+
+// scanActions reads and closes rows of actionCols.
+func scanActions(rows *sql.Rows) ([]*model.Action, error) {
 	defer rows.Close()
 	var out []*model.Action
 	for rows.Next() {
@@ -177,16 +182,8 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		var got []*model.Action
-		for rows.Next() {
-			a, err := scanAction(rows)
-			if err != nil {
-				return err
-			}
-			got = append(got, a)
-		}
-		if err := rows.Err(); err != nil {
+		got, err := scanActions(rows)
+		if err != nil {
 			return err
 		}
 		// In creation order, sorted here: RETURNING has no order, and an

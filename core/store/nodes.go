@@ -460,8 +460,9 @@ func (s *SQL) RecordNodeResults(ctx context.Context, nodes []*model.Node) error 
 			}
 			clusters = append(clusters, got...)
 		}
-		slices.Sort(clusters)
-		return t.bumpNodeChanges(ctx, slices.Compact(clusters))
+		// Repeats are fine: the generations are written once each, at
+		// the commit (writeNodeChanges).
+		return t.bumpNodeChanges(ctx, clusters)
 	})
 }
 

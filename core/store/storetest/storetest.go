@@ -299,11 +299,6 @@ func testCheckNodes(t *testing.T, s store.Store) {
 	}
 }
 
-// testNodeChanges: a cluster's node generation moves with every write of
-// one of its nodes, through every store call that writes nodes (a health
-// round keeps what it read while it stays put), and with nothing else;
-// a node moving between clusters moves both; the generation goes with its
-// cluster.
 // testRecordNodeResults: RecordNodeResults writes a driver's results and
 // keeps what else the store holds of the node, even when the caller's copy
 // is stale; it moves the cluster's counts and generation, and skips a node
@@ -357,6 +352,11 @@ func testRecordNodeResults(t *testing.T, s store.Store) {
 	}
 }
 
+// testNodeChanges: a cluster's node generation moves with every write of
+// one of its nodes, through every store call that writes nodes (a health
+// round keeps what it read while it stays put), and with nothing else;
+// a node moving between clusters moves both; the generation goes with its
+// cluster.
 func testNodeChanges(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	a := &model.Cluster{ID: uuid.NewString(), Name: "a", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
