@@ -88,9 +88,17 @@ func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 	// was recorded; without it (a template deleted since) only recorded
 	// VMs can be found, which is every VM whose create returned.
 	inv, _, invErr := d.inventory(ctx, p)
+	// Once for the batch: the wait is for the template's clones, not a
+	// node's.
+	var settleErr error
+	if inv != nil && slices.ContainsFunc(nodes, func(n sdk.Node) bool { return stateOf(n).MOID == "" }) {
+		if err := settleClones(ctx, inv); err != nil {
+			settleErr = vmError(ctx, "wait for the clones of "+inv.template.InventoryPath+" running", err)
+		}
+	}
 	out := each(nodes, func(n sdk.Node) sdk.Result {
 		r := sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State}
-		r.Err = d.remove(ctx, s, inv, invErr, n)
+		r.Err = d.remove(ctx, s, inv, invErr, settleErr, n)
 		return r
 	})
 	var gone []types.ManagedObjectReference
@@ -121,8 +129,10 @@ func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk
 }
 
 // remove destroys one node's VM: the recorded one, and any VM of the
-// node's name that carries its id.
-func (d *Driver) remove(ctx context.Context, s *session, inv *inventory, invErr error, n sdk.Node) error {
+// node's name that carries its id. A node with no VM recorded is looked
+// for only once the template's clones have settled (settleErr says they
+// could not be waited for).
+func (d *Driver) remove(ctx context.Context, s *session, inv *inventory, invErr, settleErr error, n sdk.Node) error {
 	c := s.vim()
 	if st := stateOf(n); st.MOID != "" {
 		if err := destroy(ctx, object.NewVirtualMachine(c, st.ref())); err != nil {
@@ -135,10 +145,8 @@ func (d *Driver) remove(ctx context.Context, s *session, inv *inventory, invErr 
 		}
 		return nil
 	}
-	if stateOf(n).MOID == "" {
-		if err := settleClones(ctx, inv); err != nil {
-			return vmError(ctx, "wait for the clones of "+inv.template.InventoryPath+" running before deleting "+vmName(n), err)
-		}
+	if stateOf(n).MOID == "" && settleErr != nil {
+		return fmt.Errorf("look for VM %s: %w", vmName(n), settleErr)
 	}
 	found, err := object.NewSearchIndex(c).FindChild(ctx, inv.folder, vmName(n))
 	if err != nil {
