@@ -95,12 +95,6 @@ func open(ctx context.Context, path string, fresh bool) (*store.SQL, error) {
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
-	if c := os.Getenv("TMPCACHE"); c != "" {
-		q.Add("_pragma", "cache_size("+c+")")
-	}
-	if os.Getenv("TMPMEM") != "" {
-		q.Add("_pragma", "temp_store(2)")
-	}
 	q.Set("_txlock", "immediate")
 	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
 	if err != nil {
