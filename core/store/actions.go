@@ -12,6 +12,18 @@ import (
 	"github.com/grovehq/grove/core/model"
 )
 
+// pendingTerm and readyTerm are the conditions of migration 0015's partial
+// indexes on actions, word for word: an action is in them only while it
+// waits or runs, so finishing one moves no entry of theirs, and most of
+// what actions hold (the ended ones) costs them nothing. SQLite uses a
+// partial index only for a query that states its condition as a term of
+// its own, with the same constants (not parameters); PostgreSQL proves the
+// same from the term.
+const (
+	pendingTerm = "status IN ('" + model.ActionInit + "', '" + model.ActionReady + "', '" + model.ActionRunning + "', '" + model.ActionWaiting + "', '" + model.ActionWaitingLifecycle + "')"
+	readyTerm   = "status = '" + model.ActionReady + "'"
+)
+
 const actionCols = "id, name, cluster_id, target, action, cause, owner, lease_expires, start_time, end_time, timeout, status, status_reason, control, inputs, outputs, data, parent_id, usr, project, created_at, updated_at"
 
 func scanAction(r scanner) (*model.Action, error) {
@@ -140,14 +152,14 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 		var ids []string
 		if nodeLevel {
 			var parent, name string
-			err := t.queryRow(ctx, "SELECT parent_id, action FROM actions WHERE status = ? AND parent_id <> ''"+mine+" ORDER BY created_at, id LIMIT 1"+lock, model.ActionReady, host).Scan(&parent, &name)
+			err := t.queryRow(ctx, "SELECT parent_id, action FROM actions WHERE "+pendingTerm+" AND "+readyTerm+" AND parent_id <> ''"+mine+" ORDER BY created_at, id LIMIT 1"+lock, host).Scan(&parent, &name)
 			if err == sql.ErrNoRows {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			rows, err := t.query(ctx, "SELECT id FROM actions WHERE status = ? AND parent_id = ? AND action = ?"+mine+" ORDER BY created_at, id LIMIT ?"+lock, model.ActionReady, parent, name, host, max)
+			rows, err := t.query(ctx, "SELECT id FROM actions WHERE "+readyTerm+" AND parent_id = ? AND action = ?"+mine+" ORDER BY created_at, id LIMIT ?"+lock, parent, name, host, max)
 			if err != nil {
 				return err
 			}
@@ -162,7 +174,7 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 			rows.Close()
 		} else {
 			var id string
-			err := t.queryRow(ctx, "SELECT id FROM actions WHERE status = ? AND parent_id = ''"+mine+" ORDER BY created_at, id LIMIT 1"+lock, model.ActionReady, host).Scan(&id)
+			err := t.queryRow(ctx, "SELECT id FROM actions WHERE "+readyTerm+" AND parent_id = ''"+mine+" ORDER BY created_at, id LIMIT 1"+lock, host).Scan(&id)
 			if err == sql.ErrNoRows {
 				return nil
 			}
@@ -175,10 +187,21 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 			return nil
 		}
 		now := time.Now()
-		args := append([]any{model.ActionRunning, "The action is being processed.", owner, us(until), float64(now.UnixMicro()) / 1e6, us(now), model.ActionReady}, anys(ids)...)
+		args := []any{model.ActionRunning, "The action is being processed.", owner, us(until), float64(now.UnixMicro()) / 1e6, us(now)}
+		// On PostgreSQL the selection locked its rows (FOR UPDATE): they
+		// are still READY, and a second look at the status only misled
+		// the planner, whose statistics lag a burst of new actions, into
+		// walking every READY action instead of looking up the ids.
+		// SQLite checks again, with the term kept out of its choice of
+		// index.
+		ready := ""
+		if t.dialect != "postgres" {
+			ready, args = t.unindexed("status")+" = ? AND ", append(args, model.ActionReady)
+		}
+		args = append(args, anys(ids)...)
 		// The update returns the claimed rows: no second statement (a
 		// round trip on PostgreSQL) reads them back.
-		rows, err := t.query(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = ?, lease_expires = ?, start_time = CASE WHEN start_time = 0 THEN ? ELSE start_time END, updated_at = ? WHERE "+t.unindexed("status")+" = ? AND id IN ("+placeholders(len(ids))+") RETURNING "+actionCols, args...)
+		rows, err := t.query(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = ?, lease_expires = ?, start_time = CASE WHEN start_time = 0 THEN ? ELSE start_time END, updated_at = ? WHERE "+ready+"id IN ("+placeholders(len(ids))+") RETURNING "+actionCols, args...)
 		if err != nil {
 			return err
 		}
@@ -215,8 +238,8 @@ func (s *SQL) RenewLeases(ctx context.Context, owner string, ids []string, until
 
 // ReclaimActions implements Store.
 func (s *SQL) ReclaimActions(ctx context.Context, owner string, now time.Time) (int, error) {
-	res, err := s.exec(ctx, "UPDATE actions SET status = ?, owner = '', status_reason = ? WHERE status = ? AND (lease_expires < ? OR (owner = ? AND owner <> ''))",
-		model.ActionReady, "The action was reclaimed after its worker stopped.", model.ActionRunning, us(now), owner)
+	res, err := s.exec(ctx, "UPDATE actions SET status = ?, owner = '', status_reason = ? WHERE "+pendingTerm+" AND status = '"+model.ActionRunning+"' AND (lease_expires < ? OR (owner = ? AND owner <> ''))",
+		model.ActionReady, "The action was reclaimed after its worker stopped.", us(now), owner)
 	if err != nil {
 		return 0, fmt.Errorf("reclaim actions: %w", err)
 	}

@@ -281,7 +281,7 @@ func (s *SQL) NodeCounts(ctx context.Context) ([]NodeCount, error) {
 
 // ActionCounts implements Store.
 func (s *SQL) ActionCounts(ctx context.Context) ([]ActionCount, error) {
-	rows, err := s.query(ctx, "SELECT action, status, COUNT(*) FROM actions WHERE status IN (?, ?, ?, ?) GROUP BY action, status",
+	rows, err := s.query(ctx, "SELECT action, status, COUNT(*) FROM actions WHERE "+pendingTerm+" AND status IN (?, ?, ?, ?) GROUP BY action, status",
 		model.ActionInit, model.ActionWaiting, model.ActionReady, model.ActionRunning)
 	if err != nil {
 		return nil, fmt.Errorf("count actions: %w", err)

@@ -197,6 +197,61 @@ func TestWritesByIDLookUpTheirIDs(t *testing.T) {
 	}
 }
 
+// TestPendingActionsPlans: what looks for actions that wait or run (the
+// claims, the reclaim of expired leases, the metrics' counts) reads
+// migration 0015's partial indexes, which hold only those actions, and a
+// node's actions are found through actions_target. A query that lost the
+// partial index's condition, or stated it with a parameter, would read
+// every action ever kept.
+func TestPendingActionsPlans(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	child := &model.Action{ID: "a1", Name: "a1", Action: "NODE_CREATE", Target: "n1", Status: model.ActionReady, Cause: model.CauseDerived,
+		CreatedAt: now, Inputs: map[string]any{}, ParentID: "p1", Project: "p1"}
+	if err := s.CreateActions(ctx, []*model.Action{child}); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		call  func() error
+		index []string // the indexes its statements read, in order
+	}{
+		"node-level claim": {func() error { _, err := s.ClaimActions(ctx, "e", "h1", now.Add(time.Minute), true, 250); return err },
+			[]string{"actions_pending", "actions_ready", "sqlite_autoindex_actions_1"}},
+		"top-level claim": {func() error { _, err := s.ClaimActions(ctx, "e", "h1", now.Add(time.Minute), false, 1); return err },
+			[]string{"actions_ready"}},
+		"reclaim":                {func() error { _, err := s.ReclaimActions(ctx, "e", now); return err }, []string{"actions_pending"}},
+		"metrics' action counts": {func() error { _, err := s.ActionCounts(ctx); return err }, []string{"actions_pending"}},
+		"a node's active actions": {func() error { _, err := s.ActiveActions(ctx, "n1"); return err },
+			[]string{"actions_target"}},
+	} {
+		var qs []string
+		var args [][]any
+		s.TraceQueries(func(q string, a []any) { qs, args = append(qs, q), append(args, a) })
+		err := c.call()
+		s.TraceQueries(nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		plans := make([]string, len(qs))
+		for i, q := range qs {
+			plans[i] = q + "\n  plan: " + explain(t, s, q, args[i])
+		}
+		if len(plans) != len(c.index) {
+			t.Fatalf("%s ran %d statements, want %d:\n%s", name, len(plans), len(c.index), strings.Join(plans, "\n"))
+		}
+		for i, p := range plans {
+			if !strings.Contains(p, "SEARCH actions USING INDEX "+c.index[i]+" ") {
+				t.Errorf("%s does not read %s:\n  %s", name, c.index[i], p)
+			}
+		}
+	}
+}
+
 // explain returns SQLite's plan of q, its steps joined by "; ".
 func explain(t *testing.T, s *store.SQL, q string, args []any) string {
 	t.Helper()
