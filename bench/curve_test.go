@@ -263,6 +263,7 @@ func BenchmarkCreatePostgres(b *testing.B) {
 		const n = 10000
 		b.StopTimer()
 		var pgT, sqT, pgRaw, sqRaw time.Duration
+		var pgServer, pgAgentCPU float64
 		for i := range b.N {
 			name := unique(fmt.Sprintf("cmp%d", i))
 			dsn := createDB(b, srv, name)
@@ -279,14 +280,21 @@ func BenchmarkCreatePostgres(b *testing.B) {
 			for j := range 2 {
 				b.Logf("load average: %s", loadavg())
 				if (i+j)%2 == 0 {
-					c, _, stop := pgAgent(b, dsn, name, n)
+					c, apid, stop := pgAgent(b, dsn, name, n)
 					noopProfile(b, c)
 					profiled := profileCreate(c, "create-pg", n)
+					serverBefore, agentBefore := treeCPU(postmaster), cpuOf(b, apid)
 					_, took := createNoop(b, c, "pg", n, nil)
+					// Read before the agent stops: its server processes
+					// exit with it, and treeCPU counts only living ones.
+					server, agent := treeCPU(postmaster)-serverBefore, (cpuOf(b, apid) - agentBefore).Seconds()
 					if err := <-profiled; err != nil {
 						b.Fatal(err)
 					}
 					stop()
+					pgServer += server
+					pgAgentCPU += agent
+					b.Logf("run %d PostgreSQL: CPU over the create: server %.2f s, agent %.2f s (%.0f and %.0f µs per node)", i+1, server, agent, server*1e6/n, agent*1e6/n)
 					pgT += took
 					b.Logf("run %d PostgreSQL: %.0f nodes/s", i+1, n/took.Seconds())
 				} else {
@@ -304,6 +312,8 @@ func BenchmarkCreatePostgres(b *testing.B) {
 		b.ReportMetric(pgT.Seconds()/sqT.Seconds(), "pg/sqlite-time")
 		b.ReportMetric(rate(pgRaw), "pg-raw-nodes/s")
 		b.ReportMetric(rate(sqRaw), "sqlite-raw-nodes/s")
+		b.ReportMetric(pgServer*1e6/float64(n*b.N), "pg-server-cpu-us/node")
+		b.ReportMetric(pgAgentCPU*1e6/float64(n*b.N), "pg-agent-cpu-us/node")
 		b.Logf("load average after: %s", loadavg())
 	})
 	b.Run("agents", func(b *testing.B) {
@@ -360,6 +370,16 @@ func BenchmarkCreatePostgres(b *testing.B) {
 		b.ReportMetric(took[1].Seconds()/took[2].Seconds(), "speedup-2")
 		b.ReportMetric(took[1].Seconds()/took[4].Seconds(), "speedup-4")
 	})
+}
+
+// cpuOf is procCPU that fails the benchmark when pid is gone.
+func cpuOf(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	d, err := procCPU(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
 }
 
 // treeCPU is the user and system CPU time, in seconds, of pid and its
