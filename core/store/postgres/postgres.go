@@ -37,6 +37,12 @@ func Open(ctx context.Context, dsn string) (*store.SQL, error) {
 	// PostgreSQL's MVCC a read never waits for a write transaction, so the
 	// store needs no separate read pool (its Reads is the store itself).
 	db.SetMaxOpenConns(16)
+	// database/sql keeps two idle connections unless told otherwise, and
+	// closes the rest as they come back: with four node workers, the
+	// lease loop and the API sharing the pool, most transactions opened a
+	// new connection, and PostgreSQL spent more CPU starting backends and
+	// filling their catalog caches than on the statements.
+	db.SetMaxIdleConns(16)
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to %s: %w", where, err)
