@@ -147,19 +147,34 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 		// unless that host is down or gone: then any agent takes it, so
 		// that nothing waits for a dead host (the engine forgets a deleted
 		// node and fails the node's other actions without a driver call).
-		mine := ` AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = actions.target AND nodes.host <> '' AND nodes.host <> ?
+		// "host > ''" is "host <> ''" for text, in a form the nodes_host
+		// index can answer: PostgreSQL may compute the subquery once for
+		// the whole claim, and then reads only the nodes placed on hosts
+		// instead of every node.
+		mine := ` AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = actions.target AND nodes.host > '' AND nodes.host <> ?
 			AND EXISTS (SELECT 1 FROM hosts WHERE hosts.name = nodes.host AND hosts.state <> 'down'))`
+		// The order in which actions are claimed. On PostgreSQL it is an
+		// expression that only the partial indexes of migration 0015
+		// yield, so that the planner cannot walk actions_created (every
+		// action ever kept) or actions_parent_created (a parent's claimed
+		// children too) and filter; it chose both, by turns, while its
+		// statistics lagged a create's burst of children. SQLite keeps no
+		// statistics here and plans by its own rules (plans_test.go).
+		order := "created_at, id"
+		if t.dialect == "postgres" {
+			order = "created_at + 0, id"
+		}
 		var ids []string
 		if nodeLevel {
 			var parent, name string
-			err := t.queryRow(ctx, "SELECT parent_id, action FROM actions WHERE "+pendingTerm+" AND "+readyTerm+" AND parent_id <> ''"+mine+" ORDER BY created_at, id LIMIT 1"+lock, host).Scan(&parent, &name)
+			err := t.queryRow(ctx, "SELECT parent_id, action FROM actions WHERE "+pendingTerm+" AND "+readyTerm+" AND parent_id <> ''"+mine+" ORDER BY "+order+" LIMIT 1"+lock, host).Scan(&parent, &name)
 			if err == sql.ErrNoRows {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			rows, err := t.query(ctx, "SELECT id FROM actions WHERE "+readyTerm+" AND parent_id = ? AND action = ?"+mine+" ORDER BY created_at, id LIMIT ?"+lock, parent, name, host, max)
+			rows, err := t.query(ctx, "SELECT id FROM actions WHERE "+readyTerm+" AND parent_id = ? AND action = ?"+mine+" ORDER BY "+order+" LIMIT ?"+lock, parent, name, host, max)
 			if err != nil {
 				return err
 			}
@@ -174,7 +189,7 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 			rows.Close()
 		} else {
 			var id string
-			err := t.queryRow(ctx, "SELECT id FROM actions WHERE "+readyTerm+" AND parent_id = ''"+mine+" ORDER BY created_at, id LIMIT 1"+lock, host).Scan(&id)
+			err := t.queryRow(ctx, "SELECT id FROM actions WHERE "+readyTerm+" AND parent_id = ''"+mine+" ORDER BY "+order+" LIMIT 1"+lock, host).Scan(&id)
 			if err == sql.ErrNoRows {
 				return nil
 			}

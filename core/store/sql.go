@@ -27,6 +27,9 @@ type SQL struct {
 	// changed, in a transaction, holds the clusters whose node generation
 	// the transaction moves when it commits (bumpNodeChanges).
 	changed *[]string
+	// inserted, in a transaction, counts the rows it inserted by table,
+	// for analyzeAfter once it commits.
+	inserted map[string]int
 	// trace, when set, sees every query the list and claim paths run.
 	trace func(query string, args []any)
 	// reads is the store over a separate pool of read-only connections
@@ -175,7 +178,7 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	inner := *s
-	inner.q, inner.inTx, inner.changed = tx, true, new([]string)
+	inner.q, inner.inTx, inner.changed, inner.inserted = tx, true, new([]string), map[string]int{}
 	if err := fn(&inner); err != nil {
 		_ = tx.Rollback()
 		return err
@@ -187,7 +190,33 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.analyzeAfter(ctx, inner.inserted)
 	return nil
+}
+
+// analyzeRows is the fewest rows one transaction must insert into a table
+// before analyzeAfter refreshes its statistics. Below it, what a stale
+// estimate can cost a claim is a sort of a few thousand rows.
+const analyzeRows = 5000
+
+// analyzeAfter refreshes PostgreSQL's statistics of a table after a large
+// insert, as a large create's fork makes. The planner otherwise plans from
+// statistics taken before the burst (autovacuum looks once a minute): it
+// took a parent with 100,000 new children for one with a few, and chose
+// its (parent, status, action) index and a sort of every READY child over
+// the index that yields the claim's next 250 in order, so each claim cost
+// the whole burst and a create of n nodes n². SQLite keeps no statistics
+// here and needs none of this. Statistics only steer plans, so a failure
+// here is left to autovacuum and not reported: the rows are committed.
+func (s *SQL) analyzeAfter(ctx context.Context, inserted map[string]int) {
+	if s.dialect != "postgres" {
+		return
+	}
+	for table, n := range inserted {
+		if n >= analyzeRows {
+			_, _ = s.db.ExecContext(ctx, "ANALYZE "+table)
+		}
+	}
 }
 
 func (s *SQL) rebind(q string) string {
@@ -302,6 +331,11 @@ func (s *SQL) insertMany(ctx context.Context, table, cols string, n int, args fu
 		if _, err := s.exec(ctx, b.String(), all...); err != nil {
 			return fmt.Errorf("insert into %s: %w", table, err)
 		}
+	}
+	if s.inTx {
+		s.inserted[table] += n
+	} else {
+		s.analyzeAfter(ctx, map[string]int{table: n})
 	}
 	return nil
 }

@@ -12,8 +12,11 @@ DROP INDEX actions_ready;
 DROP INDEX actions_ready_order;
 DROP INDEX actions_owner;
 DROP INDEX actions_target;
-CREATE INDEX actions_ready ON actions (parent_id, created_at, id) WHERE status = 'READY';
-CREATE INDEX actions_pending ON actions (status, created_at, id)
+-- Claims order by "created_at + 0" (store.ClaimActions says why): the
+-- claim indexes are keyed by that expression, so that no other index can
+-- yield the claims' order.
+CREATE INDEX actions_ready ON actions (parent_id, (created_at + 0), id) WHERE status = 'READY';
+CREATE INDEX actions_pending ON actions (status, (created_at + 0), id)
   WHERE status IN ('INIT', 'READY', 'RUNNING', 'WAITING', 'WAITING_LIFECYCLE_COMPLETION');
 CREATE INDEX actions_target ON actions (target, created_at, id);
 DROP INDEX nodes_cluster_status;

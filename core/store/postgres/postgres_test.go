@@ -214,3 +214,95 @@ func TestCountsFold(t *testing.T) {
 		t.Errorf("%d delta rows after a read folded them, want 2 (one per status)", n)
 	}
 }
+
+// TestClaimAfterABurstReadsTheReadyIndex: after a create's fork adds
+// thousands of children to one parent, beside the ended actions of an
+// earlier one, the claim's selection walks a claim index (migration 0015)
+// in order and stops at its limit. With the statistics taken before the
+// burst the planner took the parent for one with a few children, used its
+// (parent, status, action) index and sorted every child for each claim;
+// with fresh statistics it walked actions_created, every action ever kept,
+// filtering. The store now refreshes statistics after a large insert, and
+// orders claims by an expression only the claim indexes yield.
+func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
+	srv := pgtest.Start(t, 55499)
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, newDB(t, srv, "burst"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	mk := func(parent string, n int) []*model.Action {
+		out := make([]*model.Action, n)
+		for i := range out {
+			out[i] = &model.Action{ID: fmt.Sprintf("%s-%05d", parent, i), Name: "a", Action: model.NodeCreateAction, Target: fmt.Sprintf("%s-n%05d", parent, i),
+				Status: model.ActionReady, Cause: model.CauseDerived, CreatedAt: now.Add(time.Duration(i)), Inputs: map[string]any{}, ParentID: parent, Project: "p"}
+		}
+		return out
+	}
+	// The statistics first see an earlier create's ended children, as
+	// autovacuum would have taken them before a burst.
+	early := mk("early", 3000)
+	for _, a := range early {
+		a.Status = model.ActionSucceeded
+	}
+	if err := s.CreateActions(ctx, early); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, "ANALYZE actions"); err != nil {
+		t.Fatal(err)
+	}
+	var before float64
+	if err := s.DB().QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE relname = 'actions'").Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InTx(ctx, func(tx store.Store) error { return tx.CreateActions(ctx, mk("burst", 20000)) }); err != nil {
+		t.Fatal(err)
+	}
+	// The insert refreshed the statistics: PostgreSQL now counts the burst.
+	var after float64
+	if err := s.DB().QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE relname = 'actions'").Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	if before > 3500 || after < 20000 {
+		t.Errorf("actions estimated at %.0f rows before the burst and %.0f after it, want about 3,000 and 23,000", before, after)
+	}
+	var qs []string
+	var args [][]any
+	s.TraceQueries(func(q string, a []any) { qs, args = append(qs, q), append(args, a) })
+	claimed, err := s.ClaimActions(ctx, "e", "h1", now.Add(time.Minute), true, 250)
+	s.TraceQueries(nil)
+	if err != nil || len(claimed) == 0 {
+		t.Fatalf("claim: %d actions, %v", len(claimed), err)
+	}
+	checked := 0
+	for i, q := range qs {
+		if !strings.Contains(q, "parent_id = $") || !strings.HasPrefix(q, "SELECT id FROM actions") {
+			continue
+		}
+		checked++
+		rows, err := s.DB().QueryContext(ctx, "EXPLAIN "+q, args[i]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, strings.TrimSpace(line))
+		}
+		rows.Close()
+		p := strings.Join(plan, "; ")
+		// actions_pending, walked from its oldest READY entry, serves too:
+		// the parent is the one whose child is the oldest READY action.
+		if !strings.Contains(p, "using actions_ready on actions") && !strings.Contains(p, "using actions_pending on actions") || strings.Contains(p, "Sort") {
+			t.Errorf("the claim's selection of a parent's children does not walk a claim index in order:\n  %s\n  plan: %s", q, p)
+		}
+	}
+	if checked != 1 {
+		t.Fatalf("%d selections of a parent's children traced, want 1:\n%s", checked, strings.Join(qs, "\n"))
+	}
+}
