@@ -2,12 +2,10 @@ package sqlite_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/grovehq/grove/core/model"
-	"github.com/grovehq/grove/core/store/sqlite"
 )
 
 // TestCountsLeaveNoRows: on SQLite the kept counts (migration 0013) are one
@@ -16,11 +14,7 @@ import (
 // so deleted clusters and reaped actions do not accumulate counts.
 func TestCountsLeaveNoRows(t *testing.T) {
 	ctx := t.Context()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	now := time.Now()
 	rows := func(table string) int {
 		var n int

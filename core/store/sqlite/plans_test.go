@@ -20,11 +20,7 @@ import (
 // query and its plan.
 func TestHotQueryPlans(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	now := time.Now()
 	cl := &model.Cluster{ID: "c1", Name: "c1", ProfileID: "p", Project: "p1", InitAt: now, MaxSize: -1, Status: "ACTIVE"}
 	if err := s.CreateCluster(ctx, cl); err != nil {
@@ -119,11 +115,7 @@ func TestHotQueryPlans(t *testing.T) {
 // an empty range rather than a read of every row it has.
 func TestHostNodesPlan(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	var q string
 	var args []any
 	s.TraceQueries(func(query string, a []any) { q, args = query, a })
@@ -143,11 +135,7 @@ func TestHostNodesPlan(t *testing.T) {
 // cost n². The batch is as large as the engine's.
 func TestWritesByIDLookUpTheirIDs(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	now := time.Now()
 	const ready = 600
 	actions := make([]*model.Action, ready)
@@ -205,11 +193,7 @@ func TestWritesByIDLookUpTheirIDs(t *testing.T) {
 // every action ever kept.
 func TestPendingActionsPlans(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	now := time.Now()
 	child := &model.Action{ID: "a1", Name: "a1", Action: "NODE_CREATE", Target: "n1", Status: model.ActionReady, Cause: model.CauseDerived,
 		CreatedAt: now, Inputs: map[string]any{}, ParentID: "p1", Project: "p1"}
@@ -250,6 +234,18 @@ func TestPendingActionsPlans(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tempStore opens a new SQLite store in the test's temporary directory,
+// closed when the test ends.
+func tempStore(t *testing.T) *store.SQL {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "grove.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // explain returns SQLite's plan of q, its steps joined by "; ".

@@ -3,13 +3,11 @@ package sqlite_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
-	"github.com/grovehq/grove/core/store/sqlite"
 )
 
 // TestReadsDoNotWaitForWrites: while a write transaction is held open, a
@@ -20,11 +18,7 @@ import (
 // transaction and miss the deadline.
 func TestReadsDoNotWaitForWrites(t *testing.T) {
 	ctx := t.Context()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := tempStore(t)
 	now := time.Now()
 	node := func(id string) *model.Node {
 		return &model.Node{ID: id, Name: id, ClusterID: "c1", ProfileID: "p", Project: "p1", InitAt: now, Status: "ACTIVE"}
