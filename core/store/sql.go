@@ -27,8 +27,8 @@ type SQL struct {
 	// changed, in a transaction, holds the clusters whose node generation
 	// the transaction moves when it commits (bumpNodeChanges).
 	changed *[]string
-	// inserted, in a transaction, counts the rows it inserted by table,
-	// for analyzeAfter once it commits.
+	// inserted, in a PostgreSQL transaction, counts the rows it inserted
+	// by table, for analyzeAfter once it commits.
 	inserted map[string]int
 	// trace, when set, sees every query the list and claim paths run.
 	trace func(query string, args []any)
@@ -178,7 +178,10 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	inner := *s
-	inner.q, inner.inTx, inner.changed, inner.inserted = tx, true, new([]string), map[string]int{}
+	inner.q, inner.inTx, inner.changed = tx, true, new([]string)
+	if s.dialect == "postgres" {
+		inner.inserted = map[string]int{}
+	}
 	if err := fn(&inner); err != nil {
 		_ = tx.Rollback()
 		return err
@@ -332,9 +335,11 @@ func (s *SQL) insertMany(ctx context.Context, table, cols string, n int, args fu
 			return fmt.Errorf("insert into %s: %w", table, err)
 		}
 	}
-	if s.inTx {
+	switch {
+	case s.dialect != "postgres":
+	case s.inTx:
 		s.inserted[table] += n
-	} else {
+	default:
 		s.analyzeAfter(ctx, map[string]int{table: n})
 	}
 	return nil
