@@ -30,6 +30,10 @@ type SQL struct {
 	// inserted, in a PostgreSQL transaction, counts the rows it inserted
 	// by table, for analyzeAfter once it commits.
 	inserted map[string]int
+	// unanalyzed, on PostgreSQL, counts the rows inserted into each table
+	// since analyzeAfter last refreshed its statistics; shared by the
+	// store and its transactions.
+	unanalyzed *insertCounts
 	// trace, when set, sees every query the list and claim paths run.
 	trace func(query string, args []any)
 	// reads is the store over a separate pool of read-only connections
@@ -123,6 +127,9 @@ func NewSQL(ctx context.Context, db *sql.DB, b Backend) (*SQL, error) {
 	if s.unique == nil {
 		s.unique = func(error) bool { return false }
 	}
+	if s.dialect == "postgres" {
+		s.unanalyzed = &insertCounts{n: map[string]int{}}
+	}
 	if err := s.migrate(ctx); err != nil {
 		return nil, fmt.Errorf("migrate %s store %s: %w", b.Dialect, b.Location, err)
 	}
@@ -197,28 +204,51 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 	return nil
 }
 
-// analyzeRows is the fewest rows one transaction must insert into a table
-// before analyzeAfter refreshes its statistics. Below it, what a stale
-// estimate can cost a claim is a sort of a few thousand rows.
+// analyzeRows is how many rows the agent inserts into a table, in one
+// transaction or over several, before analyzeAfter refreshes its
+// statistics. Below it, what a stale estimate can cost a claim is a sort
+// of a few thousand rows.
 const analyzeRows = 5000
 
-// analyzeAfter refreshes PostgreSQL's statistics of a table after a large
-// insert, as a large create's fork makes. The planner otherwise plans from
-// statistics taken before the burst (autovacuum looks once a minute): it
-// took a parent with 100,000 new children for one with a few, and chose
-// its (parent, status, action) index and a sort of every READY child over
-// the index that yields the claim's next 250 in order, so each claim cost
-// the whole burst and a create of n nodes n². SQLite keeps no statistics
-// here and needs none of this. Statistics only steer plans, so a failure
-// here is left to autovacuum and not reported: the rows are committed.
+// insertCounts counts rows inserted by table since their last ANALYZE.
+type insertCounts struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// due adds inserted to the counts and returns the tables that reached
+// analyzeRows, whose counts start again.
+func (c *insertCounts) due(inserted map[string]int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for table, n := range inserted {
+		c.n[table] += n
+		if c.n[table] >= analyzeRows {
+			c.n[table] = 0
+			out = append(out, table)
+		}
+	}
+	return out
+}
+
+// analyzeAfter refreshes PostgreSQL's statistics of a table once the
+// agent has inserted analyzeRows rows into it since the last refresh, as
+// a large create's fork does at once and many small creates do together.
+// The planner otherwise plans from statistics taken before the burst
+// (autovacuum looks once a minute): it took a parent with 100,000 new
+// children for one with a few, and chose its (parent, status, action)
+// index and a sort of every READY child over the index that yields the
+// claim's next 250 in order, so each claim cost the whole burst and a
+// create of n nodes n². SQLite keeps no statistics here and needs none of
+// this. Statistics only steer plans, so a failure here is left to
+// autovacuum and not reported: the rows are committed.
 func (s *SQL) analyzeAfter(ctx context.Context, inserted map[string]int) {
-	if s.dialect != "postgres" {
+	if s.unanalyzed == nil {
 		return
 	}
-	for table, n := range inserted {
-		if n >= analyzeRows {
-			_, _ = s.db.ExecContext(ctx, "ANALYZE "+table)
-		}
+	for _, table := range s.unanalyzed.due(inserted) {
+		_, _ = s.db.ExecContext(ctx, "ANALYZE "+table)
 	}
 }
 

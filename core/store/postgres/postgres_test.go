@@ -241,6 +241,10 @@ func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
 		}
 		return out
 	}
+	// Only the store and the test refresh the statistics here.
+	if _, err := s.DB().ExecContext(ctx, "ALTER TABLE actions SET (autovacuum_enabled = false)"); err != nil {
+		t.Fatal(err)
+	}
 	// The statistics first see an earlier create's ended children, as
 	// autovacuum would have taken them before a burst.
 	early := mk("early", 3000)
@@ -304,5 +308,23 @@ func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
 	}
 	if checked != 1 {
 		t.Fatalf("%d selections of a parent's children traced, want 1:\n%s", checked, strings.Join(qs, "\n"))
+	}
+	// Smaller creates count together: 3,000 rows leave the statistics as
+	// they were, 3,000 more refresh them.
+	estimate := func() float64 {
+		var n float64
+		if err := s.DB().QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE relname = 'actions'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i, want := range []float64{after, after + 6000} {
+		batch := mk(fmt.Sprintf("small%d", i), 3000)
+		if err := s.InTx(ctx, func(tx store.Store) error { return tx.CreateActions(ctx, batch) }); err != nil {
+			t.Fatal(err)
+		}
+		if got := estimate(); got != want {
+			t.Errorf("actions estimated at %.0f rows after %d small inserts, want %.0f", got, i+1, want)
+		}
 	}
 }
