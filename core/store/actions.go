@@ -139,9 +139,17 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 	var claimed []*model.Action
 	err := s.InTx(ctx, func(tx Store) error {
 		t := tx.(*SQL)
-		lock := ""
+		// The order in which actions are claimed, and the lock that keeps
+		// other agents off them. On PostgreSQL the order is an expression
+		// that only the partial indexes of migration 0015 yield, so that
+		// the planner cannot walk actions_created (every action ever kept)
+		// or actions_parent_created (a parent's claimed children too) and
+		// filter; it chose both, by turns, while its statistics lagged a
+		// create's burst of children. SQLite keeps no statistics here and
+		// plans by its own rules (plans_test.go), and has one writer.
+		order, lock := "created_at, id", ""
 		if t.dialect == "postgres" {
-			lock = " FOR UPDATE SKIP LOCKED"
+			order, lock = "created_at + 0, id", " FOR UPDATE SKIP LOCKED"
 		}
 		// An action on another host's node is left to that host's agent,
 		// unless that host is down or gone: then any agent takes it, so
@@ -153,17 +161,6 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 		// instead of every node.
 		mine := ` AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = actions.target AND nodes.host > '' AND nodes.host <> ?
 			AND EXISTS (SELECT 1 FROM hosts WHERE hosts.name = nodes.host AND hosts.state <> 'down'))`
-		// The order in which actions are claimed. On PostgreSQL it is an
-		// expression that only the partial indexes of migration 0015
-		// yield, so that the planner cannot walk actions_created (every
-		// action ever kept) or actions_parent_created (a parent's claimed
-		// children too) and filter; it chose both, by turns, while its
-		// statistics lagged a create's burst of children. SQLite keeps no
-		// statistics here and plans by its own rules (plans_test.go).
-		order := "created_at, id"
-		if t.dialect == "postgres" {
-			order = "created_at + 0, id"
-		}
 		var ids []string
 		if nodeLevel {
 			var parent, name string

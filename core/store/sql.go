@@ -27,8 +27,8 @@ type SQL struct {
 	// changed, in a transaction, holds the clusters whose node generation
 	// the transaction moves when it commits (bumpNodeChanges).
 	changed *[]string
-	// inserted, in a PostgreSQL transaction, counts the rows it inserted
-	// by table, for analyzeAfter once it commits.
+	// inserted, in a transaction of a store with unanalyzed, counts the
+	// rows it inserted by table, for analyzeAfter once it commits.
 	inserted map[string]int
 	// unanalyzed, on PostgreSQL, counts the rows inserted into each table
 	// since analyzeAfter last refreshed its statistics; shared by the
@@ -186,7 +186,7 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 	}
 	inner := *s
 	inner.q, inner.inTx, inner.changed = tx, true, new([]string)
-	if s.dialect == "postgres" {
+	if s.unanalyzed != nil {
 		inner.inserted = map[string]int{}
 	}
 	if err := fn(&inner); err != nil {
@@ -373,7 +373,7 @@ func (s *SQL) insertMany(ctx context.Context, table, cols string, n int, args fu
 		}
 	}
 	switch {
-	case s.dialect != "postgres":
+	case s.unanalyzed == nil: // no statistics to keep (SQLite)
 	case s.inTx:
 		s.inserted[table] += n
 	default:
