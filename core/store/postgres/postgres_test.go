@@ -18,6 +18,18 @@ import (
 	"github.com/grovehq/grove/core/store/storetest"
 )
 
+// openNew opens a store on a new database name on srv, closed when the
+// test ends.
+func openNew(t *testing.T, srv *pgtest.Server, name string) *store.SQL {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), newDB(t, srv, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // newDB creates an empty database on srv and returns its DSN.
 func newDB(t *testing.T, srv *pgtest.Server, name string) string {
 	t.Helper()
@@ -37,12 +49,7 @@ func TestConformance(t *testing.T) {
 	n := 0
 	storetest.Run(t, func(t *testing.T) store.Store {
 		n++
-		s, err := postgres.Open(context.Background(), newDB(t, srv, fmt.Sprintf("conf%d", n)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
+		return openNew(t, srv, fmt.Sprintf("conf%d", n))
 	})
 }
 
@@ -164,11 +171,7 @@ func TestUnreachable(t *testing.T) {
 func TestCountsFold(t *testing.T) {
 	srv := pgtest.Start(t, 55445)
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, newDB(t, srv, "fold"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openNew(t, srv, "fold")
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	if err := s.CreateCluster(ctx, &model.Cluster{ID: "c1", Name: "c1", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}); err != nil {
 		t.Fatal(err)
@@ -227,11 +230,7 @@ func TestCountsFold(t *testing.T) {
 func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
 	srv := pgtest.Start(t, 55499)
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, newDB(t, srv, "burst"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openNew(t, srv, "burst")
 	now := time.Now()
 	mk := func(parent string, n int) []*model.Action {
 		out := make([]*model.Action, n)
@@ -257,18 +256,20 @@ func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
 	if _, err := s.DB().ExecContext(ctx, "ANALYZE actions"); err != nil {
 		t.Fatal(err)
 	}
-	var before float64
-	if err := s.DB().QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE relname = 'actions'").Scan(&before); err != nil {
-		t.Fatal(err)
+	// PostgreSQL's estimate of the rows of actions, which ANALYZE sets.
+	estimate := func() float64 {
+		var n float64
+		if err := s.DB().QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE relname = 'actions'").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
+	before := estimate()
 	if err := s.InTx(ctx, func(tx store.Store) error { return tx.CreateActions(ctx, mk("burst", 20000)) }); err != nil {
 		t.Fatal(err)
 	}
 	// The insert refreshed the statistics: PostgreSQL now counts the burst.
-	var after float64
-	if err := s.DB().QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE relname = 'actions'").Scan(&after); err != nil {
-		t.Fatal(err)
-	}
+	after := estimate()
 	if before > 3500 || after < 20000 {
 		t.Errorf("actions estimated at %.0f rows before the burst and %.0f after it, want about 3,000 and 23,000", before, after)
 	}
@@ -311,13 +312,6 @@ func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
 	}
 	// Smaller creates count together: 3,000 rows leave the statistics as
 	// they were, 3,000 more refresh them.
-	estimate := func() float64 {
-		var n float64
-		if err := s.DB().QueryRowContext(ctx, "SELECT reltuples FROM pg_class WHERE relname = 'actions'").Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
 	for i, want := range []float64{after, after + 6000} {
 		batch := mk(fmt.Sprintf("small%d", i), 3000)
 		if err := s.InTx(ctx, func(tx store.Store) error { return tx.CreateActions(ctx, batch) }); err != nil {
