@@ -15,13 +15,15 @@ import (
 // pendingTerm and readyTerm are the conditions of migration 0015's partial
 // indexes on actions, word for word: an action is in them only while it
 // waits or runs, so finishing one moves no entry of theirs, and most of
-// what actions hold (the ended ones) costs them nothing. SQLite uses a
-// partial index only for a query that states its condition as a term of
-// its own, with the same constants (not parameters); PostgreSQL proves the
-// same from the term.
+// what actions hold (the ended ones) costs them nothing. failedTerm is
+// migration 0016's, whose index holds the failed and cancelled actions
+// only. SQLite uses a partial index only for a query that states its
+// condition as a term of its own, with the same constants (not
+// parameters); PostgreSQL proves the same from the term.
 const (
 	pendingTerm = "status IN ('" + model.ActionInit + "', '" + model.ActionReady + "', '" + model.ActionRunning + "', '" + model.ActionWaiting + "', '" + model.ActionWaitingLifecycle + "')"
 	readyTerm   = "status = '" + model.ActionReady + "'"
+	failedTerm  = "status IN ('" + model.ActionFailed + "', '" + model.ActionCancelled + "')"
 )
 
 const actionCols = "id, name, cluster_id, target, action, cause, owner, lease_expires, start_time, end_time, timeout, status, status_reason, control, inputs, outputs, data, parent_id, usr, project, created_at, updated_at"
@@ -343,8 +345,8 @@ func (s *SQL) SummarizeChildren(ctx context.Context, parentID string) (ChildSumm
 		}
 	}
 	if sum.Failed > 0 {
-		err := s.queryRow(ctx, "SELECT status_reason FROM actions WHERE parent_id = ? AND status IN (?, ?) ORDER BY updated_at, id LIMIT 1",
-			parentID, model.ActionFailed, model.ActionCancelled).Scan(&sum.FirstFailure)
+		err := s.queryRow(ctx, "SELECT status_reason FROM actions WHERE parent_id = ? AND "+failedTerm+" ORDER BY updated_at, id LIMIT 1",
+			parentID).Scan(&sum.FirstFailure)
 		if err != nil {
 			return sum, err
 		}
@@ -359,13 +361,16 @@ func (s *SQL) ActiveActions(ctx context.Context, target string) ([]*model.Action
 
 // SignalChildren implements Store.
 func (s *SQL) SignalChildren(ctx context.Context, parentID, control string, now time.Time) error {
-	if _, err := s.exec(ctx, "UPDATE actions SET control = ? WHERE parent_id = ? AND status IN (?, ?, ?, ?, ?)", control, parentID,
-		model.ActionInit, model.ActionReady, model.ActionRunning, model.ActionWaiting, model.ActionWaitingLifecycle); err != nil {
+	// The children that wait or run are found through actions_pending or
+	// the parent's children through actions_parent_created, whichever
+	// SQLite guesses the smaller: no index holds a parent's children by
+	// status (migration 0016), and a signal is rare.
+	if _, err := s.exec(ctx, "UPDATE actions SET control = ? WHERE parent_id = ? AND "+pendingTerm, control, parentID); err != nil {
 		return fmt.Errorf("signal children: %w", err)
 	}
 	if control == model.SignalCancel {
-		if _, err := s.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, end_time = ?, updated_at = ? WHERE parent_id = ? AND status IN (?, ?, ?, ?)",
-			model.ActionCancelled, "The action was cancelled.", float64(now.UnixMicro())/1e6, us(now), parentID, model.ActionInit, model.ActionReady, model.ActionWaiting, model.ActionWaitingLifecycle); err != nil {
+		if _, err := s.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, end_time = ?, updated_at = ? WHERE parent_id = ? AND "+pendingTerm+" AND status <> ?",
+			model.ActionCancelled, "The action was cancelled.", float64(now.UnixMicro())/1e6, us(now), parentID, model.ActionRunning); err != nil {
 			return fmt.Errorf("cancel children: %w", err)
 		}
 	}
@@ -374,7 +379,7 @@ func (s *SQL) SignalChildren(ctx context.Context, parentID, control string, now 
 
 // ReleaseLifecycle implements Store.
 func (s *SQL) ReleaseLifecycle(ctx context.Context, parentID, id, reason string, now time.Time) (int, error) {
-	q, args := "UPDATE actions SET status = ?, status_reason = ?, updated_at = ? WHERE parent_id = ? AND status = ?",
+	q, args := "UPDATE actions SET status = ?, status_reason = ?, updated_at = ? WHERE parent_id = ? AND "+pendingTerm+" AND status = ?",
 		[]any{model.ActionReady, reason, us(now), parentID, model.ActionWaitingLifecycle}
 	if id != "" {
 		q, args = q+" AND id = ?", append(args, id)

@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -232,6 +233,60 @@ func TestPendingActionsPlans(t *testing.T) {
 			if !strings.Contains(p, "SEARCH actions USING INDEX "+c.index[i]+" ") {
 				t.Errorf("%s does not read %s:\n  %s", name, c.index[i], p)
 			}
+		}
+	}
+}
+
+// TestChildrenByStatusPlans: what looks for a parent's children in one
+// status finds them through an index, though no index holds a parent's
+// children by status any more (migration 0016): a parent's first failed
+// child, which GET /v1/actions/{id} shows, reads actions_failed, and the
+// rare writes that cancel or release a parent's waiting children
+// read actions_pending or the parent's children, never the whole table.
+func TestChildrenByStatusPlans(t *testing.T) {
+	ctx := context.Background()
+	s := tempStore(t)
+	now := time.Now()
+	failed := &model.Action{ID: "a1", Name: "a1", Action: "NODE_CREATE", Target: "n1", Status: model.ActionFailed, StatusReason: "boom",
+		Cause: model.CauseDerived, CreatedAt: now, Inputs: map[string]any{}, ParentID: "p1", Project: "p1"}
+	if err := s.CreateActions(ctx, []*model.Action{failed}); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		call  func() error
+		index string // the index the statement on actions must read, "" for any
+	}{
+		"a parent's first failed child": {func() error {
+			sum, err := s.SummarizeChildren(ctx, "p1")
+			if err == nil && sum.FirstFailure != "boom" {
+				err = fmt.Errorf("first failure %q, want boom", sum.FirstFailure)
+			}
+			return err
+		}, "actions_failed"},
+		"a cancel of a parent's children":    {func() error { return s.SignalChildren(ctx, "p1", model.SignalCancel, now) }, ""},
+		"a release of a lifecycle hook wait": {func() error { _, err := s.ReleaseLifecycle(ctx, "p1", "", "done", now); return err }, ""},
+	} {
+		var qs []string
+		var args [][]any
+		s.TraceQueries(func(q string, a []any) { qs, args = append(qs, q), append(args, a) })
+		err := c.call()
+		s.TraceQueries(nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		checked := 0
+		for i, q := range qs {
+			if !strings.Contains(q, "FROM actions") && !strings.HasPrefix(q, "UPDATE actions") {
+				continue
+			}
+			checked++
+			p := explain(t, s, q, args[i])
+			if !strings.Contains(p, "SEARCH actions USING INDEX "+c.index) || strings.Contains(p, "SCAN actions") {
+				t.Errorf("%s does not search actions through %q:\n  %s\n  plan: %s", name, cmp.Or(c.index, "an index"), q, p)
+			}
+		}
+		if checked == 0 {
+			t.Errorf("%s ran no traced statement on actions", name)
 		}
 	}
 }
