@@ -12,3 +12,13 @@ func (s *SQL) CachedStmts() int {
 
 // MaxCachedStmts is maxCachedStmts.
 const MaxCachedStmts = maxCachedStmts
+
+// CachedWriteStmts is how many statements the writer keeps prepared.
+func (s *SQL) CachedWriteStmts() int {
+	if s.stmts == nil {
+		return 0
+	}
+	s.stmts.mu.Lock()
+	defer s.stmts.mu.Unlock()
+	return len(s.stmts.stmts)
+}

@@ -24,6 +24,10 @@ type SQL struct {
 	empty    bool
 	version  int64
 	inTx     bool
+	// tx is the transaction a store in one runs in, and txStmts the
+	// statements it prepared for itself, by text.
+	tx      *sql.Tx
+	txStmts map[string]*sql.Stmt
 	// changed, in a transaction, holds the clusters whose node generation
 	// the transaction moves when it commits (bumpNodeChanges).
 	changed *[]string
@@ -39,35 +43,62 @@ type SQL struct {
 	// reads is the store over a separate pool of read-only connections
 	// (SQLite in WAL mode), or nil where db serves reads as well.
 	reads *SQL
-	// stmts, on the read pool's store, keeps its queries prepared.
+	// stmts keeps the statements of the store's pool prepared: the read
+	// pool's, and SQLite's writer's (Backend.KeepPrepared).
 	stmts *stmtCache
 }
 
-// maxCachedStmts bounds the statements a read pool keeps prepared. The
-// API's reads are a few dozen query texts; a list query's text varies
-// with its filters, sorts and limit, so the texts are many in principle
-// and the ones past the bound are prepared for each use, as without a
-// cache.
+// maxCachedStmts bounds the statements a pool keeps prepared. The API's
+// reads are a few dozen query texts and the engine's writes a few dozen
+// more; but a list query's text varies with its filters, sorts and limit,
+// and a write that names rows by id with their count, so the texts are
+// many in principle: past the bound the one used least recently is
+// closed.
 const maxCachedStmts = 256
 
-// stmtCache keeps the read pool's queries prepared, by text. SQLite parses
-// and plans a statement each time it is prepared, which was a tenth of the
-// agent's CPU in a page of GET /v1/nodes (three queries: the marker, the
-// page, the profile's name); a prepared statement is reset and run again.
-// database/sql prepares a Stmt once on each connection that runs it.
+// stmtCache keeps a pool's statements prepared, by text. SQLite parses and
+// plans a statement each time it is prepared: a tenth of the agent's CPU
+// in a page of GET /v1/nodes (three queries: the marker, the page, the
+// profile's name), and as much in a large create, whose every batch of
+// nodes runs the same dozen statements, each of hundreds of values. A
+// prepared statement is reset and run again. database/sql prepares a Stmt
+// once on each connection that runs it, and a transaction reuses what its
+// connection has prepared (Tx.StmtContext).
 type stmtCache struct {
 	db    *sql.DB
 	mu    sync.Mutex
-	stmts map[string]*sql.Stmt
+	stmts map[string]*cachedStmt
+	uses  uint64
+	// wanted holds the texts that transactions ran unprepared, to prepare
+	// once the connection is free again (prepareWanted).
+	wanted map[string]bool
 }
 
-// get returns q prepared, or nil when the cache is full.
-func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
+type cachedStmt struct {
+	st       *sql.Stmt
+	lastUsed uint64
+}
+
+func newStmtCache(db *sql.DB) *stmtCache {
+	return &stmtCache{db: db, stmts: map[string]*cachedStmt{}, wanted: map[string]bool{}}
+}
+
+// lookup returns q prepared, or nil.
+func (c *stmtCache) lookup(q string) *sql.Stmt {
 	c.mu.Lock()
-	st, ok := c.stmts[q]
-	full := len(c.stmts) >= maxCachedStmts
-	c.mu.Unlock()
-	if ok || full {
+	defer c.mu.Unlock()
+	e, ok := c.stmts[q]
+	if !ok {
+		return nil
+	}
+	c.uses++
+	e.lastUsed = c.uses
+	return e.st
+}
+
+// get returns q prepared, preparing it if need be.
+func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st := c.lookup(q); st != nil {
 		return st, nil
 	}
 	// Prepared outside the lock: preparing may wait for a connection.
@@ -75,25 +106,70 @@ func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.keep(q, st), nil
+}
+
+// want notes q, run unprepared in a transaction, for prepareWanted. The
+// transaction cannot prepare a statement for the pool: SQLite's writer
+// pool has one connection, which the transaction holds.
+func (c *stmtCache) want(q string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if len(c.wanted) < maxCachedStmts {
+		c.wanted[q] = true
+	}
+}
+
+// prepareWanted prepares what transactions asked for, once they are over.
+// A text that fails to prepare is left to run unprepared.
+func (c *stmtCache) prepareWanted(ctx context.Context) {
+	c.mu.Lock()
+	var qs []string
+	for q := range c.wanted {
+		if _, ok := c.stmts[q]; !ok {
+			qs = append(qs, q)
+		}
+	}
+	clear(c.wanted)
+	c.mu.Unlock()
+	for _, q := range qs {
+		if st, err := c.db.PrepareContext(ctx, q); err == nil {
+			c.keep(q, st)
+		}
+	}
+}
+
+// keep adds st as q, closing the least recently used statement past the
+// bound; a statement a transaction still uses is closed when it ends
+// (database/sql keeps it until then). It returns the statement to use.
+func (c *stmtCache) keep(q string, st *sql.Stmt) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.uses++
 	if had, ok := c.stmts[q]; ok {
 		_ = st.Close()
-		return had, nil
+		had.lastUsed = c.uses
+		return had.st
 	}
 	if len(c.stmts) >= maxCachedStmts {
-		_ = st.Close()
-		return nil, nil
+		var oldest string
+		for text, e := range c.stmts {
+			if oldest == "" || e.lastUsed < c.stmts[oldest].lastUsed {
+				oldest = text
+			}
+		}
+		_ = c.stmts[oldest].st.Close()
+		delete(c.stmts, oldest)
 	}
-	c.stmts[q] = st
-	return st, nil
+	c.stmts[q] = &cachedStmt{st: st, lastUsed: c.uses}
+	return st
 }
 
 func (c *stmtCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for q, st := range c.stmts {
-		_ = st.Close()
+	for q, e := range c.stmts {
+		_ = e.st.Close()
 		delete(c.stmts, q)
 	}
 }
@@ -118,6 +194,10 @@ type Backend struct {
 	// otherwise such a database is refused as not Grove's. A SQLite store
 	// sets it only for a file it has just created itself.
 	MayBeEmpty bool
+	// KeepPrepared has the store keep its statements prepared (SQLite's
+	// driver parses each statement it is given; PostgreSQL's keeps its
+	// own cache).
+	KeepPrepared bool
 }
 
 // NewSQL wraps an open database and migrates it to the newest schema. It
@@ -132,6 +212,9 @@ func NewSQL(ctx context.Context, db *sql.DB, b Backend) (*SQL, error) {
 	}
 	if err := s.migrate(ctx); err != nil {
 		return nil, fmt.Errorf("migrate %s store %s: %w", b.Dialect, b.Location, err)
+	}
+	if b.KeepPrepared {
+		s.stmts = newStmtCache(db)
 	}
 	return s, nil
 }
@@ -149,6 +232,9 @@ func (s *SQL) Close() error {
 		s.reads.stmts.close()
 		_ = s.reads.db.Close()
 	}
+	if s.stmts != nil {
+		s.stmts.close()
+	}
 	return s.db.Close()
 }
 
@@ -156,8 +242,8 @@ func (s *SQL) Close() error {
 // connections to the same database; the store closes it with its own.
 func (s *SQL) SetReadPool(db *sql.DB) {
 	r := *s
-	r.db, r.q, r.inTx, r.reads = db, db, false, nil
-	r.stmts = &stmtCache{db: db, stmts: map[string]*sql.Stmt{}}
+	r.db, r.q, r.inTx, r.tx, r.reads = db, db, false, nil, nil
+	r.stmts = newStmtCache(db)
 	s.reads = &r
 }
 
@@ -185,7 +271,13 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	inner := *s
-	inner.q, inner.inTx, inner.changed = tx, true, new([]string)
+	inner.q, inner.tx, inner.inTx, inner.changed = tx, tx, true, new([]string)
+	inner.txStmts = map[string]*sql.Stmt{}
+	if s.stmts != nil {
+		// What the transaction ran unprepared is prepared once it is
+		// over and the connection is free.
+		defer s.stmts.prepareWanted(ctx)
+	}
 	if s.unanalyzed != nil {
 		inner.inserted = map[string]int{}
 	}
@@ -280,6 +372,12 @@ func (s *SQL) exec(ctx context.Context, q string, args ...any) (sql.Result, erro
 	if s.trace != nil {
 		s.trace(s.rebind(q), args)
 	}
+	if st, err := s.prepared(ctx, q); st != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return st.ExecContext(ctx, args...)
+	}
 	return s.q.ExecContext(ctx, s.rebind(q), args...)
 }
 
@@ -311,13 +409,35 @@ func (s *SQL) query(ctx context.Context, q string, args ...any) (*sql.Rows, erro
 	return s.q.QueryContext(ctx, s.rebind(q), args...)
 }
 
-// prepared is q prepared, on a store whose statements are cached (the
-// read pool's, outside transactions), else nil.
+// prepared is q prepared, on a store whose statements are cached, else
+// nil. In a transaction it is the pool's statement made the
+// transaction's; or, the first time the pool sees q, one the transaction
+// prepares for itself (a fork runs one insert of a few hundred rows many
+// times), and the pool's is prepared once the transaction is over
+// (stmtCache.want).
 func (s *SQL) prepared(ctx context.Context, q string) (*sql.Stmt, error) {
-	if s.stmts == nil || s.inTx {
+	if s.stmts == nil {
 		return nil, nil
 	}
-	st, err := s.stmts.get(ctx, s.rebind(q))
+	q = s.rebind(q)
+	if s.tx != nil {
+		if st := s.txStmts[q]; st != nil {
+			return st, nil
+		}
+		var err error
+		st := s.stmts.lookup(q)
+		if st != nil {
+			st = s.tx.StmtContext(ctx, st)
+		} else {
+			s.stmts.want(q)
+			if st, err = s.tx.PrepareContext(ctx, q); err != nil {
+				return nil, fmt.Errorf("prepare %q: %w", q, err)
+			}
+		}
+		s.txStmts[q] = st
+		return st, nil
+	}
+	st, err := s.stmts.get(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", q, err)
 	}

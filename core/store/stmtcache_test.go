@@ -58,3 +58,64 @@ func TestReadPoolKeepsStatementsPrepared(t *testing.T) {
 		t.Errorf("the pool holds %d statements, want its bound %d", n, store.MaxCachedStmts)
 	}
 }
+
+// TestWritesKeepStatementsPrepared: SQLite's writer keeps the statements
+// its transactions run prepared, though a transaction holds the writer's
+// one connection and cannot prepare them for the pool: they are prepared
+// once it is over, and later transactions run them again; what the
+// prepared statements write is what was asked.
+func TestWritesKeepStatementsPrepared(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var nodes []*model.Node
+	var ids []string
+	for i := range 3 {
+		nodes = append(nodes, &model.Node{ID: fmt.Sprintf("n%d", i), Name: fmt.Sprintf("n%d", i), ProfileID: "p1", InitAt: time.Unix(int64(i), 0), Status: model.NodeInit})
+		ids = append(ids, nodes[i].ID)
+	}
+	if err := st.CreateNodes(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	setTwice := func(first, second string) {
+		t.Helper()
+		if err := st.InTx(ctx, func(tx store.Store) error {
+			if err := tx.SetNodeStatus(ctx, ids, first, "first"); err != nil {
+				return err
+			}
+			return tx.SetNodeStatus(ctx, ids, second, "second")
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := st.GetNodes(ctx, ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range got {
+			if n.Status != second || n.StatusReason != "second" {
+				t.Fatalf("node %s is %s (%s), want %s (second)", n.ID, n.Status, n.StatusReason, second)
+			}
+		}
+	}
+	setTwice(model.NodeCreating, model.NodeActive)
+	kept := st.CachedWriteStmts()
+	if kept == 0 {
+		t.Fatal("the writer kept no statement prepared after a transaction")
+	}
+	for range 3 {
+		setTwice(model.NodeUpdating, model.NodeError)
+	}
+	if n := st.CachedWriteStmts(); n != kept {
+		t.Errorf("the writer keeps %d statements after the same transaction ran again, want %d", n, kept)
+	}
+	// Outside a transaction the writer's statements run prepared too.
+	if err := st.SetNodeStatus(ctx, ids, model.NodeActive, "again"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.GetNode(ctx, ids[0]); err != nil || got.Status != model.NodeActive || got.StatusReason != "again" {
+		t.Fatalf("after a write outside a transaction: %+v, %v", got, err)
+	}
+}

@@ -107,7 +107,7 @@ func open(ctx context.Context, path string, fresh bool) (*store.SQL, error) {
 		db.Close()
 		return nil, damaged(path, err)
 	}
-	s, err := store.NewSQL(ctx, db, store.Backend{Dialect: "sqlite", Location: path, IsUniqueViolation: isUnique, MayBeEmpty: fresh})
+	s, err := store.NewSQL(ctx, db, store.Backend{Dialect: "sqlite", Location: path, IsUniqueViolation: isUnique, MayBeEmpty: fresh, KeepPrepared: true})
 	if err != nil {
 		db.Close()
 		if errors.Is(err, store.ErrNotGrove) {
