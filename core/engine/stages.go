@@ -234,23 +234,24 @@ func (e *Engine) settle(ctx context.Context, clusterID, op string, mutate func(c
 	// It records how an operation ended, also one cut short by its context.
 	ctx, cancel := detached(ctx)
 	defer cancel()
-	nodes, err := e.store.ClusterNodes(ctx, clusterID)
+	// The kept counts (migration 0013), not the nodes: settling a create
+	// of 100,000 nodes read and decoded every one of them.
+	counts, err := e.store.CountNodesByStatus(ctx, clusterID)
 	if err != nil {
 		return err
 	}
-	active := 0
-	for _, n := range nodes {
-		if n.Status == model.NodeActive {
-			active++
-		}
+	total := 0
+	for _, n := range counts {
+		total += n
 	}
+	active := counts[model.NodeActive]
 	return e.store.InTx(ctx, func(tx store.Store) error {
 		cl, err := tx.GetCluster(ctx, clusterID)
 		if err != nil {
 			return err
 		}
 		if mutate != nil {
-			mutate(cl, len(nodes))
+			mutate(cl, total)
 		}
 		prev := cl.Status
 		cl.Status, cl.StatusReason = EvalStatus(op, active, cl.DesiredCapacity, cl.MinSize, cl.MaxSize)
