@@ -101,7 +101,10 @@ func (e *Engine) execNodes(ctx context.Context, actions []*model.Action) map[str
 		ids[i] = a.Target
 		byNode[a.Target] = a
 	}
-	nodes, err := e.store.GetNodes(ctx, ids)
+	// Read where reads wait for no write (SQLite's read pool): the claim
+	// that handed these actions over has committed, and the writer's one
+	// connection is the engine's busiest resource during a large create.
+	nodes, err := store.ReadsOf(e.store).GetNodes(ctx, ids)
 	if err != nil {
 		for _, id := range ids {
 			out[id] = err
