@@ -50,7 +50,19 @@ func actionArgs(a *model.Action) []any {
 
 // CreateActions implements Store.
 func (s *SQL) CreateActions(ctx context.Context, actions []*model.Action) error {
-	return s.insertMany(ctx, "actions", actionCols, len(actions), func(i int) []any { return actionArgs(actions[i]) })
+	return s.InTx(ctx, func(tx Store) error {
+		t := tx.(*SQL)
+		if err := t.insertMany(ctx, "actions", actionCols, len(actions), func(i int) []any { return actionArgs(actions[i]) }); err != nil {
+			return err
+		}
+		counts := map[[3]string]int{}
+		for _, a := range actions {
+			if a.ParentID != "" {
+				counts[[3]string{a.ParentID, a.Action, a.Status}]++
+			}
+		}
+		return t.countInserted(ctx, "INSERT INTO action_counts (parent_id, action, status, n) VALUES (?, ?, ?, ?) ON CONFLICT (parent_id, action, status) DO UPDATE SET n = n + excluded.n", 3, counts)
+	})
 }
 
 // GetAction implements Store.

@@ -54,6 +54,15 @@ func (s *SQL) CreateNodes(ctx context.Context, nodes []*model.Node) error {
 		if err := t.insertMany(ctx, "nodes", nodeCols, len(nodes), func(i int) []any { return nodeArgs(nodes[i]) }); err != nil {
 			return err
 		}
+		counts := map[[3]string]int{}
+		for _, n := range nodes {
+			if n.ClusterID != "" {
+				counts[[3]string{n.ClusterID, n.Status}]++
+			}
+		}
+		if err := t.countInserted(ctx, "INSERT INTO node_counts (cluster_id, status, n) VALUES (?, ?, ?) ON CONFLICT (cluster_id, status) DO UPDATE SET n = n + excluded.n", 2, counts); err != nil {
+			return err
+		}
 		return t.bumpNodeChanges(ctx, clustersOf(nodes))
 	})
 }

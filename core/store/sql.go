@@ -502,6 +502,28 @@ func (s *SQL) insertMany(ctx context.Context, table, cols string, n int, args fu
 	return nil
 }
 
+// countInserted adds rows a transaction inserted to SQLite's kept counts
+// (migration 0013), one upsert per key: counts maps a key, whose first
+// keyLen parts are the upsert's key columns in order, to the rows
+// inserted under it. SQLite's triggers would run once per row (migration
+// 0017); PostgreSQL's run once per statement and count the rows
+// themselves, so there it does nothing.
+func (s *SQL) countInserted(ctx context.Context, upsert string, keyLen int, counts map[[3]string]int) error {
+	if s.dialect == "postgres" {
+		return nil
+	}
+	for key, n := range counts {
+		args := make([]any, 0, keyLen+1)
+		for _, part := range key[:keyLen] {
+			args = append(args, part)
+		}
+		if _, err := s.exec(ctx, upsert, append(args, n)...); err != nil {
+			return fmt.Errorf("count inserted rows: %w", err)
+		}
+	}
+	return nil
+}
+
 func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?,", n), ",") }
 
 func anys(ids []string) []any {
