@@ -322,3 +322,78 @@ func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeResultsLookUpTheirNodes: recording a batch's results reads the
+// batch's nodes by id, whatever the table holds. The results are joined
+// to the nodes they name, and with statistics that count a large
+// cluster PostgreSQL joined them to every node instead (a hash join over
+// a sequential scan), so that each batch of a create read the whole
+// table and a create of n nodes cost n².
+func TestNodeResultsLookUpTheirNodes(t *testing.T) {
+	srv := pgtest.Start(t, 55498)
+	ctx := context.Background()
+	s := openNew(t, srv, "results")
+	now := time.Now()
+	nodes := make([]*model.Node, 10000)
+	for i := range nodes {
+		nodes[i] = &model.Node{ID: fmt.Sprintf("n%05d", i), Name: fmt.Sprintf("n%05d", i), ClusterID: "c1", ProfileID: "p", Project: "p", Index: i + 1,
+			InitAt: now, Status: model.NodeCreating, Data: map[string]any{}}
+	}
+	if err := s.CreateNodes(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB().ExecContext(ctx, "ANALYZE nodes"); err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]*model.Node, 250)
+	for i := range batch {
+		n := *nodes[5000+i]
+		n.PhysicalID, n.Status, n.StatusReason, n.CreatedAt = "phys-"+n.ID, model.NodeActive, "Creation succeeded", &now
+		batch[i] = &n
+	}
+	var qs []string
+	var args [][]any
+	s.TraceQueries(func(q string, a []any) { qs, args = append(qs, q), append(args, a) })
+	// Explained inside a transaction that is rolled back: EXPLAIN ANALYZE
+	// would run the update.
+	err := s.InTx(ctx, func(tx store.Store) error {
+		if err := tx.RecordNodeResults(ctx, batch); err != nil {
+			return err
+		}
+		return errors.New("roll back")
+	})
+	s.TraceQueries(nil)
+	if err == nil || err.Error() != "roll back" {
+		t.Fatalf("record results: %v", err)
+	}
+	checked := 0
+	for i, q := range qs {
+		if !strings.Contains(q, "UPDATE nodes") {
+			continue
+		}
+		checked++
+		rows, err := s.DB().QueryContext(ctx, "EXPLAIN "+q, args[i]...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, strings.TrimSpace(line))
+		}
+		rows.Close()
+		if p := strings.Join(plan, "; "); strings.Contains(p, "Seq Scan on nodes") {
+			t.Errorf("recording a batch's results reads every node:\n  plan: %s", p)
+		}
+	}
+	if checked != 1 {
+		t.Fatalf("%d updates of nodes traced, want 1:\n%s", checked, strings.Join(qs, "\n"))
+	}
+	got, err := s.GetNode(ctx, batch[0].ID)
+	if err != nil || got.Status != model.NodeCreating {
+		t.Fatalf("after the rollback the node is %+v, %v; want it CREATING still", got, err)
+	}
+}
