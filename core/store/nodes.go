@@ -460,17 +460,23 @@ func (s *SQL) RecordNodeResults(ctx context.Context, nodes []*model.Node) error 
 				args = append(args, n.ID, n.PhysicalID, usPtr(n.CreatedAt), usPtr(n.UpdatedAt), n.Status, n.StatusReason,
 					toJSON(n.Data), base64.StdEncoding.EncodeToString(n.State))
 			}
-			for _, n := range chunk {
-				args = append(args, n.ID)
+			// On PostgreSQL the ids are listed for the nodes too: it
+			// otherwise joined the values to every node, reading the
+			// whole table for each batch (a hash join over a sequential
+			// scan), so a create of n nodes cost n². SQLite looks each
+			// value's node up by id already, and a list would only cost
+			// it a temporary index of the ids per batch.
+			byID := ""
+			if t.dialect == "postgres" {
+				byID = " AND nodes.id IN (" + placeholders(len(chunk)) + ")"
+				for _, n := range chunk {
+					args = append(args, n.ID)
+				}
 			}
-			// The ids are listed for the nodes too: PostgreSQL otherwise
-			// joined the values to every node, reading the whole table
-			// for each batch (a hash join over a sequential scan), so a
-			// create of n nodes cost n².
 			got, err := t.ids(ctx, `WITH r (id, physical_id, created_at, updated_at, status, status_reason, data, state) AS (VALUES `+strings.Join(rows, ", ")+`)
 				UPDATE nodes SET physical_id = r.physical_id, created_at = r.created_at, updated_at = r.updated_at,
 					status = r.status, status_reason = r.status_reason, data = r.data, state = r.state
-				FROM r WHERE nodes.id = r.id AND nodes.id IN (`+placeholders(len(chunk))+`) RETURNING nodes.cluster_id`, args...)
+				FROM r WHERE nodes.id = r.id`+byID+` RETURNING nodes.cluster_id`, args...)
 			if err != nil {
 				return fmt.Errorf("record the results of %d nodes: %w", len(chunk), err)
 			}
