@@ -22,3 +22,13 @@ func (s *SQL) CachedWriteStmts() int {
 	defer s.stmts.mu.Unlock()
 	return len(s.stmts.stmts)
 }
+
+// CachedWriteText is the length of the texts the writer keeps prepared.
+func (s *SQL) CachedWriteText() int {
+	s.stmts.mu.Lock()
+	defer s.stmts.mu.Unlock()
+	return s.stmts.text
+}
+
+// MaxCachedText is maxCachedText.
+const MaxCachedText = maxCachedText

@@ -52,9 +52,17 @@ type SQL struct {
 // reads are a few dozen query texts and the engine's writes a few dozen
 // more; but a list query's text varies with its filters, sorts and limit,
 // and a write that names rows by id with their count, so the texts are
-// many in principle: past the bound the one used least recently is
-// closed.
+// many in principle: past the bound a text is prepared for each use, as
+// without a cache. Nothing is evicted: a statement handed out may be about
+// to run, and a closed one would fail it.
 const maxCachedStmts = 256
+
+// maxCachedText bounds the SQL text of the statements a pool keeps
+// prepared, which bounds their memory: SQLite's program for a statement
+// takes about forty times its text (a batch's insert of 250 nodes, 11 KB
+// of text, is some 450 KB prepared), so this keeps about 10 MB at most
+// while holding the dozen batch statements of a large create.
+const maxCachedText = 256 << 10
 
 // stmtCache keeps a pool's statements prepared, by text. SQLite parses and
 // plans a statement each time it is prepared: a tenth of the agent's CPU
@@ -67,38 +75,36 @@ const maxCachedStmts = 256
 type stmtCache struct {
 	db    *sql.DB
 	mu    sync.Mutex
-	stmts map[string]*cachedStmt
-	uses  uint64
+	stmts map[string]*sql.Stmt
+	text  int // the length of the texts in stmts
 	// wanted holds the texts that transactions ran unprepared, to prepare
 	// once the connection is free again (prepareWanted).
 	wanted map[string]bool
 }
 
-type cachedStmt struct {
-	st       *sql.Stmt
-	lastUsed uint64
-}
-
 func newStmtCache(db *sql.DB) *stmtCache {
-	return &stmtCache{db: db, stmts: map[string]*cachedStmt{}, wanted: map[string]bool{}}
+	return &stmtCache{db: db, stmts: map[string]*sql.Stmt{}, wanted: map[string]bool{}}
 }
 
 // lookup returns q prepared, or nil.
 func (c *stmtCache) lookup(q string) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.stmts[q]
-	if !ok {
-		return nil
-	}
-	c.uses++
-	e.lastUsed = c.uses
-	return e.st
+	return c.stmts[q]
 }
 
-// get returns q prepared, preparing it if need be.
+// full reports whether q would pass the cache's bounds.
+func (c *stmtCache) full(q string) bool {
+	return len(c.stmts) >= maxCachedStmts || c.text+len(q) > maxCachedText
+}
+
+// get returns q prepared, preparing it if need be, or nil when the cache
+// is full.
 func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
-	if st := c.lookup(q); st != nil {
+	c.mu.Lock()
+	st, full := c.stmts[q], c.full(q)
+	c.mu.Unlock()
+	if st != nil || full {
 		return st, nil
 	}
 	// Prepared outside the lock: preparing may wait for a connection.
@@ -115,7 +121,7 @@ func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
 func (c *stmtCache) want(q string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.wanted) < maxCachedStmts {
+	if !c.full(q) && len(c.wanted) < maxCachedStmts {
 		c.wanted[q] = true
 	}
 }
@@ -139,39 +145,32 @@ func (c *stmtCache) prepareWanted(ctx context.Context) {
 	}
 }
 
-// keep adds st as q, closing the least recently used statement past the
-// bound; a statement a transaction still uses is closed when it ends
-// (database/sql keeps it until then). It returns the statement to use.
+// keep adds st as q and returns the statement to use for q: st, one
+// another caller kept first, or nil (st closed) when the cache is full.
 func (c *stmtCache) keep(q string, st *sql.Stmt) *sql.Stmt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.uses++
 	if had, ok := c.stmts[q]; ok {
 		_ = st.Close()
-		had.lastUsed = c.uses
-		return had.st
+		return had
 	}
-	if len(c.stmts) >= maxCachedStmts {
-		var oldest string
-		for text, e := range c.stmts {
-			if oldest == "" || e.lastUsed < c.stmts[oldest].lastUsed {
-				oldest = text
-			}
-		}
-		_ = c.stmts[oldest].st.Close()
-		delete(c.stmts, oldest)
+	if c.full(q) {
+		_ = st.Close()
+		return nil
 	}
-	c.stmts[q] = &cachedStmt{st: st, lastUsed: c.uses}
+	c.stmts[q] = st
+	c.text += len(q)
 	return st
 }
 
 func (c *stmtCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for q, e := range c.stmts {
-		_ = e.st.Close()
+	for q, st := range c.stmts {
+		_ = st.Close()
 		delete(c.stmts, q)
 	}
+	c.text = 0
 }
 
 type querier interface {

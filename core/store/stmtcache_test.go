@@ -118,4 +118,21 @@ func TestWritesKeepStatementsPrepared(t *testing.T) {
 	if got, err := st.GetNode(ctx, ids[0]); err != nil || got.Status != model.NodeActive || got.StatusReason != "again" {
 		t.Fatalf("after a write outside a transaction: %+v, %v", got, err)
 	}
+	// Long texts fill the cache's budget of text before its count: past
+	// it they run unprepared, and what they write is still written.
+	for size := 300; size < 340; size++ {
+		batch := make([]*model.Node, size)
+		for i := range batch {
+			batch[i] = &model.Node{ID: fmt.Sprintf("b%d-%d", size, i), Name: "b", ProfileID: "p1", InitAt: time.Unix(0, 0)}
+		}
+		if err := st.InTx(ctx, func(tx store.Store) error { return tx.CreateNodes(ctx, batch) }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.GetNode(ctx, batch[size-1].ID); err != nil {
+			t.Fatalf("the last node of a batch of %d: %v", size, err)
+		}
+	}
+	if text := st.CachedWriteText(); text > store.MaxCachedText || st.CachedWriteStmts() >= kept+40 {
+		t.Errorf("the writer keeps %d statements of %d bytes of text, want at most %d bytes", st.CachedWriteStmts(), text, store.MaxCachedText)
+	}
 }
