@@ -287,20 +287,7 @@ func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
 			continue
 		}
 		checked++
-		rows, err := s.DB().QueryContext(ctx, "EXPLAIN "+q, args[i]...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, strings.TrimSpace(line))
-		}
-		rows.Close()
-		p := strings.Join(plan, "; ")
+		p := explain(t, s, q, args[i])
 		// actions_pending, walked from its oldest READY entry, serves too:
 		// the parent is the one whose child is the oldest READY action.
 		if !strings.Contains(p, "using actions_ready on actions") && !strings.Contains(p, "using actions_pending on actions") || strings.Contains(p, "Sort") {
@@ -372,20 +359,7 @@ func TestNodeResultsLookUpTheirNodes(t *testing.T) {
 			continue
 		}
 		checked++
-		rows, err := s.DB().QueryContext(ctx, "EXPLAIN "+q, args[i]...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, strings.TrimSpace(line))
-		}
-		rows.Close()
-		if p := strings.Join(plan, "; "); strings.Contains(p, "Seq Scan on nodes") {
+		if p := explain(t, s, q, args[i]); strings.Contains(p, "Seq Scan on nodes") {
 			t.Errorf("recording a batch's results reads every node:\n  plan: %s", p)
 		}
 	}
@@ -396,4 +370,23 @@ func TestNodeResultsLookUpTheirNodes(t *testing.T) {
 	if err != nil || got.Status != model.NodeCreating {
 		t.Fatalf("after the rollback the node is %+v, %v; want it CREATING still", got, err)
 	}
+}
+
+// explain returns PostgreSQL's plan of q, its lines joined by "; ".
+func explain(t *testing.T, s *store.SQL, q string, args []any) string {
+	t.Helper()
+	rows, err := s.DB().QueryContext(context.Background(), "EXPLAIN "+q, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, strings.TrimSpace(line))
+	}
+	return strings.Join(plan, "; ")
 }

@@ -214,11 +214,7 @@ func TestPendingActionsPlans(t *testing.T) {
 		"a node's active actions": {func() error { _, err := s.ActiveActions(ctx, "n1"); return err },
 			[]string{"actions_target"}},
 	} {
-		var qs []string
-		var args [][]any
-		s.TraceQueries(func(q string, a []any) { qs, args = append(qs, q), append(args, a) })
-		err := c.call()
-		s.TraceQueries(nil)
+		qs, args, err := traced(s, c.call)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -266,11 +262,7 @@ func TestChildrenByStatusPlans(t *testing.T) {
 		"a cancel of a parent's children":    {func() error { return s.SignalChildren(ctx, "p1", model.SignalCancel, now) }, ""},
 		"a release of a lifecycle hook wait": {func() error { _, err := s.ReleaseLifecycle(ctx, "p1", "", "done", now); return err }, ""},
 	} {
-		var qs []string
-		var args [][]any
-		s.TraceQueries(func(q string, a []any) { qs, args = append(qs, q), append(args, a) })
-		err := c.call()
-		s.TraceQueries(nil)
+		qs, args, err := traced(s, c.call)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -289,6 +281,15 @@ func TestChildrenByStatusPlans(t *testing.T) {
 			t.Errorf("%s ran no traced statement on actions", name)
 		}
 	}
+}
+
+// traced runs call and returns the queries the store traced meanwhile,
+// with their arguments, and call's error.
+func traced(s *store.SQL, call func() error) (qs []string, args [][]any, err error) {
+	s.TraceQueries(func(q string, a []any) { qs, args = append(qs, q), append(args, a) })
+	defer s.TraceQueries(nil)
+	err = call()
+	return qs, args, err
 }
 
 // tempStore opens a new SQLite store in the test's temporary directory,
