@@ -55,13 +55,10 @@ func (s *SQL) CreateActions(ctx context.Context, actions []*model.Action) error 
 		if err := t.insertMany(ctx, "actions", actionCols, len(actions), func(i int) []any { return actionArgs(actions[i]) }); err != nil {
 			return err
 		}
-		counts := map[[3]string]int{}
-		for _, a := range actions {
-			if a.ParentID != "" {
-				counts[[3]string{a.ParentID, a.Action, a.Status}]++
-			}
-		}
-		return t.countInserted(ctx, "INSERT INTO action_counts (parent_id, action, status, n) VALUES (?, ?, ?, ?) ON CONFLICT (parent_id, action, status) DO UPDATE SET n = n + excluded.n", 3, counts)
+		return t.countInserted(ctx, "action_counts", []string{"parent_id", "action", "status"}, len(actions), func(i int) ([3]string, bool) {
+			a := actions[i]
+			return [3]string{a.ParentID, a.Action, a.Status}, a.ParentID != ""
+		})
 	})
 }
 
@@ -333,7 +330,7 @@ const compactAfter = 64
 // dropped. Inside a transaction nothing is folded: a failed statement
 // would abort the caller's transaction.
 func (s *SQL) compactCounts(ctx context.Context, surplus int, fold string, args ...any) {
-	if s.dialect != "postgres" || s.inTx || surplus <= compactAfter {
+	if s.dialect != "postgres" || s.inTx() || surplus <= compactAfter {
 		return
 	}
 	_, _ = s.exec(ctx, fold, args...)

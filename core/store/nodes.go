@@ -54,13 +54,9 @@ func (s *SQL) CreateNodes(ctx context.Context, nodes []*model.Node) error {
 		if err := t.insertMany(ctx, "nodes", nodeCols, len(nodes), func(i int) []any { return nodeArgs(nodes[i]) }); err != nil {
 			return err
 		}
-		counts := map[[3]string]int{}
-		for _, n := range nodes {
-			if n.ClusterID != "" {
-				counts[[3]string{n.ClusterID, n.Status}]++
-			}
-		}
-		if err := t.countInserted(ctx, "INSERT INTO node_counts (cluster_id, status, n) VALUES (?, ?, ?) ON CONFLICT (cluster_id, status) DO UPDATE SET n = n + excluded.n", 2, counts); err != nil {
+		if err := t.countInserted(ctx, "node_counts", []string{"cluster_id", "status"}, len(nodes), func(i int) ([3]string, bool) {
+			return [3]string{nodes[i].ClusterID, nodes[i].Status}, nodes[i].ClusterID != ""
+		}); err != nil {
 			return err
 		}
 		return t.bumpNodeChanges(ctx, clustersOf(nodes))

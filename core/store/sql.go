@@ -23,9 +23,8 @@ type SQL struct {
 	unique   func(error) bool
 	empty    bool
 	version  int64
-	inTx     bool
-	// tx is the transaction a store in one runs in, and txStmts the
-	// statements it prepared for itself, by text.
+	// tx is the transaction a store in one runs in (nil outside one),
+	// and txStmts the statements it prepared for itself, by text.
 	tx      *sql.Tx
 	txStmts map[string]*sql.Stmt
 	// changed, in a transaction, holds the clusters whose node generation
@@ -241,7 +240,7 @@ func (s *SQL) Close() error {
 // connections to the same database; the store closes it with its own.
 func (s *SQL) SetReadPool(db *sql.DB) {
 	r := *s
-	r.db, r.q, r.inTx, r.tx, r.reads = db, db, false, nil, nil
+	r.db, r.q, r.tx, r.reads = db, db, nil, nil
 	r.stmts = newStmtCache(db)
 	s.reads = &r
 }
@@ -251,7 +250,7 @@ func (s *SQL) SetReadPool(db *sql.DB) {
 // Only top-level reads belong there: a read inside a transaction must use
 // the transaction's store to see its own writes.
 func (s *SQL) Reads() Store {
-	if s.reads == nil || s.inTx {
+	if s.reads == nil || s.inTx() {
 		return s
 	}
 	return s.reads
@@ -262,7 +261,7 @@ func (s *SQL) DB() *sql.DB { return s.db }
 
 // InTx implements Store.
 func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
-	if s.inTx {
+	if s.inTx() {
 		return fn(s)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -270,7 +269,7 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	inner := *s
-	inner.q, inner.tx, inner.inTx, inner.changed = tx, tx, true, new([]string)
+	inner.q, inner.tx, inner.changed = tx, tx, new([]string)
 	inner.txStmts = map[string]*sql.Stmt{}
 	if s.stmts != nil {
 		// What the transaction ran unprepared is prepared once it is
@@ -294,6 +293,9 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 	s.analyzeAfter(ctx, inner.inserted)
 	return nil
 }
+
+// inTx reports whether the store runs in a transaction.
+func (s *SQL) inTx() bool { return s.tx != nil }
 
 // analyzeRows is how many rows the agent inserts into a table, in one
 // transaction or over several, before analyzeAfter refreshes its
@@ -493,7 +495,7 @@ func (s *SQL) insertMany(ctx context.Context, table, cols string, n int, args fu
 	}
 	switch {
 	case s.unanalyzed == nil: // no statistics to keep (SQLite)
-	case s.inTx:
+	case s.inTx():
 		s.inserted[table] += n
 	default:
 		s.analyzeAfter(ctx, map[string]int{table: n})
@@ -501,23 +503,31 @@ func (s *SQL) insertMany(ctx context.Context, table, cols string, n int, args fu
 	return nil
 }
 
-// countInserted adds rows a transaction inserted to SQLite's kept counts
-// (migration 0013), one upsert per key: counts maps a key, whose first
-// keyLen parts are the upsert's key columns in order, to the rows
-// inserted under it. SQLite's triggers would run once per row (migration
-// 0017); PostgreSQL's run once per statement and count the rows
-// themselves, so there it does nothing.
-func (s *SQL) countInserted(ctx context.Context, upsert string, keyLen int, counts map[[3]string]int) error {
+// countInserted adds n rows a transaction inserted into a counted table
+// to SQLite's kept counts (migration 0013), one upsert per key: key(i)
+// returns the values of row i for keyCols (at most three), in order, or
+// false for a row that is not counted. SQLite's triggers would run once
+// per row (migration 0017); PostgreSQL's run once per statement and count
+// the rows themselves, so there it does nothing.
+func (s *SQL) countInserted(ctx context.Context, table string, keyCols []string, n int, key func(i int) ([3]string, bool)) error {
 	if s.dialect == "postgres" {
 		return nil
 	}
-	for key, n := range counts {
-		args := make([]any, 0, keyLen+1)
-		for _, part := range key[:keyLen] {
-			args = append(args, part)
+	counts := map[[3]string]int{}
+	for i := range n {
+		if k, ok := key(i); ok {
+			counts[k]++
 		}
-		if _, err := s.exec(ctx, upsert, append(args, n)...); err != nil {
-			return fmt.Errorf("count inserted rows: %w", err)
+	}
+	cols := strings.Join(keyCols, ", ")
+	upsert := "INSERT INTO " + table + " (" + cols + ", n) VALUES (" + placeholders(len(keyCols)+1) + ") ON CONFLICT (" + cols + ") DO UPDATE SET n = n + excluded.n"
+	for k, c := range counts {
+		args := make([]any, 0, len(keyCols)+1)
+		for _, v := range k[:len(keyCols)] {
+			args = append(args, v)
+		}
+		if _, err := s.exec(ctx, upsert, append(args, c)...); err != nil {
+			return fmt.Errorf("count rows inserted into %s: %w", table, err)
 		}
 	}
 	return nil
