@@ -126,6 +126,34 @@ func TestConsoleKeyboard(t *testing.T) {
 	})
 }
 
+// TestConsoleFocusWhenARefreshRacesANavigation: a live refresh that starts
+// while a followed link's page is still loading replaces that render; the
+// new page's heading gets the focus all the same. Before, the refresh kept
+// the focus of the page being left (the link, gone from the new page), so
+// the focus fell back to the top of the document.
+func TestConsoleFocusWhenARefreshRacesANavigation(t *testing.T) {
+	ctx := browser(t)
+	a := startAgent(t, t.TempDir(), "-dev", "-bind", "127.0.0.1:0")
+	noopCluster(t, a, "race", 1)
+	p := newPage(t, ctx)
+
+	p.run("install the fetch gate", holdFetches(""))
+	p.run("open the console", chromedp.Navigate(a.addr+"/ui/#/clusters"))
+	p.waitFor(20*time.Second, "the cluster listed, live updates on", `[...document.querySelectorAll('tbody th a')].some(a => a.innerText === 'race') && document.getElementById('live').dataset.state === 'live'`)
+	p.tabTo("the cluster's link", `document.activeElement.matches('tbody th a') && document.activeElement.innerText === 'race'`, 30)
+
+	// Hold the reads of one cluster: the link's render waits on its first
+	// read, and so does the live refresh that an event starts meanwhile
+	// (still under the list's rule that every event concerns it).
+	p.run("hold the cluster's reads", evalStep(`window.holdPattern = '/v1/clusters/[^/?]+$'; true`))
+	p.press("follow the link", kb.Enter)
+	p.waitFor(10*time.Second, "the page's read held", `window.held === 1`)
+	a.do("POST", "/v1/clusters/race/actions", map[string]any{"check": map[string]any{}}, nil)
+	p.waitFor(20*time.Second, "a live refresh's read held too", `window.held === 2`)
+	p.run("release the reads", evalStep(`window.releaseHeld()`))
+	p.waitFor(20*time.Second, "the cluster's page, its heading focused", `document.activeElement.tagName === 'H1' && document.activeElement.innerText === 'Cluster race'`)
+}
+
 // nodeNames is a JavaScript expression: the names in the nodes table.
 const nodeNames = `[...document.querySelectorAll('table')].filter(t => / nodes$/.test((t.querySelector('caption')||{}).innerText||''))
   .flatMap(t => [...t.tBodies[0].rows].map(r => r.cells[0].innerText))`

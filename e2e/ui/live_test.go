@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"testing"
@@ -9,25 +10,28 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// holdStream makes every page the tab opens hold its event stream's
-// request (GET /v1/events?follow=true) until window.releaseStream() is
-// called; window.streamWaiting counts the requests held.
-func holdStream() chromedp.Action[chromedp.Void] {
-	const script = `(() => {
+// holdFetches makes every page the tab opens hold the requests whose URL
+// matches the regular expression window.holdPattern (initially pattern;
+// empty holds nothing) until window.releaseHeld() is called, which also
+// stops holding; window.held counts the requests held. A test sets
+// window.holdPattern later to hold from that moment on.
+func holdFetches(pattern string) chromedp.Action[chromedp.Void] {
+	script := fmt.Sprintf(`(() => {
   const real = window.fetch.bind(window);
   let release;
   const gate = new Promise((r) => { release = r; });
-  window.streamWaiting = 0;
-  window.releaseStream = () => { release(); return true; };
+  window.holdPattern = %q;
+  window.held = 0;
+  window.releaseHeld = () => { window.holdPattern = ''; release(); return true; };
   window.fetch = (input, init) => {
     const url = typeof input === 'string' ? input : input.url;
-    if (url.includes('/v1/events?follow=true')) {
-      window.streamWaiting++;
+    if (window.holdPattern && new RegExp(window.holdPattern).test(url)) {
+      window.held++;
       return gate.then(() => real(input, init));
     }
     return real(input, init);
   };
-})();`
+})();`, pattern)
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		return chromedp.Void{}, t.Call(ctx, "Page.addScriptToEvaluateOnNewDocument", map[string]any{"source": script}, nil)
 	}
@@ -44,9 +48,9 @@ func TestConsoleCatchesUpWhenLive(t *testing.T) {
 	a := startAgent(t, t.TempDir(), "-dev", "-bind", "127.0.0.1:0")
 	p := newPage(t, ctx)
 
-	p.run("hold the event stream", holdStream())
+	p.run("hold the event stream", holdFetches(`/v1/events\?follow=true`))
 	p.run("open the console", chromedp.Navigate(a.addr+"/ui/"))
-	p.waitFor(20*time.Second, "the empty list, its stream held", `document.querySelector('h1').innerText === 'Clusters' && window.streamWaiting === 1`)
+	p.waitFor(20*time.Second, "the empty list, its stream held", `document.querySelector('h1').innerText === 'Clusters' && window.held === 1`)
 	p.run("mark the page", evalStep(`window.marker = 'same page'; true`))
 
 	noopCluster(t, a, "made-while-connecting", 2)
@@ -54,7 +58,7 @@ func TestConsoleCatchesUpWhenLive(t *testing.T) {
 		t.Fatal("the list showed the cluster before its stream connected: nothing here tests the catch-up")
 	}
 
-	p.run("release the stream", evalStep(`window.releaseStream()`))
+	p.run("release the stream", evalStep(`window.releaseHeld()`))
 	p.waitFor(20*time.Second, "live updates on", `document.getElementById('live').dataset.state === 'live'`)
 	p.waitFor(20*time.Second, "the cluster made while the stream connected, ACTIVE", `[...document.querySelectorAll('tbody tr')].some(r => r.innerText.includes('made-while-connecting') && r.innerText.includes('ACTIVE') && r.innerText.includes('2 / 2'))`)
 	if same, _ := eval[string](p, `window.marker || ''`); same != "same page" {

@@ -28,7 +28,10 @@ const logout = document.getElementById('logout');
 
 // state is the shell's: the message an operation left for the page (kept
 // across live refreshes, dropped on navigation) and the render in flight.
-const state = { flash: null, generation: 0, stream: null, pending: false, path: '', relevant: () => true };
+// focusHeading says a navigation's render has not yet shown its page: a
+// live refresh that supersedes that render gives the heading the focus
+// in its place, instead of keeping the focus of the page being left.
+const state = { flash: null, generation: 0, stream: null, pending: false, path: '', relevant: () => true, focusHeading: false };
 
 function parseHash() {
   const raw = location.hash.replace(/^#\/?/, '');
@@ -65,7 +68,7 @@ async function render(opts = {}) {
   const { path, query } = parseHash();
   if (!path) { location.replace('#/clusters'); return; }
   if (path !== state.path) state.flash = null;
-  const navigated = path !== state.path || !opts.live;
+  if (path !== state.path || !opts.live) state.focusHeading = true;
   state.path = path;
   const gen = ++state.generation;
   let view = null;
@@ -92,7 +95,7 @@ async function render(opts = {}) {
   }
   // A newer render started while this one waited on the API: it wins.
   if (gen !== state.generation) return;
-  const kept = opts.live ? focusKey(document.activeElement) : null;
+  const kept = state.focusHeading ? null : focusKey(document.activeElement);
   main.replaceChildren(...el.childNodes);
   showFlash();
   logout.hidden = !api.token.get();
@@ -100,7 +103,8 @@ async function render(opts = {}) {
   // can hold focus (not by Tab), also through a live refresh.
   const h1 = main.querySelector('h1');
   if (h1) h1.tabIndex = -1;
-  if (navigated && !opts.live) {
+  if (state.focusHeading) {
+    state.focusHeading = false;
     (h1 || main).focus();
   } else if (kept) {
     refocus(kept);
