@@ -135,14 +135,20 @@ func (s *SQL) UpdateActions(ctx context.Context, actions []*model.Action) error 
 
 // FinishActions implements Store.
 func (s *SQL) FinishActions(ctx context.Context, ids []string, status, reason string, at time.Time) error {
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		args := append([]any{status, reason, float64(at.UnixMicro()) / 1e6, us(at)}, anys(chunk)...)
-		if _, err := s.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = '', end_time = ?, updated_at = ? WHERE id IN ("+placeholders(len(chunk))+")", args...); err != nil {
-			return fmt.Errorf("finish actions: %w", err)
+	return s.InTx(ctx, func(tx Store) error {
+		t := tx.(*SQL)
+		if err := t.genericPlans(ctx); err != nil {
+			return err
 		}
-	}
-	return nil
+		for start := 0; start < len(ids); start += 500 {
+			chunk := ids[start:min(start+500, len(ids))]
+			args := append([]any{status, reason, float64(at.UnixMicro()) / 1e6, us(at)}, anys(chunk)...)
+			if _, err := t.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = '', end_time = ?, updated_at = ? WHERE id IN ("+placeholders(len(chunk))+")", args...); err != nil {
+				return fmt.Errorf("finish actions: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 // ClaimActions implements Store.
@@ -150,6 +156,9 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 	var claimed []*model.Action
 	err := s.InTx(ctx, func(tx Store) error {
 		t := tx.(*SQL)
+		if err := t.genericPlans(ctx); err != nil {
+			return err
+		}
 		// The order in which actions are claimed, and the lock that keeps
 		// other agents off them. On PostgreSQL the order is an expression
 		// that only the partial indexes of migration 0015 yield, so that

@@ -445,6 +445,9 @@ func (s *SQL) RecordNodeResults(ctx context.Context, nodes []*model.Node) error 
 	}
 	return s.InTx(ctx, func(tx Store) error {
 		t := tx.(*SQL)
+		if err := t.genericPlans(ctx); err != nil {
+			return err
+		}
 		var clusters []string
 		for start := 0; start < len(nodes); start += 500 {
 			chunk := nodes[start:min(start+500, len(nodes))]

@@ -287,11 +287,16 @@ func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
 			continue
 		}
 		checked++
-		p := explain(t, s, q, args[i])
-		// actions_pending, walked from its oldest READY entry, serves too:
-		// the parent is the one whose child is the oldest READY action.
-		if !strings.Contains(p, "using actions_ready on actions") && !strings.Contains(p, "using actions_pending on actions") || strings.Contains(p, "Sort") {
-			t.Errorf("the claim's selection of a parent's children does not walk a claim index in order:\n  %s\n  plan: %s", q, p)
+		// The claim runs with generic plans (store.genericPlans); the
+		// custom plan is checked too, for a claim in a transaction that
+		// does not.
+		for _, p := range []string{explain(t, s, q, args[i]), explainGeneric(t, s, q, args[i])} {
+			// actions_pending, walked from its oldest READY entry, serves
+			// too: the parent is the one whose child is the oldest READY
+			// action.
+			if !strings.Contains(p, "using actions_ready on actions") && !strings.Contains(p, "using actions_pending on actions") || strings.Contains(p, "Sort") {
+				t.Errorf("the claim's selection of a parent's children does not walk a claim index in order:\n  %s\n  plan: %s", q, p)
+			}
 		}
 	}
 	if checked != 1 {
@@ -359,8 +364,10 @@ func TestNodeResultsLookUpTheirNodes(t *testing.T) {
 			continue
 		}
 		checked++
-		if p := explain(t, s, q, args[i]); strings.Contains(p, "Seq Scan on nodes") {
-			t.Errorf("recording a batch's results reads every node:\n  plan: %s", p)
+		for _, p := range []string{explain(t, s, q, args[i]), explainGeneric(t, s, q, args[i])} {
+			if strings.Contains(p, "Seq Scan on nodes") {
+				t.Errorf("recording a batch's results reads every node:\n  plan: %s", p)
+			}
 		}
 	}
 	if checked != 1 {
@@ -379,6 +386,50 @@ func explain(t *testing.T, s *store.SQL, q string, args []any) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return planOf(t, rows)
+}
+
+// explainGeneric returns PostgreSQL's generic plan of q, the one planned
+// for any values of its parameters, as the store's batch writes run
+// (genericPlans): q is prepared on a connection that forces generic plans,
+// and explained executed with args written out as literals.
+func explainGeneric(t *testing.T, s *store.SQL, q string, args []any) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := s.DB().Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	lits := make([]string, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case nil:
+			lits[i] = "NULL"
+		case string:
+			lits[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
+		case int, int64, float64:
+			lits[i] = fmt.Sprint(v)
+		default:
+			t.Fatalf("explainGeneric: argument %d is a %T", i+1, a)
+		}
+	}
+	for _, stmt := range []string{"SET plan_cache_mode = force_generic_plan", "PREPARE generic AS " + q} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	defer conn.ExecContext(ctx, "DEALLOCATE generic; RESET plan_cache_mode")
+	rows, err := conn.QueryContext(ctx, "EXPLAIN EXECUTE generic("+strings.Join(lits, ", ")+")")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return planOf(t, rows)
+}
+
+// planOf joins the lines of an EXPLAIN's rows with "; ".
+func planOf(t *testing.T, rows *sql.Rows) string {
+	t.Helper()
 	defer rows.Close()
 	var plan []string
 	for rows.Next() {
@@ -387,6 +438,9 @@ func explain(t *testing.T, s *store.SQL, q string, args []any) string {
 			t.Fatal(err)
 		}
 		plan = append(plan, strings.TrimSpace(line))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return strings.Join(plan, "; ")
 }
@@ -449,5 +503,81 @@ func TestNodeUpdatesStayOnTheirPage(t *testing.T) {
 	}
 	if hot != upd {
 		t.Errorf("%d of %d updates of nodes were heap-only, want all: the others wrote an entry in every index of nodes", hot, upd)
+	}
+}
+
+// TestBatchWritesPlanOnce: a create's batch writes (claims, results, ends)
+// run with generic plans, planned once per connection instead of for each
+// call's values, and the setting ends with their transaction: the
+// connection goes back to the pool planning as before.
+func TestBatchWritesPlanOnce(t *testing.T) {
+	srv := pgtest.Start(t, 55495)
+	ctx := context.Background()
+	s := openNew(t, srv, "generic")
+	// One connection: the store's transactions and the checks below share
+	// its session, where PostgreSQL keeps the prepared statements.
+	s.DB().SetMaxOpenConns(1)
+	now := time.Now()
+	const n = 600
+	actions := make([]*model.Action, n)
+	nodes := make([]*model.Node, n)
+	for i := range n {
+		nodes[i] = &model.Node{ID: fmt.Sprintf("n%04d", i), Name: fmt.Sprintf("n%04d", i), ClusterID: "c", ProfileID: "p", Project: "p", Index: i + 1,
+			InitAt: now, Status: model.NodeCreating, Data: map[string]any{}}
+		actions[i] = &model.Action{ID: fmt.Sprintf("a%04d", i), Name: "a", Action: model.NodeCreateAction, Target: nodes[i].ID, Status: model.ActionReady,
+			Cause: model.CauseDerived, CreatedAt: now.Add(time.Duration(i)), Inputs: map[string]any{}, ParentID: "parent", Project: "p"}
+	}
+	if err := s.CreateNodes(ctx, nodes); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateActions(ctx, actions); err != nil {
+		t.Fatal(err)
+	}
+	// Three batches of each write: more than one call of each statement.
+	for range 3 {
+		claimed, err := s.ClaimActions(ctx, "e", "h", now.Add(time.Minute), true, 200)
+		if err != nil || len(claimed) != 200 {
+			t.Fatalf("claim: %d actions, %v; want 200", len(claimed), err)
+		}
+		ids := make([]string, len(claimed))
+		batch := make([]*model.Node, len(claimed))
+		for i, a := range claimed {
+			ids[i] = a.ID
+			nd, err := s.GetNode(ctx, a.Target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nd.PhysicalID, nd.Status, nd.StatusReason = "phys-"+nd.ID, model.NodeActive, "Creation succeeded"
+			batch[i] = nd
+		}
+		if err := s.RecordNodeResults(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.FinishActions(ctx, ids, model.ActionSucceeded, "Action completed successfully.", now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes := map[string]string{
+		"the claim's selection": "SELECT id FROM actions WHERE status = 'READY' AND parent_id = $",
+		"the claim's update":    "UPDATE actions SET status = $1, status_reason = $2, owner = $3",
+		"the results' update":   "WITH r (id, physical_id",
+		"the ends' update":      "UPDATE actions SET status = $1, status_reason = $2, owner = ''",
+	}
+	for what, prefix := range writes {
+		var generic, custom int
+		err := s.DB().QueryRowContext(ctx, "SELECT COALESCE(SUM(generic_plans), 0), COALESCE(SUM(custom_plans), 0) FROM pg_prepared_statements WHERE starts_with(statement, $1)", prefix).Scan(&generic, &custom)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if generic == 0 || custom != 0 {
+			t.Errorf("%s was planned %d times for its values and %d times generically, want 0 and at least 1", what, custom, generic)
+		}
+	}
+	var mode string
+	if err := s.DB().QueryRowContext(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "auto" {
+		t.Errorf("after the writes the connection plans with %q, want auto: the setting outlived its transactions", mode)
 	}
 }
