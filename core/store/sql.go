@@ -358,17 +358,25 @@ func (s *SQL) rebind(q string) string {
 	if s.dialect != "postgres" {
 		return q
 	}
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(r)
+	// One allocation, copying the text between placeholders: a batch's
+	// statement has thousands of them, and writing each through a string
+	// of its own was a sixteenth of the agent's CPU in a create on
+	// PostgreSQL. '?' is one byte in UTF-8 and no byte of a longer
+	// character.
+	count := strings.Count(q, "?")
+	if count == 0 {
+		return q
 	}
-	return b.String()
+	out := make([]byte, 0, len(q)+count*len(strconv.Itoa(count)))
+	for n := 1; ; n++ {
+		i := strings.IndexByte(q, '?')
+		if i < 0 {
+			return string(append(out, q...))
+		}
+		out = append(append(out, q[:i]...), '$')
+		out = strconv.AppendInt(out, int64(n), 10)
+		q = q[i+1:]
+	}
 }
 
 func (s *SQL) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
