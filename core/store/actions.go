@@ -135,11 +135,7 @@ func (s *SQL) UpdateActions(ctx context.Context, actions []*model.Action) error 
 
 // FinishActions implements Store.
 func (s *SQL) FinishActions(ctx context.Context, ids []string, status, reason string, at time.Time) error {
-	return s.InTx(ctx, func(tx Store) error {
-		t := tx.(*SQL)
-		if err := t.genericPlans(ctx); err != nil {
-			return err
-		}
+	return s.batchTx(ctx, func(t *SQL) error {
 		for start := 0; start < len(ids); start += 500 {
 			chunk := ids[start:min(start+500, len(ids))]
 			args := append([]any{status, reason, float64(at.UnixMicro()) / 1e6, us(at)}, anys(chunk)...)
@@ -154,11 +150,7 @@ func (s *SQL) FinishActions(ctx context.Context, ids []string, status, reason st
 // ClaimActions implements Store.
 func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.Time, nodeLevel bool, max int) ([]*model.Action, error) {
 	var claimed []*model.Action
-	err := s.InTx(ctx, func(tx Store) error {
-		t := tx.(*SQL)
-		if err := t.genericPlans(ctx); err != nil {
-			return err
-		}
+	err := s.batchTx(ctx, func(t *SQL) error {
 		// The order in which actions are claimed, and the lock that keeps
 		// other agents off them. On PostgreSQL the order is an expression
 		// that only the partial indexes of migration 0015 yield, so that

@@ -443,11 +443,7 @@ func (s *SQL) RecordNodeResults(ctx context.Context, nodes []*model.Node) error 
 	if len(nodes) == 0 {
 		return nil
 	}
-	return s.InTx(ctx, func(tx Store) error {
-		t := tx.(*SQL)
-		if err := t.genericPlans(ctx); err != nil {
-			return err
-		}
+	return s.batchTx(ctx, func(t *SQL) error {
 		var clusters []string
 		for start := 0; start < len(nodes); start += 500 {
 			chunk := nodes[start:min(start+500, len(nodes))]

@@ -27,7 +27,7 @@ type SQL struct {
 	// and txStmts the statements it prepared for itself, by text.
 	tx      *sql.Tx
 	txStmts map[string]*sql.Stmt
-	// generic says the transaction runs with generic plans (genericPlans).
+	// generic says the transaction runs with generic plans (batchTx).
 	generic bool
 	// changed, in a transaction, holds the clusters whose node generation
 	// the transaction moves when it commits (bumpNodeChanges).
@@ -358,7 +358,7 @@ func (s *SQL) rebind(q string) string {
 	if s.dialect != "postgres" {
 		return q
 	}
-	// One allocation, copying the text between placeholders: a batch's
+	// Into one buffer, copying the text between placeholders: a batch's
 	// statement has thousands of them, and writing each through a string
 	// of its own was a sixteenth of the agent's CPU in a create on
 	// PostgreSQL. '?' is one byte in UTF-8 and no byte of a longer
@@ -897,23 +897,26 @@ func scanID(rows *sql.Rows) (string, error) {
 	return id, nil
 }
 
-// genericPlans makes the rest of the transaction plan its statements once
-// for any parameters (PostgreSQL's generic plans) instead of for each
-// call's values. A create's batch statements (claims, results, ends) name
-// up to 500 rows by id, and each connection of the pool planned its first
-// five calls of each afresh: at 10,000 nodes most calls were such first
-// ones, and planning took a tenth of the server's time. Their plans do
-// not depend on the values: rows by primary key, and claims through the
-// one index that yields their order. A transaction that calls this runs
-// its later statements the same way, which is why only those calls do.
-// Elsewhere, and on SQLite, it does nothing.
-func (s *SQL) genericPlans(ctx context.Context) error {
-	if s.dialect != "postgres" || !s.inTx() || s.generic {
-		return nil
-	}
-	if _, err := s.exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
-		return fmt.Errorf("use generic plans: %w", err)
-	}
-	s.generic = true
-	return nil
+// batchTx runs fn in a transaction (the caller's, when it is in one)
+// that plans its statements once for any parameters from then on
+// (PostgreSQL's generic plans) instead of for each call's values. A
+// create's batch statements (claims, results, ends) name up to 500 rows
+// by id, and each connection of the pool planned its first five calls of
+// each afresh: at 10,000 nodes most calls were such first ones, and
+// planning took a tenth of the server's time. Their plans do not depend
+// on the values: rows by primary key, and claims through the one index
+// that yields their order. The setting holds until the transaction ends,
+// for the caller's later statements too, which is why only those writes
+// use this. On SQLite it is InTx.
+func (s *SQL) batchTx(ctx context.Context, fn func(t *SQL) error) error {
+	return s.InTx(ctx, func(tx Store) error {
+		t := tx.(*SQL)
+		if t.dialect == "postgres" && !t.generic {
+			if _, err := t.exec(ctx, "SET LOCAL plan_cache_mode = force_generic_plan"); err != nil {
+				return fmt.Errorf("use generic plans: %w", err)
+			}
+			t.generic = true
+		}
+		return fn(t)
+	})
 }

@@ -287,7 +287,7 @@ func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
 			continue
 		}
 		checked++
-		// The claim runs with generic plans (store.genericPlans); the
+		// The claim runs with generic plans (store.batchTx); the
 		// custom plan is checked too, for a claim in a transaction that
 		// does not.
 		for _, p := range []string{explain(t, s, q, args[i]), explainGeneric(t, s, q, args[i])} {
@@ -391,7 +391,7 @@ func explain(t *testing.T, s *store.SQL, q string, args []any) string {
 
 // explainGeneric returns PostgreSQL's generic plan of q, the one planned
 // for any values of its parameters, as the store's batch writes run
-// (genericPlans): q is prepared on a connection that forces generic plans,
+// (batchTx): q is prepared on a connection that forces generic plans,
 // and explained executed with args written out as literals.
 func explainGeneric(t *testing.T, s *store.SQL, q string, args []any) string {
 	t.Helper()
@@ -419,12 +419,19 @@ func explainGeneric(t *testing.T, s *store.SQL, q string, args []any) string {
 			t.Fatalf("%s: %v", stmt, err)
 		}
 	}
-	defer conn.ExecContext(ctx, "DEALLOCATE generic; RESET plan_cache_mode")
 	rows, err := conn.QueryContext(ctx, "EXPLAIN EXECUTE generic("+strings.Join(lits, ", ")+")")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return planOf(t, rows)
+	plan := planOf(t, rows)
+	// The connection goes back to the store's pool: as it was, or the
+	// test's later statements would run with generic plans.
+	for _, stmt := range []string{"DEALLOCATE generic", "RESET plan_cache_mode"} {
+		if _, err := conn.ExecContext(ctx, stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return plan
 }
 
 // planOf joins the lines of an EXPLAIN's rows with "; ".
