@@ -41,6 +41,24 @@ func TestWAL(t *testing.T) {
 	}
 }
 
+// TestWriterSettings: the writer keeps statement journals in memory and
+// checkpoints the WAL in large steps (open's comments say why; a create
+// of 10,000 nodes ran about 14% faster with both). The settings are the
+// connection's, so they are read back from the pool's one connection.
+func TestWriterSettings(t *testing.T) {
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "grove.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for pragma, want := range map[string]int{"temp_store": 2, "wal_autocheckpoint": 4000, "synchronous": 1} {
+		var got int
+		if err := s.DB().QueryRow("PRAGMA " + pragma).Scan(&got); err != nil || got != want {
+			t.Errorf("PRAGMA %s = %d, %v; want %d", pragma, got, err, want)
+		}
+	}
+}
+
 // TestNewStoreIsPrivate: the store holds every object's spec and metadata,
 // so its directory and files are the agent user's alone.
 func TestNewStoreIsPrivate(t *testing.T) {
