@@ -555,8 +555,11 @@ func anys(ids []string) []any {
 
 // --- value helpers
 
+// toJSON and fromJSON pass an empty map without the encoder: most
+// actions' inputs, outputs and data and most nodes' data are empty, and a
+// large create writes and reads them hundreds of thousands of times.
 func toJSON(m map[string]any) string {
-	if m == nil {
+	if len(m) == 0 {
 		return "{}"
 	}
 	b, err := json.Marshal(m)
@@ -568,6 +571,9 @@ func toJSON(m map[string]any) string {
 
 func fromJSON(s string) map[string]any {
 	m := map[string]any{}
+	if s == "{}" || s == "" {
+		return m
+	}
 	_ = json.Unmarshal([]byte(s), &m)
 	return m
 }
