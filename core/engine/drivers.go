@@ -8,13 +8,16 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/host"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
 // specFor returns the spec a driver gets for a profile.
 func (e *Engine) specFor(ctx context.Context, profileID string) (sdk.Spec, error) {
-	prof, err := e.store.GetProfile(ctx, profileID)
+	// Every batch of node actions reads its profile and cluster: from the
+	// read pool (SQLite), not in the writer's queue.
+	prof, err := store.ReadsOf(e.store).GetProfile(ctx, profileID)
 	if err != nil {
 		return sdk.Spec{}, err
 	}
@@ -31,7 +34,7 @@ func (e *Engine) sdkNodes(ctx context.Context, nodes []*model.Node) []sdk.Node {
 	for i, n := range nodes {
 		cname, ok := names[n.ClusterID]
 		if !ok && n.ClusterID != "" {
-			if cl, err := e.store.GetCluster(ctx, n.ClusterID); err == nil {
+			if cl, err := store.ReadsOf(e.store).GetCluster(ctx, n.ClusterID); err == nil {
 				cname = cl.Name
 			}
 			names[n.ClusterID] = cname

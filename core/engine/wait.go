@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
 )
 
 // waitChildren waits until every child of a is terminal, then reports the
@@ -16,7 +17,10 @@ func (e *Engine) waitChildren(ctx context.Context, a *model.Action) error {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		sum, err := e.store.SummarizeChildren(ctx, a.ID)
+		// From the read pool (SQLite): each batch of children wakes the
+		// parent as its results commit, and a read there does not queue
+		// for the writer that the children's batches keep busy.
+		sum, err := store.ReadsOf(e.store).SummarizeChildren(ctx, a.ID)
 		if err != nil {
 			return err
 		}
