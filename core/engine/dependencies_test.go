@@ -254,7 +254,7 @@ func TestDependencyFault(t *testing.T) {
 	one := 1
 	db := h.create(engine.ClusterCreate{Name: "db", Profile: "proc", DesiredCapacity: &one})
 	var started []int
-	t.Cleanup(func() { killAll(started) })
+	t.Cleanup(func() { killAll(t, started) })
 	pids := h.pids(db.ID)
 	for _, pid := range pids {
 		started = append(started, pid)
@@ -452,7 +452,7 @@ func TestDependencyFaultSurvivesCrash(t *testing.T) {
 	one := 1
 	db := h.create(engine.ClusterCreate{Name: "db", Profile: "proc", DesiredCapacity: &one})
 	var started []int
-	t.Cleanup(func() { killAll(started) })
+	t.Cleanup(func() { killAll(t, started) })
 	pids := h.pids(db.ID)
 	for _, pid := range pids {
 		started = append(started, pid)

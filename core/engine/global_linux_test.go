@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,11 +24,7 @@ func globalHarness(t *testing.T) (*harness, func(clusterID string)) {
 	t.Cleanup(func() {
 		mu.Lock()
 		defer mu.Unlock()
-		for pid := range started {
-			if alive(pid) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
-		}
+		killAll(t, slices.Collect(maps.Keys(started)))
 	})
 	a, _ := h.hostEngine("engine-a", "a")
 	h.eng = a

@@ -3,10 +3,10 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -266,13 +266,7 @@ func TestHostUpdateRules(t *testing.T) {
 func TestHostDownBeforeItsNodeIsCreated(t *testing.T) {
 	h := newIdleHarness(t, nil)
 	started := map[int]bool{}
-	t.Cleanup(func() {
-		for pid := range started {
-			if alive(pid) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
-		}
-	})
+	t.Cleanup(func() { killAll(t, slices.Collect(maps.Keys(started))) })
 	a, _ := h.hostEngine("engine-a", "a")
 	h.eng = a
 	if err := h.store.ReportHost(h.ctx(), &model.Host{Name: "b", Kind: model.HostAgent, State: model.HostUp, Heartbeat: h.clock.Now()}); err != nil {
@@ -308,13 +302,7 @@ func TestHostDownBeforeItsNodeIsCreated(t *testing.T) {
 func TestPlacementPolicyOnAgentHosts(t *testing.T) {
 	h := newIdleHarness(t, nil)
 	started := map[int]bool{}
-	t.Cleanup(func() {
-		for pid := range started {
-			if alive(pid) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
-		}
-	})
+	t.Cleanup(func() { killAll(t, slices.Collect(maps.Keys(started))) })
 	a, _ := h.hostEngine("engine-a", "a")
 	h.eng = a
 	h.hostEngine("engine-b", "b")
@@ -364,13 +352,7 @@ func TestPlacementPolicyOnAgentHosts(t *testing.T) {
 func TestPlacementPolicyPlacesMoves(t *testing.T) {
 	h := newIdleHarness(t, nil)
 	started := map[int]bool{}
-	t.Cleanup(func() {
-		for pid := range started {
-			if alive(pid) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
-		}
-	})
+	t.Cleanup(func() { killAll(t, slices.Collect(maps.Keys(started))) })
 	a, _ := h.hostEngine("engine-a", "a")
 	h.eng = a
 	h.hostEngine("engine-b", "b")

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"slices"
 	"sync"
@@ -99,13 +100,7 @@ func TestLocalProcessNodes(t *testing.T) {
 	h.profileOf("proc", process.TypeName, map[string]any{"command": []any{"sleep", "60"}, "stop_timeout": 0})
 	started := map[int]bool{}
 	// Whatever happens, stop the processes this test started.
-	t.Cleanup(func() {
-		for pid := range started {
-			if alive(pid) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
-		}
-	})
+	t.Cleanup(func() { killAll(t, slices.Collect(maps.Keys(started))) })
 	seen := func(pids map[string]int) {
 		for _, pid := range pids {
 			started[pid] = true
@@ -166,11 +161,7 @@ func (h *harness) killAtEnd() func(clusterID string) {
 	h.t.Cleanup(func() {
 		mu.Lock()
 		defer mu.Unlock()
-		for pid := range started {
-			if alive(pid) {
-				_ = syscall.Kill(-pid, syscall.SIGKILL)
-			}
-		}
+		killAll(h.t, slices.Collect(maps.Keys(started)))
 	})
 	return func(clusterID string) {
 		for _, n := range h.nodes(clusterID) {

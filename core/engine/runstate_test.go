@@ -4,6 +4,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
@@ -107,7 +108,7 @@ func TestLocalProcessClusterStopStart(t *testing.T) {
 	cl := h.create(engine.ClusterCreate{Name: "procs", Profile: "proc", DesiredCapacity: &desired})
 	first := h.pids(cl.ID)
 	started := []int{}
-	t.Cleanup(func() { killAll(started) })
+	t.Cleanup(func() { killAll(t, started) })
 	for _, pid := range first {
 		started = append(started, pid)
 	}
@@ -144,11 +145,25 @@ func hasEvent(evs []*model.Event, action string) bool {
 	return false
 }
 
-// killAll kills the process groups of pids this test started that still run.
-func killAll(pids []int) {
+// killAll kills the process groups of pids this test started that still
+// run, and waits until each is reaped. local.process's supervisor outlives
+// the test's engines and writes a killed node's exit file into the node's
+// directory before it reaps the process: files must not appear in the
+// test's TempDir while its clean-up, which runs after this one, removes it.
+func killAll(t testing.TB, pids []int) {
 	for _, pid := range pids {
 		if alive(pid) {
 			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Errorf("process %d was not reaped within 10s of its SIGKILL", pid)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 }

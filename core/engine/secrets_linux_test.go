@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/grovehq/grove/core/engine"
@@ -30,7 +29,7 @@ func (h *harness) nodeEnviron(clusterID string) []string {
 	h.t.Helper()
 	var out []string
 	for _, pid := range h.pids(clusterID) {
-		h.t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+		h.t.Cleanup(func() { killAll(h.t, []int{pid}) })
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if err != nil {
 			h.t.Fatal(err)
