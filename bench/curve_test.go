@@ -183,17 +183,11 @@ func profileCreate(c *api.Client, name string, n int) <-chan error {
 	return done
 }
 
-// agentWith starts a dev agent with the configuration body and returns
-// its client and a function that stops it (interrupt, then wait), so that
-// an agent done with its part does not run health rounds over its nodes
-// while the next part is measured. startAgent's cleanup stops it too if
-// the benchmark fails first.
-func agentWith(b *testing.B, body string) (*api.Client, func()) {
-	c, _, stop := agentPid(b, body)
-	return c, stop
-}
-
-// agentPid is agentWith that also returns the agent's pid.
+// agentPid starts a dev agent with the configuration body and returns
+// its client, its pid and a function that stops it (interrupt, then wait),
+// so that an agent done with its part does not run health rounds over its
+// nodes while the next part is measured. startAgent's cleanup stops it too
+// if the benchmark fails first.
 func agentPid(b *testing.B, body string) (*api.Client, int, func()) {
 	b.Helper()
 	cfg := filepath.Join(b.TempDir(), "agent.hcl")
