@@ -41,6 +41,10 @@ type Config struct {
 	NodeWorkers int
 	// NodeBatch is the most node actions run in one driver call (default 250).
 	NodeBatch int
+	// ForkPart is how many nodes a cluster's creation forks per
+	// transaction (default 1000, four batches of NodeBatch): the workers
+	// start on a part's children while the next part is forked.
+	ForkPart int
 	// Lease is how long a claim lasts without renewal (default 30s).
 	Lease time.Duration
 	// Poll is how often idle workers look for work other agents queued
@@ -112,6 +116,9 @@ func (c *Config) defaults() {
 	}
 	if c.NodeBatch <= 0 {
 		c.NodeBatch = 250
+	}
+	if c.ForkPart <= 0 {
+		c.ForkPart = 1000
 	}
 	if c.Lease <= 0 {
 		c.Lease = 30 * time.Second

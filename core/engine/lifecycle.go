@@ -17,11 +17,11 @@ func (e *Engine) doClusterCreate(ctx context.Context, a *model.Action) error {
 	if err != nil {
 		return err
 	}
-	err = e.runStage(ctx, a, "create", func(tx store.Store) error {
-		if err := e.setClusterStatus(ctx, tx, cl.ID, model.ClusterCreating, "Creation in progress", nil); err != nil {
-			return err
-		}
-		return e.forkCreate(ctx, tx, a, cl.ID, cl.DesiredCapacity)
+	// A part that cannot be forked fails the action as any failed step
+	// does: its forked children are cancelled and the cluster settles
+	// (finish). A reclaimed action resumes with the parts not yet forked.
+	err = e.forkCreateInParts(ctx, a, "create", cl.ID, cl.DesiredCapacity, func(tx store.Store) error {
+		return e.setClusterStatus(ctx, tx, cl.ID, model.ClusterCreating, "Creation in progress", nil)
 	})
 	if err != nil {
 		return err

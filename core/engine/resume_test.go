@@ -2,12 +2,17 @@ package engine_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
 )
 
 // A crash is where an engine dies in the middle of an action: a plugin call
@@ -249,6 +254,125 @@ func TestCrashedActionsResume(t *testing.T) {
 					t.Errorf("the driver still holds the nodes %v", live)
 				}
 			})
+		}
+	}
+}
+
+// TestCrashWhileForkingInParts kills the engine while a cluster's creation
+// forks its nodes in parts (two nodes per part here), inside the second
+// part's transaction: the first part's nodes and children are committed,
+// the second's rolled back. The resumed action, on an engine that forks
+// in parts of the default size, forks only the nodes it had not: five
+// nodes with distinct indexes, one creation each, and no count of forked
+// nodes left in the action's data.
+func TestCrashWhileForkingInParts(t *testing.T) {
+	for _, r := range resumes {
+		t.Run(r.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			h.profile("p")
+			h.eng.Stop()
+			h.restart("forker", func(c *engine.Config) { c.ForkPart = 2 })
+			// The first call records the creation itself, the second
+			// and third fork the first and second parts.
+			h.crashes.dieAt("CreateActions", 3)
+			desired := 5
+			cl, a, err := h.eng.CreateCluster(h.ctx(), caller, engine.ClusterCreate{Name: "c", Profile: "p", DesiredCapacity: &desired})
+			if err != nil {
+				t.Fatalf("submit: %v", err)
+			}
+			select {
+			case <-h.crashes.c.died:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the creation did not reach its second part within 20s")
+			}
+			h.crash()
+			if got := h.children(a.ID, model.NodeCreateAction); got != 2 {
+				t.Errorf("at the crash the creation had forked %d nodes, want the first part's 2", got)
+			}
+			r.resume(h, a)
+			end := h.wait(a, nil)
+			if end.Status != model.ActionSucceeded {
+				t.Fatalf("after the crash, the creation ended %s %q, want SUCCEEDED", end.Status, end.StatusReason)
+			}
+			grown(size{5, 5, 0, -1}, 5)(h, cl, a, nil)
+			if got := h.indexes(cl.ID); !slices.Equal(got, []int{1, 2, 3, 4, 5}) {
+				t.Errorf("the nodes' indexes are %v, want 1 to 5", got)
+			}
+			if v, ok := end.Data["forked.create"]; ok {
+				t.Errorf("the creation's data still counts %v forked nodes", v)
+			}
+		})
+	}
+}
+
+// failingFork fails one call of CreateActions, the left-th from the
+// store's start (the first records the creation itself), as a full disk
+// would, and lets every other call through.
+type failingFork struct {
+	store.Store
+	left *atomic.Int32
+}
+
+func (s failingFork) InTx(ctx context.Context, fn func(tx store.Store) error) error {
+	return s.Store.InTx(ctx, func(tx store.Store) error { return fn(failingFork{tx, s.left}) })
+}
+
+func (s failingFork) CreateActions(ctx context.Context, actions []*model.Action) error {
+	if s.left.Add(-1) == 0 {
+		return errors.New("disk full")
+	}
+	return s.Store.CreateActions(ctx, actions)
+}
+
+// TestForkFailingHalfWay: a creation whose second part of nodes cannot be
+// forked fails as any failed step does, and leaves neither its cluster
+// CREATING nor a child waiting: the first part's children end (created or
+// cancelled), the cluster settles with the cause, and no node of the
+// second part exists.
+func TestForkFailingHalfWay(t *testing.T) {
+	left := &atomic.Int32{}
+	h := newHarness(t, func(s store.Store) store.Store { return failingFork{s, left} })
+	h.profile("p")
+	h.eng.Stop()
+	h.restart("forker", func(c *engine.Config) { c.ForkPart = 2 })
+	left.Store(3)
+	desired := 5
+	cl, a, err := h.eng.CreateCluster(h.ctx(), caller, engine.ClusterCreate{Name: "c", Profile: "p", DesiredCapacity: &desired})
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	end := h.wait(a, nil)
+	if end.Status != model.ActionFailed || !strings.Contains(end.StatusReason, "disk full") {
+		t.Errorf("the creation ended %s %q, want FAILED for the full disk", end.Status, end.StatusReason)
+	}
+	// The rolled-back part's nodes are not reported as added.
+	if added, _ := end.Outputs["nodes_added"].([]any); len(added) != 2 {
+		t.Errorf("the creation reports the nodes %v added, want the first part's 2", end.Outputs["nodes_added"])
+	}
+	got := h.getCluster(cl.ID)
+	if got.Status == model.ClusterCreating || !strings.Contains(got.StatusReason, "disk full") {
+		t.Errorf("the cluster is %s %q, want it settled with the cause", got.Status, got.StatusReason)
+	}
+	if got := h.indexes(cl.ID); !slices.Equal(got, []int{1, 2}) {
+		t.Errorf("the cluster's nodes have indexes %v, want the first part's 1 and 2", got)
+	}
+	waitFor(t, 10*time.Second, func() (bool, string) {
+		kids, err := h.store.Children(h.ctx(), a.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, k := range kids {
+			if !k.Terminal() {
+				return false, fmt.Sprintf("child %s is still %s", k.Name, k.Status)
+			}
+		}
+		return len(kids) == 2, fmt.Sprintf("the creation has %d children, want the first part's 2", len(kids))
+	})
+	mine := ids(h.nodes(cl.ID))
+	for _, id := range h.gate.liveNodes() {
+		if !slices.Contains(mine, id) {
+			t.Errorf("the driver holds node %s, which is not the cluster's", id)
 		}
 	}
 }

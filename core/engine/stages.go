@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
@@ -90,6 +91,62 @@ func (e *Engine) child(parent *model.Action, action, nodeID string, inputs any) 
 	return c, nil
 }
 
+// forkCreateInParts runs the stage that forks a cluster's count new nodes
+// (forkCreate) in transactions of Config.ForkPart nodes, so that the
+// workers start on the first part's children while the rest are forked.
+// Forked in one transaction, every child waited for the last: on
+// PostgreSQL the workers sat idle for the 0.4–0.6 s that forking 10,000
+// nodes takes, a third of the create. Each part commits its nodes, its
+// children, the cluster's next index and the count forked so far
+// ("forked.<stage>" in the action's data) together, so an action
+// reclaimed after a crash forks only the nodes it had not, whatever part
+// size the agent that resumes it uses; the last part sets the stage's
+// marker instead. first runs in the first part's transaction (the
+// cluster's status).
+func (e *Engine) forkCreateInParts(ctx context.Context, a *model.Action, stage, clusterID string, count int, first func(tx store.Store) error) error {
+	if stageDone(a, stage) {
+		return nil
+	}
+	key := "forked." + stage
+	done := 0
+	if v, ok := a.Data[key].(float64); ok { // JSON's numbers, as read back
+		done = int(v)
+	} else if v, ok := a.Data[key].(int); ok {
+		done = v
+	}
+	for {
+		n := min(e.cfg.ForkPart, count-done)
+		// A failed part leaves the action as the store has it.
+		data, outputs := maps.Clone(a.Data), maps.Clone(a.Outputs)
+		err := e.store.InTx(ctx, func(tx store.Store) error {
+			if done == 0 && first != nil {
+				if err := first(tx); err != nil {
+					return err
+				}
+			}
+			if _, err := e.forkCreateFrom(ctx, tx, a, clusterID, "", done, n); err != nil {
+				return err
+			}
+			if done+n >= count {
+				delete(a.Data, key)
+				a.Data["stage."+stage] = true
+			} else {
+				a.Data[key] = done + n
+			}
+			return tx.UpdateActions(ctx, []*model.Action{a})
+		})
+		if err != nil {
+			a.Data, a.Outputs = data, outputs
+			return err
+		}
+		e.wake()
+		done += n
+		if done >= count {
+			return nil
+		}
+	}
+}
+
 // forkCreate creates count nodes in INIT with their NODE_CREATE children.
 func (e *Engine) forkCreate(ctx context.Context, tx store.Store, a *model.Action, clusterID string, count int) error {
 	_, err := e.forkCreateWith(ctx, tx, a, clusterID, "", count)
@@ -99,6 +156,13 @@ func (e *Engine) forkCreate(ctx context.Context, tx store.Store, a *model.Action
 // forkCreateWith is forkCreate with the nodes' profile chosen (empty: the
 // cluster's); it returns the new nodes' ids.
 func (e *Engine) forkCreateWith(ctx context.Context, tx store.Store, a *model.Action, clusterID, profileID string, count int) ([]string, error) {
+	return e.forkCreateFrom(ctx, tx, a, clusterID, profileID, 0, count)
+}
+
+// forkCreateFrom is forkCreateWith for the nodes first to first+count-1 of
+// a fork made in parts (forkCreateInParts): the action's placements are
+// numbered over the whole fork.
+func (e *Engine) forkCreateFrom(ctx context.Context, tx store.Store, a *model.Action, clusterID, profileID string, first, count int) ([]string, error) {
 	if count <= 0 {
 		return nil, nil
 	}
@@ -121,7 +185,7 @@ func (e *Engine) forkCreateWith(ctx context.Context, tx store.Store, a *model.Ac
 	if err != nil {
 		return nil, err
 	}
-	placements := placement.Placements
+	placements := placement.Placements[min(first, len(placement.Placements)):]
 	for i := range nodes {
 		idx := cl.NextIndex + i
 		n := &model.Node{ID: e.rowID(), Name: e.randName(format, idx), ClusterID: cl.ID, ProfileID: profileID, User: a.User, Project: a.Project,
