@@ -208,7 +208,7 @@ func NewSQL(ctx context.Context, db *sql.DB, b Backend) (*SQL, error) {
 		s.unique = func(error) bool { return false }
 	}
 	if s.dialect == "postgres" {
-		s.unanalyzed = &insertCounts{n: map[string]int{}}
+		s.unanalyzed = newInsertCounts()
 	}
 	if err := s.migrate(ctx); err != nil {
 		return nil, fmt.Errorf("migrate %s store %s: %w", b.Dialect, b.Location, err)
@@ -300,20 +300,39 @@ func (s *SQL) InTx(ctx context.Context, fn func(tx Store) error) error {
 func (s *SQL) inTx() bool { return s.tx != nil }
 
 // analyzeRows is how many rows the agent inserts into a table, in one
-// transaction or over several, before analyzeAfter refreshes its
+// transaction or over several, before analyzeAfter first refreshes its
 // statistics. Below it, what a stale estimate can cost a claim is a sort
 // of a few thousand rows.
 const analyzeRows = 5000
 
+// analyzeRowsMax bounds how far apart later refreshes grow (insertCounts).
+const analyzeRowsMax = 50000
+
 // insertCounts counts rows inserted by table since their last ANALYZE.
+// After a refresh the next waits for as many rows as the agent had
+// inserted into the table by then (from analyzeRows up to
+// analyzeRowsMax), so the statistics miss at most half of what the agent
+// wrote, and never more than analyzeRowsMax rows. A create that forks its
+// 100,000 nodes in parts of 1,000 refreshes each table five times instead
+// of twenty, each ANALYZE sampling up to 30,000 rows: a fixed count
+// refreshed them every fifth part and cost that create a quarter of its
+// time.
 type insertCounts struct {
 	mu sync.Mutex
 	n  map[string]int
+	// next is the count at which a table is next refreshed, and total
+	// the rows the agent has inserted into it.
+	next, total map[string]int
 }
 
-// due adds inserted to the counts and returns the tables that reached
-// analyzeRows, whose counts start again. Only actions and nodes are
-// counted: the claims and a batch's writes plan over them. Events,
+// newInsertCounts returns counts that refresh first at analyzeRows.
+func newInsertCounts() *insertCounts {
+	return &insertCounts{n: map[string]int{}, next: map[string]int{}, total: map[string]int{}}
+}
+
+// due adds inserted to the counts and returns the tables whose count
+// reached its threshold, whose counts start again. Only actions and nodes
+// are counted: the claims and a batch's writes plan over them. Events,
 // written a batch at a time by every create, are read in index order, and
 // refreshing their statistics every 5,000 would cost a large create about
 // a second.
@@ -326,8 +345,10 @@ func (c *insertCounts) due(inserted map[string]int) []string {
 			continue
 		}
 		c.n[table] += n
-		if c.n[table] >= analyzeRows {
+		c.total[table] += n
+		if c.n[table] >= max(analyzeRows, c.next[table]) {
 			c.n[table] = 0
+			c.next[table] = min(c.total[table], analyzeRowsMax)
 			out = append(out, table)
 		}
 	}
@@ -335,8 +356,9 @@ func (c *insertCounts) due(inserted map[string]int) []string {
 }
 
 // analyzeAfter refreshes PostgreSQL's statistics of a table once the
-// agent has inserted analyzeRows rows into it since the last refresh, as
-// a large create's fork does at once and many small creates do together.
+// agent has inserted enough rows into it since the last refresh
+// (insertCounts), as a large create's fork does and many small creates do
+// together.
 // The planner otherwise plans from statistics taken before the burst
 // (autovacuum looks once a minute): it took a parent with 100,000 new
 // children for one with a few, and chose its (parent, status, action)

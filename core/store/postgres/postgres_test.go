@@ -302,15 +302,16 @@ func TestClaimAfterABurstReadsTheReadyIndex(t *testing.T) {
 	if checked != 1 {
 		t.Fatalf("%d selections of a parent's children traced, want 1:\n%s", checked, strings.Join(qs, "\n"))
 	}
-	// Smaller creates count together: 3,000 rows leave the statistics as
-	// they were, 3,000 more refresh them.
-	for i, want := range []float64{after, after + 6000} {
-		batch := mk(fmt.Sprintf("small%d", i), 3000)
+	// Later inserts count together, up to as many rows as the agent had
+	// inserted at the last refresh (23,000): 12,000 rows leave the
+	// statistics as they were, 12,000 more refresh them.
+	for i, want := range []float64{after, after + 24000} {
+		batch := mk(fmt.Sprintf("more%d", i), 12000)
 		if err := s.InTx(ctx, func(tx store.Store) error { return tx.CreateActions(ctx, batch) }); err != nil {
 			t.Fatal(err)
 		}
 		if got := estimate(); got != want {
-			t.Errorf("actions estimated at %.0f rows after %d small inserts, want %.0f", got, i+1, want)
+			t.Errorf("actions estimated at %.0f rows after %d later inserts, want %.0f", got, i+1, want)
 		}
 	}
 }
