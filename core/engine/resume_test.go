@@ -281,11 +281,7 @@ func TestCrashWhileForkingInParts(t *testing.T) {
 			if err != nil {
 				t.Fatalf("submit: %v", err)
 			}
-			select {
-			case <-h.crashes.c.died:
-			case <-time.After(20 * time.Second):
-				t.Fatal("the creation did not reach its second part within 20s")
-			}
+			h.waitCrash("the creation's second part")
 			h.crash()
 			if got := h.children(a.ID, model.NodeCreateAction); got != 2 {
 				t.Errorf("at the crash the creation had forked %d nodes, want the first part's 2", got)
@@ -377,6 +373,17 @@ func TestForkFailingHalfWay(t *testing.T) {
 	}
 }
 
+// waitCrash waits until the store died where the test armed it to, at
+// the step named what.
+func (h *harness) waitCrash(what string) {
+	h.t.Helper()
+	select {
+	case <-h.crashes.c.died:
+	case <-time.After(20 * time.Second):
+		h.t.Fatalf("the action did not reach %s within 20s", what)
+	}
+}
+
 // children counts an action's children of a kind.
 func (h *harness) children(parentID, action string) int {
 	h.t.Helper()
@@ -418,11 +425,7 @@ func TestCrashAtLockRelease(t *testing.T) {
 			if err != nil {
 				t.Fatalf("submit: %v", err)
 			}
-			select {
-			case <-h.crashes.c.died:
-			case <-time.After(20 * time.Second):
-				t.Fatal("the scale-out did not reach its lock release within 20s")
-			}
+			h.waitCrash("the scale-out's lock release")
 			h.crash()
 			r.resume(h, a)
 			if end := h.wait(a, nil); end.Status != model.ActionSucceeded {
