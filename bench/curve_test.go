@@ -201,8 +201,9 @@ func agentPid(b *testing.B, body string) (*api.Client, int, func()) {
 	}
 }
 
-// sqliteAgent is bigAgent that can be stopped, and its pid: a dev agent on SQLite that
-// accepts clusters of up to max nodes, with the noop profile.
+// sqliteAgent is bigAgent that can be stopped: a dev agent on SQLite that
+// accepts clusters of up to max nodes, with the noop profile. It returns
+// the agent's client, its pid and the function that stops it.
 func sqliteAgent(b *testing.B, max int) (*api.Client, int, func()) {
 	c, pid, stop := agentPid(b, fmt.Sprintf("workers {\n  max_nodes_per_cluster = %d\n}\n", max))
 	noopProfile(b, c)

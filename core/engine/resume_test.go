@@ -302,6 +302,46 @@ func TestCrashWhileForkingInParts(t *testing.T) {
 	}
 }
 
+// TestForkCountUnreadable: a creation whose count of forked nodes is not
+// a whole number from 0 to its size fails with a sentence naming the
+// field, and forks nothing rather than forking its nodes twice.
+func TestForkCountUnreadable(t *testing.T) {
+	for name, c := range map[string]struct {
+		count any
+		want  string
+	}{
+		"a word":        {"two", "data.forked.create is a JSON string where an integer belongs"},
+		"negative":      {-1, "data.forked.create must be between 0 and 3, got -1."},
+		"past the size": {4, "data.forked.create must be between 0 and 3, got 4."},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newIdleHarness(t, nil)
+			h.profile("p")
+			desired := 3
+			_, a, err := h.eng.CreateCluster(h.ctx(), caller, engine.ClusterCreate{Name: "c", Profile: "p", DesiredCapacity: &desired})
+			if err != nil {
+				t.Fatalf("submit: %v", err)
+			}
+			stored := h.getAction(a.ID)
+			stored.Data["forked.create"] = c.count
+			if err := h.store.UpdateActions(h.ctx(), []*model.Action{stored}); err != nil {
+				t.Fatal(err)
+			}
+			if err := h.eng.Start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(h.eng.Stop)
+			end := h.wait(a, nil)
+			if end.Status != model.ActionFailed || !strings.Contains(end.StatusReason, c.want) {
+				t.Errorf("the creation ended %s %q, want FAILED with %q", end.Status, end.StatusReason, c.want)
+			}
+			if got := h.children(a.ID, model.NodeCreateAction); got != 0 {
+				t.Errorf("the creation forked %d nodes, want none", got)
+			}
+		})
+	}
+}
+
 // failingFork fails one call of CreateActions, the left-th from the
 // store's start (the first records the creation itself), as a full disk
 // would, and lets every other call through.

@@ -108,14 +108,16 @@ func (e *Engine) forkCreateInParts(ctx context.Context, a *model.Action, stage, 
 		return nil
 	}
 	key := "forked." + stage
-	done := 0
-	if v, ok := a.Data[key].(float64); ok { // JSON's numbers, as read back
-		done = int(v)
-	} else if v, ok := a.Data[key].(int); ok {
-		done = v
+	done, _, err := dataOf[int](a, key)
+	if err != nil {
+		return err
+	}
+	if done < 0 || done > count {
+		return fmt.Errorf("The %s action %s has data Grove cannot read: data.%s must be between 0 and %d, got %d.", a.Action, a.ID, key, count, done)
 	}
 	for {
 		n := min(e.cfg.ForkPart, count-done)
+		last := done+n >= count
 		// A failed part leaves the action as the store has it.
 		data, outputs := maps.Clone(a.Data), maps.Clone(a.Outputs)
 		err := e.store.InTx(ctx, func(tx store.Store) error {
@@ -127,7 +129,7 @@ func (e *Engine) forkCreateInParts(ctx context.Context, a *model.Action, stage, 
 			if _, err := e.forkCreateFrom(ctx, tx, a, clusterID, "", done, n); err != nil {
 				return err
 			}
-			if done+n >= count {
+			if last {
 				delete(a.Data, key)
 				a.Data["stage."+stage] = true
 			} else {
@@ -140,10 +142,10 @@ func (e *Engine) forkCreateInParts(ctx context.Context, a *model.Action, stage, 
 			return err
 		}
 		e.wake()
-		done += n
-		if done >= count {
+		if last {
 			return nil
 		}
+		done += n
 	}
 }
 
