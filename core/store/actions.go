@@ -138,8 +138,9 @@ func (s *SQL) FinishActions(ctx context.Context, ids []string, status, reason st
 	return s.batchTx(ctx, func(t *SQL) error {
 		for start := 0; start < len(ids); start += 500 {
 			chunk := ids[start:min(start+500, len(ids))]
-			args := append([]any{status, reason, float64(at.UnixMicro()) / 1e6, us(at)}, anys(chunk)...)
-			if _, err := t.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = '', end_time = ?, updated_at = ? WHERE id IN ("+placeholders(len(chunk))+")", args...); err != nil {
+			in, idArgs := t.idsIn("id", chunk)
+			args := append([]any{status, reason, float64(at.UnixMicro()) / 1e6, us(at)}, idArgs...)
+			if _, err := t.exec(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = '', end_time = ?, updated_at = ? WHERE "+in, args...); err != nil {
 				return fmt.Errorf("finish actions: %w", err)
 			}
 		}
@@ -222,10 +223,11 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 		if t.dialect != "postgres" {
 			ready, args = t.unindexed("status")+" = ? AND ", append(args, model.ActionReady)
 		}
-		args = append(args, anys(ids)...)
+		in, idArgs := t.idsIn("id", ids)
+		args = append(args, idArgs...)
 		// The update returns the claimed rows: no second statement (a
 		// round trip on PostgreSQL) reads them back.
-		rows, err := t.query(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = ?, lease_expires = ?, start_time = CASE WHEN start_time = 0 THEN ? ELSE start_time END, updated_at = ? WHERE "+ready+"id IN ("+placeholders(len(ids))+") RETURNING "+actionCols, args...)
+		rows, err := t.query(ctx, "UPDATE actions SET status = ?, status_reason = ?, owner = ?, lease_expires = ?, start_time = CASE WHEN start_time = 0 THEN ? ELSE start_time END, updated_at = ? WHERE "+ready+in+" RETURNING "+actionCols, args...)
 		if err != nil {
 			return err
 		}
@@ -252,8 +254,9 @@ func (s *SQL) ClaimActions(ctx context.Context, owner, host string, until time.T
 func (s *SQL) RenewLeases(ctx context.Context, owner string, ids []string, until time.Time) error {
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
-		args := append([]any{us(until), owner, model.ActionRunning}, anys(chunk)...)
-		if _, err := s.exec(ctx, "UPDATE actions SET lease_expires = ? WHERE "+s.unindexed("owner")+" = ? AND "+s.unindexed("status")+" = ? AND id IN ("+placeholders(len(chunk))+")", args...); err != nil {
+		in, idArgs := s.idsIn("id", chunk)
+		args := append([]any{us(until), owner, model.ActionRunning}, idArgs...)
+		if _, err := s.exec(ctx, "UPDATE actions SET lease_expires = ? WHERE "+s.unindexed("owner")+" = ? AND "+s.unindexed("status")+" = ? AND "+in, args...); err != nil {
 			return fmt.Errorf("renew leases: %w", err)
 		}
 	}
@@ -406,7 +409,8 @@ func (s *SQL) ReleaseLifecycle(ctx context.Context, parentID, id, reason string,
 func (s *SQL) DeleteActions(ctx context.Context, ids []string) error {
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
-		if _, err := s.exec(ctx, "DELETE FROM actions WHERE id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
+		in, args := s.idsIn("id", chunk)
+		if _, err := s.exec(ctx, "DELETE FROM actions WHERE "+in, args...); err != nil {
 			return fmt.Errorf("delete actions: %w", err)
 		}
 	}

@@ -112,7 +112,8 @@ func (s *SQL) writeNodeChanges(ctx context.Context) error {
 // the given ids, as the store holds them now: called before the nodes are
 // written, it names the clusters they leave or are deleted from.
 func (s *SQL) bumpNodeChangesOf(ctx context.Context, nodeIDs []string) error {
-	clusters, err := s.ids(ctx, "SELECT DISTINCT cluster_id FROM nodes WHERE id IN ("+placeholders(len(nodeIDs))+") AND cluster_id <> ''", anys(nodeIDs)...)
+	in, args := s.idsIn("id", nodeIDs)
+	clusters, err := s.ids(ctx, "SELECT DISTINCT cluster_id FROM nodes WHERE "+in+" AND cluster_id <> ''", args...)
 	if err != nil {
 		return fmt.Errorf("find the clusters of changed nodes: %w", err)
 	}
@@ -371,7 +372,8 @@ func (s *SQL) GetNodes(ctx context.Context, ids []string) ([]*model.Node, error)
 	var out []*model.Node
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
-		ns, err := s.nodesWhere(ctx, "id IN ("+placeholders(len(chunk))+")", anys(chunk)...)
+		in, args := s.idsIn("id", chunk)
+		ns, err := s.nodesWhere(ctx, in, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -447,31 +449,23 @@ func (s *SQL) RecordNodeResults(ctx context.Context, nodes []*model.Node) error 
 		var clusters []string
 		for start := 0; start < len(nodes); start += 500 {
 			chunk := nodes[start:min(start+500, len(nodes))]
-			rows := make([]string, len(chunk))
-			args := make([]any, 0, 9*len(chunk))
-			for i, n := range chunk {
-				// The casts type PostgreSQL's otherwise untyped values.
-				rows[i] = "(?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?, ?)"
-				args = append(args, n.ID, n.PhysicalID, usPtr(n.CreatedAt), usPtr(n.UpdatedAt), n.Status, n.StatusReason,
-					toJSON(n.Data), base64.StdEncoding.EncodeToString(n.State))
-			}
-			// On PostgreSQL the ids are listed for the nodes too: it
-			// otherwise joined the values to every node, reading the
-			// whole table for each batch (a hash join over a sequential
-			// scan), so a create of n nodes cost n². SQLite looks each
-			// value's node up by id already, and a list would only cost
-			// it a temporary index of the ids per batch.
-			byID := ""
+			var got []string
+			var err error
 			if t.dialect == "postgres" {
-				byID = " AND nodes.id IN (" + placeholders(len(chunk)) + ")"
-				for _, n := range chunk {
-					args = append(args, n.ID)
+				got, err = t.recordResultArrays(ctx, chunk)
+			} else {
+				rows := make([]string, len(chunk))
+				args := make([]any, 0, 8*len(chunk))
+				for i, n := range chunk {
+					rows[i] = "(?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), ?, ?, ?, ?)"
+					args = append(args, n.ID, n.PhysicalID, usPtr(n.CreatedAt), usPtr(n.UpdatedAt), n.Status, n.StatusReason,
+						toJSON(n.Data), base64.StdEncoding.EncodeToString(n.State))
 				}
-			}
-			got, err := t.ids(ctx, `WITH r (id, physical_id, created_at, updated_at, status, status_reason, data, state) AS (VALUES `+strings.Join(rows, ", ")+`)
+				got, err = t.ids(ctx, `WITH r (id, physical_id, created_at, updated_at, status, status_reason, data, state) AS (VALUES `+strings.Join(rows, ", ")+`)
 				UPDATE nodes SET physical_id = r.physical_id, created_at = r.created_at, updated_at = r.updated_at,
 					status = r.status, status_reason = r.status_reason, data = r.data, state = r.state
-				FROM r WHERE nodes.id = r.id`+byID+` RETURNING nodes.cluster_id`, args...)
+				FROM r WHERE nodes.id = r.id RETURNING nodes.cluster_id`, args...)
+			}
 			if err != nil {
 				return fmt.Errorf("record the results of %d nodes: %w", len(chunk), err)
 			}
@@ -483,6 +477,27 @@ func (s *SQL) RecordNodeResults(ctx context.Context, nodes []*model.Node) error 
 	})
 }
 
+// recordResultArrays is RecordNodeResults' statement on PostgreSQL: the
+// results go as one array per column (as insertArrays' rows do), and the
+// ids are listed for the nodes too: without the list PostgreSQL joined
+// the results to every node, reading the whole table for each batch (a
+// hash join over a sequential scan), so a create of n nodes cost n².
+func (s *SQL) recordResultArrays(ctx context.Context, nodes []*model.Node) ([]string, error) {
+	ids, physical, reasons, statuses, data, states := make([]string, len(nodes)), make([]string, len(nodes)), make([]string, len(nodes)),
+		make([]string, len(nodes)), make([]string, len(nodes)), make([]string, len(nodes))
+	created, updated := make([]any, len(nodes)), make([]any, len(nodes))
+	for i, n := range nodes {
+		ids[i], physical[i], created[i], updated[i], statuses[i], reasons[i] = n.ID, n.PhysicalID, usPtr(n.CreatedAt), usPtr(n.UpdatedAt), n.Status, n.StatusReason
+		data[i], states[i] = toJSON(n.Data), base64.StdEncoding.EncodeToString(n.State)
+	}
+	return s.ids(ctx, `UPDATE nodes SET physical_id = r.physical_id, created_at = r.created_at, updated_at = r.updated_at,
+			status = r.status, status_reason = r.status_reason, data = r.data, state = r.state
+		FROM unnest(CAST(? AS text[]), CAST(? AS text[]), CAST(? AS bigint[]), CAST(? AS bigint[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]))
+			AS r (id, physical_id, created_at, updated_at, status, status_reason, data, state)
+		WHERE nodes.id = r.id AND nodes.id = ANY(?) RETURNING nodes.cluster_id`,
+		ids, physical, created, updated, statuses, reasons, data, states, ids)
+}
+
 // SetNodeStatus implements Store.
 func (s *SQL) SetNodeStatus(ctx context.Context, ids []string, status, reason string) error {
 	return s.InTx(ctx, func(tx Store) error {
@@ -491,8 +506,9 @@ func (s *SQL) SetNodeStatus(ctx context.Context, ids []string, status, reason st
 			chunk := ids[start:min(start+500, len(ids))]
 			// The update names the clusters it changed: no second look
 			// at the rows.
-			clusters, err := t.ids(ctx, "UPDATE nodes SET status = ?, status_reason = ? WHERE id IN ("+placeholders(len(chunk))+") RETURNING cluster_id",
-				append([]any{status, reason}, anys(chunk)...)...)
+			in, args := t.idsIn("id", chunk)
+			clusters, err := t.ids(ctx, "UPDATE nodes SET status = ?, status_reason = ? WHERE "+in+" RETURNING cluster_id",
+				append([]any{status, reason}, args...)...)
 			if err != nil {
 				return fmt.Errorf("set node status: %w", err)
 			}
@@ -514,10 +530,12 @@ func (s *SQL) DeleteNodes(ctx context.Context, ids []string) error {
 			if err := t.bumpNodeChangesOf(ctx, chunk); err != nil {
 				return err
 			}
-			if _, err := t.exec(ctx, "DELETE FROM nodes WHERE id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
+			in, args := t.idsIn("id", chunk)
+			if _, err := t.exec(ctx, "DELETE FROM nodes WHERE "+in, args...); err != nil {
 				return fmt.Errorf("delete nodes: %w", err)
 			}
-			if _, err := t.exec(ctx, "DELETE FROM node_locks WHERE node_id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
+			in, args = t.idsIn("node_id", chunk)
+			if _, err := t.exec(ctx, "DELETE FROM node_locks WHERE "+in, args...); err != nil {
 				return fmt.Errorf("delete node locks: %w", err)
 			}
 		}

@@ -91,7 +91,8 @@ func (s *SQL) EventStamps(ctx context.Context, oid string) ([]Stamp, error) {
 func (s *SQL) DeleteEvents(ctx context.Context, ids []string) error {
 	for start := 0; start < len(ids); start += 500 {
 		chunk := ids[start:min(start+500, len(ids))]
-		if _, err := s.exec(ctx, "DELETE FROM events WHERE id IN ("+placeholders(len(chunk))+")", anys(chunk)...); err != nil {
+		in, args := s.idsIn("id", chunk)
+		if _, err := s.exec(ctx, "DELETE FROM events WHERE "+in, args...); err != nil {
 			return fmt.Errorf("delete events: %w", err)
 		}
 	}

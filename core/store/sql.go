@@ -47,6 +47,10 @@ type SQL struct {
 	// stmts keeps the statements of the store's pool prepared: the read
 	// pool's, and SQLite's writer's (Backend.KeepPrepared).
 	stmts *stmtCache
+	// columnTypes, on PostgreSQL, holds each table's column types by
+	// column, read from the catalog once the schema is migrated
+	// (insertArrays); the store and its transactions share it unchanged.
+	columnTypes map[string]map[string]string
 }
 
 // maxCachedStmts bounds the statements a pool keeps prepared. The API's
@@ -212,6 +216,13 @@ func NewSQL(ctx context.Context, db *sql.DB, b Backend) (*SQL, error) {
 	}
 	if err := s.migrate(ctx); err != nil {
 		return nil, fmt.Errorf("migrate %s store %s: %w", b.Dialect, b.Location, err)
+	}
+	if s.dialect == "postgres" {
+		types, err := s.readColumnTypes(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("open %s store %s: %w", b.Dialect, b.Location, err)
+		}
+		s.columnTypes = types
 	}
 	if b.KeepPrepared {
 		s.stmts = newStmtCache(db)
@@ -504,8 +515,16 @@ func (s *SQL) TraceQueries(fn func(query string, args []any)) {
 }
 
 // insertMany inserts rows in chunks of multi-row INSERTs: one statement per
-// few hundred rows is what makes a 10,000-node cluster cheap to write.
+// few hundred rows is what makes a 10,000-node cluster cheap to write. On
+// PostgreSQL the chunks pass their values as arrays (insertArrays).
 func (s *SQL) insertMany(ctx context.Context, table, cols string, n int, args func(i int) []any) error {
+	if s.dialect == "postgres" {
+		if err := s.insertArrays(ctx, table, cols, n, args); err != nil {
+			return err
+		}
+		s.countForAnalyze(ctx, table, n)
+		return nil
+	}
 	ncols := strings.Count(cols, ",") + 1
 	chunk := 8000 / ncols
 	row := "(" + strings.TrimSuffix(strings.Repeat("?,", ncols), ",") + ")"
@@ -525,6 +544,14 @@ func (s *SQL) insertMany(ctx context.Context, table, cols string, n int, args fu
 			return fmt.Errorf("insert into %s: %w", table, err)
 		}
 	}
+	s.countForAnalyze(ctx, table, n)
+	return nil
+}
+
+// countForAnalyze counts n rows inserted into table towards the next
+// refresh of its statistics (analyzeAfter): at once outside a
+// transaction, at the commit in one.
+func (s *SQL) countForAnalyze(ctx context.Context, table string, n int) {
 	switch {
 	case s.unanalyzed == nil: // no statistics to keep (SQLite)
 	case s.inTx():
@@ -532,7 +559,101 @@ func (s *SQL) insertMany(ctx context.Context, table, cols string, n int, args fu
 	default:
 		s.analyzeAfter(ctx, map[string]int{table: n})
 	}
+}
+
+// arrayRows is how many rows one of insertArrays' statements inserts: its
+// size does not change the statement, only the message that carries it
+// (a node's row is a few hundred bytes).
+const arrayRows = 1000
+
+// insertArrays is insertMany on PostgreSQL: the rows go as one array per
+// column, which the statement unnests into rows. A multi-row INSERT of a
+// few hundred rows has thousands of parameters, and the server parsed and
+// typed each of them on every call, and planned most calls afresh, since
+// each count of rows was a statement of its own. Measured on the inserts
+// of a 10,000-node fork (nodes and their actions, in transactions of
+// 1,000), arrays took 26-27 µs per node where multi-row statements took
+// 36-42.
+func (s *SQL) insertArrays(ctx context.Context, table, cols string, n int, args func(i int) []any) error {
+	names := strings.Split(cols, ",")
+	var b strings.Builder
+	b.WriteString("INSERT INTO " + table + " (" + cols + ") SELECT * FROM unnest(")
+	for i, c := range names {
+		c = strings.TrimSpace(c)
+		typ, ok := s.columnTypes[table][c]
+		if !ok {
+			return fmt.Errorf("insert into %s: the catalog has no column %s in it", table, c)
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("CAST(? AS " + typ + "[])")
+	}
+	b.WriteString(")")
+	q := b.String()
+	for start := 0; start < n; start += arrayRows {
+		end := min(start+arrayRows, n)
+		columns := make([][]any, len(names))
+		for c := range columns {
+			columns[c] = make([]any, 0, end-start)
+		}
+		for i := start; i < end; i++ {
+			row := args(i)
+			if len(row) != len(names) {
+				return fmt.Errorf("insert into %s: %d values for %d columns", table, len(row), len(names))
+			}
+			for c, v := range row {
+				columns[c] = append(columns[c], v)
+			}
+		}
+		all := make([]any, len(columns))
+		for c := range columns {
+			all[c] = columns[c]
+		}
+		if _, err := s.exec(ctx, q, all...); err != nil {
+			return fmt.Errorf("insert into %s: %w", table, err)
+		}
+	}
 	return nil
+}
+
+// readColumnTypes reads the type of every column of the schema's tables
+// from PostgreSQL's catalog, by table and column.
+func (s *SQL) readColumnTypes(ctx context.Context) (map[string]map[string]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod)
+		FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = current_schema() AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped`)
+	if err != nil {
+		return nil, fmt.Errorf("read column types: %w", err)
+	}
+	defer rows.Close()
+	types := map[string]map[string]string{}
+	for rows.Next() {
+		var table, col, typ string
+		if err := rows.Scan(&table, &col, &typ); err != nil {
+			return nil, fmt.Errorf("read column types: %w", err)
+		}
+		if types[table] == nil {
+			types[table] = map[string]string{}
+		}
+		types[table][col] = typ
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read column types: %w", err)
+	}
+	return types, nil
+}
+
+// idsIn returns the condition that col is one of ids, with its arguments:
+// "col IN (?, …)" with an argument per id; on PostgreSQL "col = ANY(?)"
+// with the ids as one text array, one statement text whatever their
+// count, which each connection prepares and plans once rather than a
+// statement of hundreds of parameters for each count of ids.
+func (s *SQL) idsIn(col string, ids []string) (string, []any) {
+	if s.dialect == "postgres" {
+		return col + " = ANY(?)", []any{ids}
+	}
+	return col + " IN (" + placeholders(len(ids)) + ")", anys(ids)
 }
 
 // countInserted adds n rows a transaction inserted into a counted table

@@ -411,6 +411,10 @@ func explainGeneric(t *testing.T, s *store.SQL, q string, args []any) string {
 			lits[i] = "'" + strings.ReplaceAll(v, "'", "''") + "'"
 		case int, int64, float64:
 			lits[i] = fmt.Sprint(v)
+		case []string:
+			lits[i] = arrayLiteral(anys(v))
+		case []any:
+			lits[i] = arrayLiteral(v)
 		default:
 			t.Fatalf("explainGeneric: argument %d is a %T", i+1, a)
 		}
@@ -433,6 +437,31 @@ func explainGeneric(t *testing.T, s *store.SQL, q string, args []any) string {
 		}
 	}
 	return plan
+}
+
+// arrayLiteral writes an array argument (the store's batch writes pass
+// ids and columns as arrays) as an untyped array literal, which takes
+// the type of the statement's parameter.
+func arrayLiteral(vs []any) string {
+	elems := make([]string, len(vs))
+	for i, v := range vs {
+		if v == nil {
+			elems[i] = "NULL"
+			continue
+		}
+		e := strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(fmt.Sprint(v))
+		elems[i] = `"` + e + `"`
+	}
+	return "'" + strings.ReplaceAll("{"+strings.Join(elems, ",")+"}", "'", "''") + "'"
+}
+
+// anys returns ids as arguments.
+func anys(ids []string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }
 
 // planOf joins the lines of an EXPLAIN's rows with "; ".
@@ -568,7 +597,7 @@ func TestBatchWritesPlanOnce(t *testing.T) {
 	writes := map[string]string{
 		"the claim's selection": "SELECT id FROM actions WHERE status = 'READY' AND parent_id = $",
 		"the claim's update":    "UPDATE actions SET status = $1, status_reason = $2, owner = $3",
-		"the results' update":   "WITH r (id, physical_id",
+		"the results' update":   "UPDATE nodes SET physical_id = r.physical_id",
 		"the ends' update":      "UPDATE actions SET status = $1, status_reason = $2, owner = ''",
 	}
 	for what, prefix := range writes {
