@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -60,6 +61,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"NodeChangesFollowEveryWrite", testNodeChanges},
 		{"NodeViewsAsNodes", testNodeViews},
 		{"RecordNodeResultsLeavesTheRest", testRecordNodeResults},
+		{"BatchWritesKeepAwkwardValues", testAwkwardValues},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -349,6 +351,87 @@ func testRecordNodeResults(t *testing.T, s store.Store) {
 	}
 	if g, err := s.NodeChanges(ctx, c.ID); err != nil || g <= gen+1 {
 		t.Errorf("generation %d → %d (%v); want it moved by the rename and again by the results", gen, g, err)
+	}
+}
+
+// awkward are values that mean something inside an array literal or to a
+// parser: PostgreSQL's batch writes pass their rows as arrays.
+var awkward = []string{"", "NULL", "null", "{}", "{a,b}", `"quoted"`, `back\slash`, "comma,here", "it's", "ünïcødé ✓", "line\nbreak", " spaced "}
+
+// testAwkwardValues: nodes, actions and events written in batches, and a
+// batch's results, read back exactly as written, whatever their strings
+// hold; ids that look like NULL or a literal are looked up as themselves.
+func testAwkwardValues(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "c", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, c))
+	var nodes []*model.Node
+	var actions []*model.Action
+	var events []*model.Event
+	for i, v := range awkward {
+		id := "NULL"
+		if i > 0 {
+			id = fmt.Sprintf("{%d,%q}", i, v)
+		}
+		nodes = append(nodes, &model.Node{ID: id, Name: "n" + v, ClusterID: c.ID, ProfileID: v, Project: v, Index: i + 1, InitAt: t0, Role: v,
+			Status: model.NodeCreating, StatusReason: v, Data: map[string]any{v: v}, Metadata: map[string]any{"k": v}, Host: v})
+		a := action("a"+v, "parent", t0.Add(time.Duration(i)))
+		a.ID, a.Target, a.Cause, a.User, a.Project, a.StatusReason = id, id, v, v, v, v
+		actions = append(actions, a)
+		events = append(events, &model.Event{ID: id, Timestamp: t0, OID: id, OName: v, OType: "NODE", ClusterID: c.ID, Project: v,
+			Action: v, Status: v, StatusReason: v, Level: 20, MetaData: map[string]any{"v": v}})
+	}
+	must(t, s.CreateNodes(ctx, nodes))
+	must(t, s.CreateActions(ctx, actions))
+	must(t, s.CreateEvents(ctx, events))
+	ids := make([]string, len(nodes))
+	for i, n := range nodes {
+		ids[i] = n.ID
+		n.PhysicalID, n.Status, n.StatusReason, n.State = "phys "+awkward[i], model.NodeActive, awkward[len(awkward)-1-i], []byte(awkward[i])
+		n.CreatedAt, n.UpdatedAt = &t0, nil
+	}
+	must(t, s.RecordNodeResults(ctx, nodes))
+	got, err := s.GetNodes(ctx, append(slices.Clone(ids), "missing"))
+	must(t, err)
+	if len(got) != len(nodes) {
+		t.Fatalf("GetNodes found %d of %d nodes", len(got), len(nodes))
+	}
+	byID := map[string]*model.Node{}
+	for _, n := range got {
+		byID[n.ID] = n
+	}
+	for i, want := range nodes {
+		n := byID[want.ID]
+		switch {
+		case n == nil:
+			t.Errorf("node %q not found", want.ID)
+		case n.Name != want.Name || n.ProfileID != want.ProfileID || n.Project != want.Project || n.Role != want.Role || n.Host != want.Host ||
+			n.PhysicalID != want.PhysicalID || n.StatusReason != want.StatusReason || string(n.State) != awkward[i] ||
+			n.Data[awkward[i]] != awkward[i] || n.Metadata["k"] != awkward[i] || n.CreatedAt == nil || !n.CreatedAt.Equal(t0) || n.UpdatedAt != nil:
+			t.Errorf("node %q read back as %+v, want %+v", want.ID, n, want)
+		}
+	}
+	for i, want := range actions {
+		a, err := s.GetAction(ctx, want.ID)
+		must(t, err)
+		if a.Target != want.ID || a.Cause != awkward[i] || a.User != awkward[i] || a.Project != awkward[i] || a.StatusReason != awkward[i] || a.Name != want.Name {
+			t.Errorf("action %q read back as %+v", want.ID, a)
+		}
+		e, err := s.GetEvent(ctx, want.ID)
+		must(t, err)
+		if e.OName != awkward[i] || e.Action != awkward[i] || e.StatusReason != awkward[i] || e.MetaData["v"] != awkward[i] {
+			t.Errorf("event %q read back as %+v", want.ID, e)
+		}
+	}
+	must(t, s.FinishActions(ctx, ids, model.ActionSucceeded, "done", t0))
+	must(t, s.DeleteNodes(ctx, ids[:3]))
+	if left, err := s.GetNodes(ctx, ids); err != nil || len(left) != len(ids)-3 {
+		t.Errorf("after deleting 3 nodes by id %d are left (%v), want %d", len(left), err, len(ids)-3)
+	}
+	for _, id := range ids {
+		if a, err := s.GetAction(ctx, id); err != nil || a.Status != model.ActionSucceeded {
+			t.Errorf("action %q after its end: %+v, %v", id, a, err)
+		}
 	}
 }
 
