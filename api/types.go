@@ -89,8 +89,9 @@ type ClusterExpect struct {
 	Since *string `json:"since"`
 	// Action is the id of the action that set it.
 	Action string `json:"action"`
-	// Result is how it ended: "reached: ..." or "failed: ..."; empty while
-	// it is pending.
+	// Result is how it ended: "reached: ...", "failed: ..." or
+	// "cancelled: ..." (a freeze of every instance); empty while it is
+	// pending.
 	Result string `json:"result,omitempty"`
 }
 

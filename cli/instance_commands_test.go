@@ -72,8 +72,8 @@ func TestClusterInstanceCommands(t *testing.T) {
 }
 
 // TestClusterSwitchWait: with -wait, switch waits past its action until
-// the cluster's expectation ended: reached exits 0, failed exits non-zero
-// with the monitor's reason. Without -host it is a usage error.
+// the cluster's expectation ended: reached exits 0, failed or cancelled (a
+// freeze of the cluster) exits non-zero with the reason. Without -host it is a usage error.
 func TestClusterSwitchWait(t *testing.T) {
 	const id = "a1b2c3d4-0000-4000-8000-000000000002"
 	var mu sync.Mutex
@@ -108,7 +108,9 @@ func TestClusterSwitchWait(t *testing.T) {
 	for _, c := range []struct {
 		result string
 		code   int
-	}{{"reached: up on h2", 0}, {"failed: the start on h2 failed", 1}} {
+		reason string
+	}{{"reached: up on h2", 0, ""}, {"failed: the start on h2 failed", 1, "the start on h2 failed"},
+		{"cancelled: the cluster was frozen by action f00", 1, "the cluster was frozen by action f00"}} {
 		mu.Lock()
 		polls, result = 0, c.result
 		mu.Unlock()
@@ -121,8 +123,8 @@ func TestClusterSwitchWait(t *testing.T) {
 			t.Errorf("%s: the cluster was read %d times; want it waited for past the pending reads", c.result, polls)
 		}
 		mu.Unlock()
-		if c.code != 0 && !strings.Contains(errOut, "the start on h2 failed") {
-			t.Errorf("failed switch: %q, want the reason", errOut)
+		if c.code != 0 && !strings.Contains(errOut, c.reason) {
+			t.Errorf("%s: %q, want the reason", c.result, errOut)
 		}
 	}
 	if _, errOut, code := grove(t, "cluster", "switch", "ha"); code == 0 || !strings.Contains(errOut, "usage: grove cluster switch -host HOST <cluster>") {

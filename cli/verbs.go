@@ -452,8 +452,8 @@ func clusterExpectFollow(ctx context.Context, env *Env, g *globals, cluster, nam
 var expectActions = map[string]bool{"CLUSTER_EXPECT_START": true, "CLUSTER_EXPECT_STOP": true, "CLUSTER_SWITCH": true, "CLUSTER_GIVEBACK": true}
 
 // waitExpect polls the cluster until the expectation actionID set has
-// ended: nil when reached, an error with the reason when it failed or
-// another expectation replaced it.
+// ended: nil when reached, an error with the reason when it failed, a
+// freeze of the cluster cancelled it or another expectation replaced it.
 func waitExpect(ctx context.Context, p *progress, c *api.Client, cluster, actionID, what string) error {
 	start := time.Now()
 	delay := 100 * time.Millisecond
@@ -473,7 +473,7 @@ func waitExpect(ctx context.Context, p *progress, c *api.Client, cluster, action
 			return fmt.Errorf("%s: another command's %s replaced it before it was reached", what, cmp.Or(x.Kind, "expectation"))
 		case x.Kind == "":
 			p.end()
-			if strings.HasPrefix(x.Result, "failed") {
+			if strings.HasPrefix(x.Result, "failed") || strings.HasPrefix(x.Result, "cancelled") {
 				return fmt.Errorf("%s: %s", what, x.Result)
 			}
 			return nil

@@ -138,7 +138,8 @@ func (e *Engine) instanceHosts(ctx context.Context, cl *model.Cluster, cmd strin
 // applies the monitor's Command to each host's instance and writes it. It
 // takes no cluster lock: the instances are versioned rows, so a command
 // and the monitor round that share one re-read and retry rather than wait
-// for each other, and a freeze is never held up by a long action.
+// for each other, and a freeze is never held up by a long action. A
+// freeze of every instance also cancels a pending expectation (cancelExpect).
 func (e *Engine) doInstanceCommand(ctx context.Context, a *model.Action) error {
 	in, err := inputsOf[model.InstanceCommandInputs](a)
 	if err != nil {
@@ -174,12 +175,51 @@ func (e *Engine) doInstanceCommand(ctx context.Context, a *model.Action) error {
 	if len(refused) > 0 {
 		return errors.New(strings.Join(refused, " "))
 	}
+	var cancelled string
+	if cmd == "freeze" && in.Host == "" {
+		if cancelled, err = e.cancelExpect(ctx, a, cl); err != nil {
+			return err
+		}
+	}
 	if len(changed) == 0 {
 		a.StatusReason = fmt.Sprintf("No instance of the cluster needed a %s.", cmd)
-		return nil
+	} else {
+		a.StatusReason = fmt.Sprintf("The %s of the instances on %s is done.", cmd, strings.Join(changed, ", "))
 	}
-	a.StatusReason = fmt.Sprintf("The %s of the instances on %s is done.", cmd, strings.Join(changed, ", "))
+	if cancelled != "" {
+		a.StatusReason += fmt.Sprintf(" The pending %s of the cluster is cancelled.", cancelled)
+	}
 	return nil
+}
+
+// cancelExpect clears the cluster's pending expectation, if any, after a
+// freeze of every instance, and returns the kind it cleared. In OpenSVC a
+// freeze of the whole service is itself an admin orchestration (a global
+// expect of frozen) and replaces a pending one, as a new expectation
+// replaces a pending one here (doExpect): an operator who freezes the
+// cluster wants nothing started, stopped or moved, and without this a
+// pending switch or giveback went on stopping frozen instances. A freeze
+// of one host leaves the expectation to the other hosts.
+func (e *Engine) cancelExpect(ctx context.Context, a *model.Action, cl *model.Cluster) (string, error) {
+	for try := 1; ; try++ {
+		x, err := e.store.GetExpectation(ctx, cl.ID)
+		if err != nil || x == nil || x.Kind == "" {
+			return "", err
+		}
+		kind := x.Kind
+		now := e.cfg.Now()
+		x.Kind, x.Host, x.Since, x.Reason, x.UpdatedAt = "", "", now, "cancelled: the cluster was frozen by action "+a.ID, now
+		err = e.store.PutExpectation(ctx, x)
+		if errors.Is(err, store.ErrConflict) && try < putInstanceTries {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		e.expectEvent(ctx, a.User, a.Project, expectActions[kind], x.ActionID, cl, "EXPECT_CANCELLED",
+			fmt.Sprintf("The pending %s of the cluster is cancelled: the cluster was frozen.", kind), model.LevelWarning, "")
+		return kind, nil
+	}
 }
 
 // refusal is the monitor's refusal of a command on one instance; the

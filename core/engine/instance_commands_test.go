@@ -282,3 +282,61 @@ func TestInstanceCommandsWhileBusy(t *testing.T) {
 		}
 	}
 }
+
+// TestFreezeCancelsExpectation: a freeze of every instance cancels a
+// pending expectation, with an event naming the action that set it; a
+// freeze of one host leaves it pending. No monitor runs in the harness,
+// so the expectation stays pending until a command clears it.
+func TestFreezeCancelsExpectation(t *testing.T) {
+	h := newHarness(t, nil)
+	cl := h.failoverCluster("ha", "failover")
+	start := h.command(cl, `{"start": {}}`)
+	if start.Status != model.ActionSucceeded {
+		t.Fatalf("start: %s %s", start.Status, start.StatusReason)
+	}
+	pending := func() *model.Expectation {
+		t.Helper()
+		x, err := h.store.GetExpectation(h.ctx(), cl.ID)
+		if err != nil || x == nil {
+			t.Fatalf("expectation: %+v, %v", x, err)
+		}
+		return x
+	}
+	if x := pending(); x.Kind != monitor.ExpectStart {
+		t.Fatalf("after start the expectation is %+v, want start pending", x)
+	}
+
+	one := h.command(cl, `{"freeze": {"host": "a"}}`)
+	if x := pending(); one.Status != model.ActionSucceeded || x.Kind != monitor.ExpectStart {
+		t.Fatalf("after freezing one host: %s %q, expectation %+v; want start still pending", one.Status, one.StatusReason, x)
+	}
+
+	all := h.command(cl, `{"freeze": {}}`)
+	x := pending()
+	if all.Status != model.ActionSucceeded || x.Kind != "" || !strings.Contains(x.Reason, "cancelled") || !strings.Contains(x.Reason, all.ID) {
+		t.Fatalf("after freezing the cluster: %s %q, expectation %+v; want it cleared as cancelled by %s", all.Status, all.StatusReason, x, all.ID)
+	}
+	if !strings.Contains(all.StatusReason, "The pending start of the cluster is cancelled.") {
+		t.Errorf("the freeze's reason %q does not say it cancelled the start", all.StatusReason)
+	}
+	evs, err := h.store.ListEvents(h.ctx(), store.ListOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cancelled []*model.Event
+	for _, ev := range evs {
+		if ev.Status == "EXPECT_CANCELLED" {
+			cancelled = append(cancelled, ev)
+		}
+	}
+	if len(cancelled) != 1 || cancelled[0].MetaData["action"] != start.ID || cancelled[0].Action != model.ClusterExpectStartAction ||
+		cancelled[0].Level != model.LevelWarning {
+		t.Fatalf("EXPECT_CANCELLED events: %+v; want one, for the start %s", cancelled, start.ID)
+	}
+
+	// Nothing pending: a second freeze cancels nothing.
+	again := h.command(cl, `{"freeze": {}}`)
+	if again.Status != model.ActionSucceeded || strings.Contains(again.StatusReason, "cancelled") {
+		t.Fatalf("a second freeze: %s %q", again.Status, again.StatusReason)
+	}
+}
