@@ -194,6 +194,11 @@ type Engine struct {
 	// joined is when this agent started as a host: its instance
 	// monitors' rejoin grace runs from here.
 	joined time.Time
+	// wakes are the instants wakeHealthAt has a timer armed for, by
+	// UnixNano: the rounds that see one grace running arm one timer for
+	// its end.
+	wakeMu sync.Mutex
+	wakes  map[int64]struct{}
 
 	wg     sync.WaitGroup
 	cancel context.CancelFunc
@@ -229,6 +234,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 	return &Engine{
 		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(), secrets: sec,
 		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1), healthLast: map[string]time.Time{},
+		wakes: map[int64]struct{}{},
 		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{}, cascades: map[string]int{}, cascadesBegun: map[string]uint64{},
 		checks: newCheckReads(),
 		rng:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),

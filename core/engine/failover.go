@@ -315,6 +315,12 @@ func (e *Engine) monitorStep(ctx context.Context, cl *model.Cluster, hosts map[s
 	if err != nil {
 		return false, fmt.Errorf("the instance monitor of cluster '%s': %w", cl.Name, err)
 	}
+	// A peer's maintenance grace or this host's rejoin grace that ends
+	// before the next check is decided on when it ends: a takeover then
+	// waits for no check interval.
+	if at, ok := monitor.NextChange(v.in); ok {
+		e.wakeHealthAt(at)
+	}
 	i := slices.IndexFunc(steps, func(s monitor.Step) bool { return s.Host == me })
 	if i < 0 {
 		return false, nil

@@ -198,6 +198,15 @@ func TestFailoverMaintenanceGrace(t *testing.T) {
 	if got := h.instanceView(cl); got["a"] != "up idle L" {
 		t.Errorf("a's instance during the grace is %q, want its last state kept: up idle", got["a"])
 	}
+	// The peers' rounds armed a wake for the grace's end: the takeover
+	// waits for no check interval.
+	hs, err := h.store.GetHost(h.ctx(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := hs.Heartbeat.Add(30 * time.Second); !b.WakesArmed(end) || !c.WakesArmed(end) {
+		t.Errorf("no wake armed for the end of a's maintenance grace (%s): b %v, c %v", end, b.WakesArmed(end), c.WakesArmed(end))
+	}
 
 	// Past the grace, b takes over; a's node stays, its host being only
 	// in maintenance (its process may still run).

@@ -554,13 +554,25 @@ func (e *Engine) reportedClusters(ctx context.Context) (map[string]bool, error) 
 }
 
 // wakeHealthAt makes the health loop run again at t, so a restart delay
-// shorter than the check interval is honoured.
+// shorter than the check interval is honoured; a second call for the same
+// t arms no second timer.
 func (e *Engine) wakeHealthAt(t time.Time) {
+	key := t.UnixNano()
+	e.wakeMu.Lock()
+	if _, armed := e.wakes[key]; armed {
+		e.wakeMu.Unlock()
+		return
+	}
+	e.wakes[key] = struct{}{}
+	e.wakeMu.Unlock()
 	d := time.Until(t)
 	if d < 0 {
 		d = 0
 	}
 	time.AfterFunc(d, func() {
+		e.wakeMu.Lock()
+		delete(e.wakes, key)
+		e.wakeMu.Unlock()
 		select {
 		case e.healthNow <- struct{}{}:
 		default:

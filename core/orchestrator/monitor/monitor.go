@@ -161,6 +161,33 @@ func Decide(in Input) ([]Step, error) {
 	return steps, nil
 }
 
+// NextChange is the first instant after in.Now at which time alone, with
+// no new data, can change a decision on in: a ready period running out,
+// a peer's maintenance grace ending (its kept data is dropped, and a
+// takeover may follow), or a host's rejoin grace ending. ok is false when
+// none is pending. The engine runs a round then, rather than waiting for
+// its next check.
+func NextChange(in Input) (at time.Time, ok bool) {
+	s := in.Settings.withDefaults()
+	consider := func(t time.Time) {
+		if t.After(in.Now) && (!ok || t.Before(at)) {
+			at, ok = t, true
+		}
+	}
+	for _, x := range in.Instances {
+		if x.State == Ready {
+			consider(x.Since.Add(s.readyPeriod))
+		}
+		if !x.Maintenance.IsZero() {
+			consider(x.Maintenance.Add(s.maintenanceGrace))
+		}
+		if !x.Joined.IsZero() {
+			consider(x.Joined.Add(s.rejoinGrace))
+		}
+	}
+	return at, ok
+}
+
 // prepare validates the input and builds the views of every host, the
 // surviving candidates ranked.
 func prepare(in Input) (settings, []*view, error) {

@@ -225,6 +225,44 @@ func TestReadyPeriod(t *testing.T) {
 	}
 }
 
+// TestNextChange: the first instant at which time alone changes a
+// decision, the earliest of the ready periods, maintenance graces and
+// rejoin graces still running; none once each has run out.
+func TestNextChange(t *testing.T) {
+	s := ha()
+	short := ha()
+	short.MaintenanceGracePeriod, short.RejoinGracePeriod = dur(10*time.Second), dur(5*time.Second)
+	for _, tc := range []struct {
+		name      string
+		settings  Settings
+		instances []Instance
+		want      time.Duration // from t0; 0 for none
+	}{
+		{"nothing pending", s, []Instance{{Host: "a", Status: Up, State: Idle}, {Host: "b", Status: Down, State: Idle}}, 0},
+		{"ready period", s, []Instance{{Host: "a", Status: Down, State: Ready, Since: t0.Add(-10 * time.Second)}}, 6 * time.Second},
+		{"ready period run out", s, []Instance{{Host: "a", Status: Down, State: Ready, Since: t0.Add(-16 * time.Second)}}, 0},
+		{"maintenance grace", s, []Instance{{Host: "b", Status: Up, State: Idle, Maintenance: t0.Add(-30 * time.Second)}}, 30 * time.Second},
+		{"maintenance grace over", s, []Instance{{Host: "b", Status: Up, State: Idle, Maintenance: t0.Add(-61 * time.Second)}}, 0},
+		{"rejoin grace", s, []Instance{{Host: "a", Status: Down, State: Idle, Joined: t0.Add(-10 * time.Second)}}, 80 * time.Second},
+		{"the earliest of three", s, []Instance{
+			{Host: "a", Status: Down, State: Ready, Since: t0.Add(-time.Second), Joined: t0.Add(-80 * time.Second)},
+			{Host: "b", Status: Up, State: Idle, Maintenance: t0.Add(-50 * time.Second)},
+		}, 10 * time.Second},
+		{"settings' own graces", short, []Instance{
+			{Host: "a", Status: Down, State: Idle, Joined: t0.Add(-time.Second)},
+			{Host: "b", Status: Up, State: Idle, Maintenance: t0.Add(-8 * time.Second)},
+		}, 2 * time.Second},
+	} {
+		at, ok := NextChange(Input{Settings: tc.settings, Now: t0, Instances: tc.instances})
+		switch {
+		case tc.want == 0 && ok:
+			t.Errorf("%s: next change at t0%+v, want none", tc.name, at.Sub(t0))
+		case tc.want != 0 && (!ok || !at.Equal(t0.Add(tc.want))):
+			t.Errorf("%s: next change at t0%+v (%v), want t0+%v", tc.name, at.Sub(t0), ok, tc.want)
+		}
+	}
+}
+
 // TestReadyAborts covers §A.6 step 2: the better-ranked peer also ready,
 // a peer transitioning or warn, the local instance up, leadership lost.
 func TestReadyAborts(t *testing.T) {
