@@ -234,7 +234,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 	return &Engine{
 		cfg: cfg, store: s, plugins: p, log: log, ports: newPortAllocator(), secrets: sec,
 		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1), healthLast: map[string]time.Time{},
-		wakes: map[int64]struct{}{},
+		wakes:   map[int64]struct{}{},
 		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{}, cascades: map[string]int{}, cascadesBegun: map[string]uint64{},
 		checks: newCheckReads(),
 		rng:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
