@@ -40,7 +40,11 @@ func TestConsole(t *testing.T) {
 	web("ui-web-v2", map[string]any{"GREETING": "v2"})
 	a.do("POST", "/v1/policies", map[string]any{"policy": map[string]any{"name": "ui-batches",
 		"spec": map[string]any{"type": "senlin.policy.batch", "version": "1.0",
-			"properties": map[string]any{"min_in_service": 3, "max_batch_size": 2, "pause_time": 3}}}}, nil)
+			// The pause between batches is the window in which the test's
+			// stop must land: the page learns of a batch through its
+			// event stream, and on a loaded machine it showed batch 2
+			// more than 3 s after batch 3 had begun.
+			"properties": map[string]any{"min_in_service": 3, "max_batch_size": 2, "pause_time": 10}}}}, nil)
 	a.do("POST", "/v1/clusters", map[string]any{"cluster": map[string]any{"name": "ui-web", "profile_id": "ui-web", "desired_capacity": 3}}, nil)
 	t.Cleanup(func() { killNodes(a, "ui-web") })
 
@@ -100,7 +104,10 @@ func TestConsole(t *testing.T) {
 	    .observe(document.querySelector('main'), {childList: true, subtree: true}); true`))
 	p.run("roll the update", chromedp.SetValue(chromedp.CSS(`form[aria-label="Roll update"] select`), profileID(a, "ui-web-v2")),
 		chromedp.Click(chromedp.CSS(`form[aria-label="Roll update"] button`)))
-	p.waitFor(60*time.Second, "a batch in progress shown", `window.updates.some(s => /batch [12] of 3/.test(s))`)
+	// The update shown now, not one seen before: a stop must find it
+	// before its last batch.
+	p.waitFor(60*time.Second, "a batch in progress shown", `(() => { const d = [...document.querySelectorAll('dt')].find(d => d.innerText === 'Update');
+	  return !!d && /batch [12] of 3/.test(d.nextElementSibling.innerText) && !/^(completed|stopped)/.test(d.nextElementSibling.innerText); })()`)
 	p.screenshot("cluster-update")
 	// Stop it from the console (the update's action is cancelled), then
 	// continue it: the rest of its batches run.
