@@ -564,17 +564,23 @@ func TestBatchWritesPlanOnce(t *testing.T) {
 		actions[i] = &model.Action{ID: fmt.Sprintf("a%04d", i), Name: "a", Action: model.NodeCreateAction, Target: nodes[i].ID, Status: model.ActionReady,
 			Cause: model.CauseDerived, CreatedAt: now.Add(time.Duration(i)), Inputs: map[string]any{}, ParentID: "parent", Project: "p"}
 	}
-	if err := s.CreateNodes(ctx, nodes); err != nil {
+	// In two calls of different sizes: the rows go as arrays, so both
+	// are one statement text.
+	if err := s.CreateNodes(ctx, nodes[:400]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateNodes(ctx, nodes[400:]); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.CreateActions(ctx, actions); err != nil {
 		t.Fatal(err)
 	}
-	// Three batches of each write: more than one call of each statement.
-	for range 3 {
-		claimed, err := s.ClaimActions(ctx, "e", "h", now.Add(time.Minute), true, 200)
-		if err != nil || len(claimed) != 200 {
-			t.Fatalf("claim: %d actions, %v; want 200", len(claimed), err)
+	// Three batches of each write, each of another size: more than one
+	// call of each statement, and one text for every count of rows.
+	for _, size := range []int{250, 200, 150} {
+		claimed, err := s.ClaimActions(ctx, "e", "h", now.Add(time.Minute), true, size)
+		if err != nil || len(claimed) != size {
+			t.Fatalf("claim: %d actions, %v; want %d", len(claimed), err, size)
 		}
 		ids := make([]string, len(claimed))
 		batch := make([]*model.Node, len(claimed))
@@ -608,6 +614,16 @@ func TestBatchWritesPlanOnce(t *testing.T) {
 		}
 		if generic == 0 || custom != 0 {
 			t.Errorf("%s was planned %d times for its values and %d times generically, want 0 and at least 1", what, custom, generic)
+		}
+	}
+	writes["the nodes' insert"] = "INSERT INTO nodes"
+	for what, prefix := range writes {
+		var texts int
+		if err := s.DB().QueryRowContext(ctx, "SELECT count(*) FROM pg_prepared_statements WHERE starts_with(statement, $1)", prefix).Scan(&texts); err != nil {
+			t.Fatal(err)
+		}
+		if texts != 1 {
+			t.Errorf("%s was prepared as %d statement texts for batches of different sizes, want 1", what, texts)
 		}
 	}
 	var mode string
