@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/orchestrator/monitor"
@@ -156,25 +157,13 @@ func (e *Engine) doExpect(ctx context.Context, a *model.Action) error {
 		}
 	}
 	var replaced string
-	for try := 1; ; try++ {
-		x, err := e.store.GetExpectation(ctx, cl.ID)
-		if err != nil {
-			return err
-		}
-		if x == nil {
-			x = &model.Expectation{ClusterID: cl.ID}
-		}
+	_, err = e.changeExpect(ctx, cl.ID, func(x *model.Expectation, now time.Time) bool {
 		replaced = x.Kind
-		now := e.cfg.Now()
 		x.Kind, x.Host, x.Since, x.ActionID, x.Reason, x.UpdatedAt = kind, in.Host, now, a.ID, "", now
-		err = e.store.PutExpectation(ctx, x)
-		if errors.Is(err, store.ErrConflict) && try < putInstanceTries {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		break
+		return true
+	})
+	if err != nil {
+		return err
 	}
 	what := expectPhrase(kind, in.Host)
 	reason := fmt.Sprintf("The cluster is expected to %s: every host's instance monitor works toward it, then clears it.", what)
@@ -184,6 +173,38 @@ func (e *Engine) doExpect(ctx context.Context, a *model.Action) error {
 	e.expectEvent(ctx, a.User, a.Project, a.Action, a.ID, cl, "EXPECTING", reason, model.LevelInfo, in.Host)
 	a.StatusReason = reason
 	return nil
+}
+
+// changeExpect applies change to the cluster's expectation (a new row
+// when none was ever set) and writes it, reading it again and re-applying
+// change when another writer came first, up to putInstanceTries rounds,
+// as commandInstance does for instances. change is given the time of its
+// round and returns false to leave the row unwritten; changeExpect
+// reports whether it wrote.
+func (e *Engine) changeExpect(ctx context.Context, clusterID string, change func(x *model.Expectation, now time.Time) bool) (bool, error) {
+	for try := 1; ; try++ {
+		x, err := e.store.GetExpectation(ctx, clusterID)
+		if err != nil {
+			return false, err
+		}
+		if x == nil {
+			x = &model.Expectation{ClusterID: clusterID}
+		}
+		if !change(x, e.cfg.Now()) {
+			return false, nil
+		}
+		err = e.store.PutExpectation(ctx, x)
+		if errors.Is(err, store.ErrConflict) && try < putInstanceTries {
+			continue
+		}
+		return err == nil, err
+	}
+}
+
+// endExpect clears the pending expectation in x at now, result saying
+// how it ended ("reached: ...", "failed: ...", "cancelled: ...").
+func endExpect(x *model.Expectation, now time.Time, result string) {
+	x.Kind, x.Host, x.Since, x.Reason, x.UpdatedAt = "", "", now, result, now
 }
 
 // frozenHosts are the hosts whose instance of the cluster is frozen.
@@ -260,7 +281,7 @@ func (e *Engine) settleExpect(ctx context.Context, cl *model.Cluster, v *monitor
 	x := v.expect
 	kind := x.Kind
 	now := e.cfg.Now()
-	x.Kind, x.Host, x.Since, x.Reason, x.UpdatedAt = "", "", now, p.State+": "+p.Reason, now
+	endExpect(x, now, p.State+": "+p.Reason)
 	if err := e.store.PutExpectation(ctx, x); err != nil {
 		if !errors.Is(err, store.ErrConflict) {
 			e.log.Warn("clearing an expectation failed", "cluster", cl.Name, "error", err)

@@ -201,25 +201,21 @@ func (e *Engine) doInstanceCommand(ctx context.Context, a *model.Action) error {
 // pending switch or giveback went on stopping frozen instances. A freeze
 // of one host leaves the expectation to the other hosts.
 func (e *Engine) cancelExpect(ctx context.Context, a *model.Action, cl *model.Cluster) (string, error) {
-	for try := 1; ; try++ {
-		x, err := e.store.GetExpectation(ctx, cl.ID)
-		if err != nil || x == nil || x.Kind == "" {
-			return "", err
+	var kind, setBy string
+	wrote, err := e.changeExpect(ctx, cl.ID, func(x *model.Expectation, now time.Time) bool {
+		kind, setBy = x.Kind, x.ActionID
+		if kind == "" {
+			return false // none pending
 		}
-		kind := x.Kind
-		now := e.cfg.Now()
-		x.Kind, x.Host, x.Since, x.Reason, x.UpdatedAt = "", "", now, "cancelled: the cluster was frozen by action "+a.ID, now
-		err = e.store.PutExpectation(ctx, x)
-		if errors.Is(err, store.ErrConflict) && try < putInstanceTries {
-			continue
-		}
-		if err != nil {
-			return "", err
-		}
-		e.expectEvent(ctx, a.User, a.Project, expectActions[kind], x.ActionID, cl, "EXPECT_CANCELLED",
-			fmt.Sprintf("The pending %s of the cluster is cancelled: the cluster was frozen.", kind), model.LevelWarning, "")
-		return kind, nil
+		endExpect(x, now, "cancelled: the cluster was frozen by action "+a.ID)
+		return true
+	})
+	if err != nil || !wrote {
+		return "", err
 	}
+	e.expectEvent(ctx, a.User, a.Project, expectActions[kind], setBy, cl, "EXPECT_CANCELLED",
+		fmt.Sprintf("The pending %s of the cluster is cancelled: the cluster was frozen.", kind), model.LevelWarning, "")
+	return kind, nil
 }
 
 // refusal is the monitor's refusal of a command on one instance; the
