@@ -2,7 +2,6 @@ package affinity_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 
@@ -12,16 +11,6 @@ import (
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // containersFor creates the containers of the nodes a check placed, as the
 // engine would, and returns the nodes with their results.
 func containersFor(t *testing.T, ctx context.Context, d sdk.Profile, c *sdk.Cluster, data map[string]any) ([]sdk.Node, []sdk.Result) {
@@ -29,7 +18,7 @@ func containersFor(t *testing.T, ctx context.Context, d sdk.Profile, c *sdk.Clus
 	ns := nodesFor(t, *c, data, len(c.Nodes))
 	for i := range ns {
 		ns[i].ID = strings.ReplaceAll(t.Name(), "/", "-") + "-" + ns[i].ID
-		ns[i].Data["port"] = freePort(t)
+		ns[i].Data["port"] = containertest.Port(t)
 	}
 	res := d.Create(ctx, c.Profile, ns)
 	t.Cleanup(func() { d.Delete(context.Background(), c.Profile, ns) })

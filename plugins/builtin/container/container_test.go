@@ -27,12 +27,7 @@ func node(t *testing.T, data map[string]any) sdk.Node {
 		data = map[string]any{}
 	}
 	if _, ok := data["port"]; !ok {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		data["port"] = l.Addr().(*net.TCPAddr).Port
-		l.Close()
+		data["port"] = containertest.Port(t)
 	}
 	return sdk.Node{ID: strings.ReplaceAll(t.Name(), "/", "-") + "-" + time.Now().Format("150405.000000"), Name: "n1", Index: 1,
 		ClusterID: "unit", ClusterName: "unit", Data: data}
