@@ -189,17 +189,68 @@ func (e *Engine) runStep(ctx context.Context, cl *model.Cluster, st deps.Step) e
 }
 
 // propagateAsync decides an event and carries it out in the background:
-// the health loop must not wait for other clusters' actions.
+// the health loop must not wait for other clusters' actions. The event is
+// decided once the cascades of the project's earlier events have ended
+// (cascadeInBackground).
 func (e *Engine) propagateAsync(cl *model.Cluster, from deps.State, ev deps.Event) {
-	ctx := e.background()
-	e.wg.Add(1)
 	e.cascadeBegin(cl.Project)
-	go func() {
-		defer e.wg.Done()
-		defer e.cascadeEnd(cl.Project)
+	e.cascadeInBackground(cl.Project, func(ctx context.Context) {
 		if err := e.propagate(ctx, cl, from, ev); err != nil && ctx.Err() == nil {
 			e.log.Warn("dependency propagation", "cluster", cl.Name, "event", ev.Kind, "error", err)
 		}
+	})
+}
+
+// cascadeInBackground carries out a cascade of the project in the
+// background, after the ones this engine began there in the background
+// before it, in the order they began; the caller holds the project
+// (cascadeBegin, cascadeIdle) and the cascade gives it back when it ends.
+//
+// Each event-driven cascade decides on the graph it reads when it begins,
+// and a graph read while another cascade is half-way through the project
+// is half-way too: a database's fault stopping web and then app, and its
+// recovery deciding between the two steps, would start web again (app
+// still ran) just before the fault's next step stops app, and leave web
+// running without what it requires. Taken one after the other, the
+// recovery decides on the graph the fault left, and starts app, then web.
+func (e *Engine) cascadeInBackground(project string, work func(ctx context.Context)) {
+	e.cascadeMu.Lock()
+	before := e.cascadeTail[project]
+	mine := make(chan struct{})
+	e.cascadeTail[project] = mine
+	if before != nil {
+		e.cascadesQueued[project]++
+	}
+	e.cascadeMu.Unlock()
+
+	ctx := e.background()
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer e.cascadeEnd(project)
+		defer func() {
+			e.cascadeMu.Lock()
+			defer e.cascadeMu.Unlock()
+			close(mine)
+			if e.cascadeTail[project] == mine {
+				delete(e.cascadeTail, project)
+			}
+		}()
+		if before != nil {
+			select {
+			case <-before:
+			case <-ctx.Done():
+			}
+			e.cascadeMu.Lock()
+			if e.cascadesQueued[project]--; e.cascadesQueued[project] <= 0 {
+				delete(e.cascadesQueued, project)
+			}
+			e.cascadeMu.Unlock()
+			if ctx.Err() != nil {
+				return
+			}
+		}
+		work(ctx)
 	}()
 }
 
@@ -621,12 +672,7 @@ func (e *Engine) reconcileProject(ctx context.Context, project string, g *depGra
 			d = deps.Decision{}
 		}
 		e.log.Info("finishing a milestone", "milestone", entered.OName, "steps", len(d.Steps))
-		e.wg.Add(1)
-		go func() {
-			defer e.wg.Done()
-			defer e.cascadeEnd(project)
-			e.carryMilestone(e.background(), g, d, entered)
-		}()
+		e.cascadeInBackground(project, func(ctx context.Context) { e.carryMilestone(ctx, g, d, entered) })
 		return true, nil
 	}
 	d := deps.Reconcile(g.snap)
@@ -634,14 +680,11 @@ func (e *Engine) reconcileProject(ctx context.Context, project string, g *depGra
 		return false, nil
 	}
 	e.log.Info("finishing a dependency cascade", "project", project, "steps", len(d.Steps))
-	e.wg.Add(1)
-	go func() {
-		defer e.wg.Done()
-		defer e.cascadeEnd(project)
-		if err := e.applySteps(e.background(), g, d.Steps, ""); err != nil {
+	e.cascadeInBackground(project, func(ctx context.Context) {
+		if err := e.applySteps(ctx, g, d.Steps, ""); err != nil {
 			e.log.Warn("dependency reconciliation", "project", project, "error", err)
 		}
-	}()
+	})
 	return true, nil
 }
 

@@ -595,3 +595,73 @@ func newChain(t *testing.T, onFault string) (h *harness, db, app, web *model.Clu
 	h.depend(web, "application", "require_all", onFault, app.ID)
 	return h, db, app, web
 }
+
+// TestDependencyEventsTakeTurns: db's recovery, seen while the cascade of
+// its fault is half-way (web stopped, app not yet), is decided once that
+// cascade has ended, on the graph it left: app starts, then web. Decided
+// at once, on the half-way graph where app still ran, it had nothing to
+// start, and the fault's next step left app and web stopped with db
+// running.
+func TestDependencyEventsTakeTurns(t *testing.T) {
+	h, db, app, web := newChain(t, "restart")
+	id := h.eng.ID()
+	h.crash()
+	var mu sync.Mutex
+	var steps []string
+	recovered := make(chan error, 1)
+	h.restart(id, func(c *engine.Config) {
+		c.AfterDependencyStep = func(st deps.Step) {
+			mu.Lock()
+			steps = append(steps, string(st.Op)+" "+st.Cluster)
+			first := len(steps) == 1
+			mu.Unlock()
+			// Not a sync.Once: a recovery taken at once steps while the
+			// first call still waits, and must not wait for it.
+			if first {
+				// The fault's first step has ended: db recovers now, and
+				// the fault's next step waits until the recovery's
+				// cascade waits its turn, or (taken at once) has ended.
+				mine, _ := h.eng.Cascades(db.Project)
+				fresh, err := h.store.GetCluster(context.Background(), db.ID)
+				if err == nil {
+					err = h.eng.Recover(context.Background(), fresh)
+				}
+				recovered <- err
+				deadline := time.Now().Add(20 * time.Second)
+				for time.Now().Before(deadline) {
+					underWay, queued := h.eng.Cascades(db.Project)
+					if queued > 0 || underWay <= mine {
+						return
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+		}
+	})
+
+	if err := h.eng.Fault(h.ctx(), h.getCluster(db.ID)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-recovered:
+		if err != nil {
+			t.Fatalf("db's recovery: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the fault's cascade took no step within 20s")
+	}
+	h.until("both cascades end", false, func() bool {
+		underWay, _ := h.eng.Cascades(db.Project)
+		return underWay == 0
+	})
+	for _, cl := range []*model.Cluster{db, app, web} {
+		if st, reason := h.runState(cl.ID); st != model.RunRunning {
+			t.Errorf("%s is %s (%q) once db recovered, want running", cl.Name, st, reason)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := strings.Join(steps, ", "), "stop web, stop app, start app, start web"; got != want {
+		t.Errorf("steps %q, want %q: the fault's, then the recovery's", got, want)
+	}
+}

@@ -215,6 +215,11 @@ type Engine struct {
 	// began there, so that a look at the graph can tell whether one began
 	// while it read the graph.
 	cascadesBegun map[string]uint64
+	// cascadeTail is, per project, the event-driven cascade this engine
+	// began there last (cascadeInBackground): the next one waits until it
+	// closes. cascadesQueued counts the ones waiting.
+	cascadeTail    map[string]chan struct{}
+	cascadesQueued map[string]int
 }
 
 // New returns an engine; call Start to run workers.
@@ -236,6 +241,7 @@ func New(s store.Store, p Plugins, log hclog.Logger, cfg Config) *Engine {
 		wakeCluster: make(chan struct{}, 1), wakeNode: make(chan struct{}, 1), healthNow: make(chan struct{}, 1), healthLast: map[string]time.Time{},
 		wakes:   map[int64]struct{}{},
 		running: map[string]context.CancelFunc{}, waiters: map[string]chan struct{}{}, suspects: map[string]struct{}{}, cascades: map[string]int{}, cascadesBegun: map[string]uint64{},
+		cascadeTail: map[string]chan struct{}{}, cascadesQueued: map[string]int{},
 		checks: newCheckReads(),
 		rng:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 		ids:    ids.NewSource(),
