@@ -101,7 +101,7 @@ func (e *Engine) placementSnapshot(ctx context.Context, cl *model.Cluster) (*sdk
 	for _, c := range clusters {
 		names[c.ID] = c.Name
 	}
-	nodes, err := e.store.ListNodes(ctx, store.ListOpts{})
+	nodes, err := e.store.PlacedNodes(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (e *Engine) placementSnapshot(ctx context.Context, cl *model.Cluster) (*sdk
 		if h == "" {
 			h = placedOn(n.Data)
 		}
-		if h == "" || n.ClusterID == "" {
+		if h == "" {
 			continue
 		}
 		out.Instances = append(out.Instances, sdk.HostInstance{Cluster: names[n.ClusterID], Node: n.Name, Host: h, State: instanceState(n.Status)})

@@ -266,6 +266,15 @@ type CheckNode struct {
 	State          []byte
 }
 
+// PlacedNode is a node of a cluster as placement counts it (the store's
+// PlacedNodes): on the host Host, or, when Host is empty, on the one its
+// Data records (a driver's report, a placement's choice).
+type PlacedNode struct {
+	ClusterID, Name, Status, Host string
+	// Data is the node's data, read only when Host is empty.
+	Data map[string]any
+}
+
 // Action is a persisted unit of work.
 type Action struct {
 	ID           string

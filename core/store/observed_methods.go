@@ -213,6 +213,12 @@ func (w *Observed) NodeChanges(ctx context.Context, clusterID string) (int64, er
 	return w.s.NodeChanges(ctx, clusterID)
 }
 
+// PlacedNodes implements Store.
+func (w *Observed) PlacedNodes(ctx context.Context) ([]*model.PlacedNode, error) {
+	defer w.observe("PlacedNodes", time.Now())
+	return w.s.PlacedNodes(ctx)
+}
+
 // ClusterHostNodes implements Store.
 func (w *Observed) ClusterHostNodes(ctx context.Context, clusterID string) ([]*model.Node, error) {
 	defer w.observe("ClusterHostNodes", time.Now())

@@ -226,6 +226,13 @@ type Store interface {
 	// reader that reads it, then the nodes, may keep what it read for as
 	// long as the generation stays the same.
 	NodeChanges(ctx context.Context, clusterID string) (int64, error)
+	// PlacedNodes returns, in creation order, the nodes of clusters that
+	// may be on a host: those with a host (nodes.host) and those whose
+	// data holds a "host" key, a superset the caller narrows. Only the
+	// latter's data is read. Placement reads these every monitor round,
+	// and a store of many nodes placed nowhere must not cost a decode of
+	// every node's documents.
+	PlacedNodes(ctx context.Context) ([]*model.PlacedNode, error)
 	// ClusterHostNodes returns a cluster's nodes that are on a host
 	// (nodes.host set), ordered by index.
 	ClusterHostNodes(ctx context.Context, clusterID string) ([]*model.Node, error)

@@ -65,3 +65,63 @@ func cpuNow() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkListAllNodes and BenchmarkPlacedNodes read what placement
+// counts out of a store of 100,000 nodes of which one in fifty is on a
+// host (half by the host column, half by a host in its data), as the
+// placement snapshot did (every node whole) and as it does (PlacedNodes).
+// They report the test process's CPU time per stored node.
+func BenchmarkListAllNodes(b *testing.B) {
+	benchPlaced(b, func(ctx context.Context, s *store.SQL) error {
+		_, err := s.ListNodes(ctx, store.ListOpts{})
+		return err
+	})
+}
+
+// BenchmarkPlacedNodes: see BenchmarkListAllNodes.
+func BenchmarkPlacedNodes(b *testing.B) {
+	benchPlaced(b, func(ctx context.Context, s *store.SQL) error {
+		ns, err := s.PlacedNodes(ctx)
+		if err == nil && len(ns) != 2000 {
+			err = fmt.Errorf("%d placed nodes, want 2,000", len(ns))
+		}
+		return err
+	})
+}
+
+func benchPlaced(b *testing.B, read func(context.Context, *store.SQL) error) {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "grove.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	now := time.Now()
+	const n = 100000
+	for start := 0; start < n; start += 10000 {
+		var nodes []*model.Node
+		for i := start; i < start+10000; i++ {
+			id := fmt.Sprintf("%08d-aaaa-bbbb-cccc-dddddddddddd", i)
+			nd := &model.Node{ID: id, Name: "node-" + id[:8], ClusterID: "c1", ProfileID: "p", Project: "p1", InitAt: now.Add(time.Duration(i)), CreatedAt: &now,
+				Status: "ACTIVE", PhysicalID: "noop-" + id, Index: i + 1, Data: map[string]any{"port": float64(20000 + i%1000), "pid": float64(i)}}
+			switch i % 100 {
+			case 0:
+				nd.Host = "h1"
+			case 50:
+				nd.Data["placement"] = map[string]any{"host": "compute-1"}
+			}
+			nodes = append(nodes, nd)
+		}
+		if err := s.CreateNodes(ctx, nodes); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	c0 := cpuNow()
+	for range b.N {
+		if err := read(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((cpuNow()-c0).Microseconds())/float64(b.N*n), "cpu-µs/node")
+}

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CountsFollowEveryWrite", testCountsFollowWrites},
 		{"CountsUnderConcurrentWriters", testCountsConcurrent},
 		{"CheckNodesAndHostNodes", testCheckNodes},
+		{"PlacedNodes", testPlacedNodes},
 		{"NodeChangesFollowEveryWrite", testNodeChanges},
 		{"NodeViewsAsNodes", testNodeViews},
 		{"RecordNodeResultsLeavesTheRest", testRecordNodeResults},
@@ -249,6 +250,67 @@ func testClusterNodes(t *testing.T, s store.Store) {
 // testCheckNodes: CheckNodes returns every node of the cluster by index
 // with the fields a check sends and its documents as JSON that decodes to
 // what ClusterNodes decodes (nil for an empty one); ClusterHostNodes only the nodes on a host.
+// testPlacedNodes: PlacedNodes lists the clusters' nodes with a host
+// column, with the data of those without one whose data holds a "host"
+// key at any depth, in creation order; nodes placed nowhere and nodes
+// outside any cluster are left out.
+func testPlacedNodes(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &model.Cluster{ID: uuid.NewString(), Name: "placed", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
+	must(t, s.CreateCluster(ctx, c))
+	node := func(i int, cluster, host string, data map[string]any) *model.Node {
+		return &model.Node{ID: uuid.NewString(), Name: fmt.Sprintf("p%d", i), ClusterID: cluster, ProfileID: "p", Index: i,
+			InitAt: t0.Add(time.Duration(i) * time.Second), Status: model.NodeActive, Host: host, Data: data}
+	}
+	nodes := []*model.Node{
+		node(0, c.ID, "", map[string]any{"port": float64(9000)}),                            // placed nowhere
+		node(1, c.ID, "h1", map[string]any{"host": "ignored: the column wins"}),             // the agent's host
+		node(2, c.ID, "", map[string]any{"host": "compute-1"}),                              // a driver's report
+		node(3, c.ID, "", map[string]any{"placement": map[string]any{"host": "compute-2"}}), // a placement's record
+		node(4, "", "h1", map[string]any{"host": "h1"}),                                     // outside any cluster
+		node(5, c.ID, "", map[string]any{"note": "a \"host\" word in a value, not a key"}),  // no host, read anyway
+		node(6, c.ID, "", map[string]any{"HOST": "compute-3", "hosts": []any{"h"}}),         // not the key, maybe read
+		node(7, c.ID, "h2", nil), // the column alone
+	}
+	must(t, s.CreateNodes(ctx, nodes))
+	got, err := s.PlacedNodes(ctx)
+	must(t, err)
+	var names []string
+	for _, n := range got {
+		if n.ClusterID != c.ID {
+			t.Errorf("PlacedNodes returned %s of cluster %q, outside the one cluster made", n.Name, n.ClusterID)
+		}
+		names = append(names, n.Name)
+		switch n.Name {
+		case "p1", "p7":
+			if want := map[string]string{"p1": "h1", "p7": "h2"}[n.Name]; n.Host != want || n.Data != nil {
+				t.Errorf("%s: host %q, data %v; want host %q and its data left unread", n.Name, n.Host, n.Data, want)
+			}
+		case "p2":
+			if n.Host != "" || n.Data["host"] != "compute-1" {
+				t.Errorf("p2: host %q, data %v; want the data's host", n.Host, n.Data)
+			}
+		case "p3":
+			if pl, _ := n.Data["placement"].(map[string]any); n.Host != "" || pl["host"] != "compute-2" {
+				t.Errorf("p3: host %q, data %v; want the placement's host in the data", n.Host, n.Data)
+			}
+		}
+		if n.Status != model.NodeActive {
+			t.Errorf("%s: status %q, want %s", n.Name, n.Status, model.NodeActive)
+		}
+	}
+	// p5 and p6 may be read (the filter is a superset), never p0 or p4.
+	var must4 []string
+	for _, name := range names {
+		if name != "p5" && name != "p6" {
+			must4 = append(must4, name)
+		}
+	}
+	if fmt.Sprint(must4) != "[p1 p2 p3 p7]" {
+		t.Errorf("PlacedNodes = %v, want p1, p2, p3 and p7 in creation order (p5 and p6 allowed)", names)
+	}
+}
+
 func testCheckNodes(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	c := &model.Cluster{ID: uuid.NewString(), Name: "c", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
