@@ -5,7 +5,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -244,58 +243,6 @@ func TestDependencyMilestone(t *testing.T) {
 	}
 }
 
-// TestDependencyFault: db's process killed is a fault: web (require_all,
-// restart_on error) stops, and starts again once the restart supervisor
-// has db's node running again.
-func TestDependencyFault(t *testing.T) {
-	h := newHarness(t, nil)
-	h.profileOf("proc", "local.process", map[string]any{"command": []any{"sleep", "60"}, "stop_timeout": 0})
-	h.profile("p")
-	one := 1
-	db := h.create(engine.ClusterCreate{Name: "db", Profile: "proc", DesiredCapacity: &one})
-	var started []int
-	t.Cleanup(func() { killAll(t, started) })
-	pids := h.pids(db.ID)
-	for _, pid := range pids {
-		started = append(started, pid)
-	}
-	web := h.cluster("web", 1, 60)
-	h.depend(web, "database", "require_all", "error", db.ID)
-
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		h.gone(pid)
-	}
-	h.until("web stops after db's fault", true, h.inState(web, model.RunOffline))
-	if _, reason := h.runState(web.ID); !strings.Contains(reason, "db") {
-		t.Errorf("web's reason %q does not name db", reason)
-	}
-	h.clock.advance(10 * time.Second) // past the restart delay
-	h.until("web runs again after db is recovered", true, func() bool {
-		for _, pid := range h.pids(db.ID) {
-			if !slicesContains(started, pid) {
-				started = append(started, pid)
-			}
-		}
-		st, _ := h.runState(web.ID)
-		return st == model.RunRunning
-	})
-	if st, _ := h.runState(db.ID); st != model.RunRunning {
-		t.Errorf("db is %s, want running", st)
-	}
-}
-
-func slicesContains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 func writeFile(path string) error { return os.WriteFile(path, []byte("ready\n"), 0o600) }
 
 // TestDependencyUpdateRestartsDependents: a rolling update of db, and an
@@ -437,76 +384,6 @@ func TestDependencyMilestoneSurvivesCrash(t *testing.T) {
 			}
 		}
 		return false
-	})
-}
-
-// TestDependencyFaultSurvivesCrash: db's process is killed and the agent
-// dies after the fault's first step (front, restart_on restart on web,
-// stopped; web, restart_on error on db, not yet). db's fault is in its run
-// data, so the next agent stops web at start-up; once db is recovered,
-// web and front run again.
-func TestDependencyFaultSurvivesCrash(t *testing.T) {
-	h := newHarness(t, nil)
-	h.profileOf("proc", "local.process", map[string]any{"command": []any{"sleep", "60"}, "stop_timeout": 0})
-	h.profile("p")
-	one := 1
-	db := h.create(engine.ClusterCreate{Name: "db", Profile: "proc", DesiredCapacity: &one})
-	var started []int
-	t.Cleanup(func() { killAll(t, started) })
-	pids := h.pids(db.ID)
-	for _, pid := range pids {
-		started = append(started, pid)
-	}
-	web := h.cluster("web", 1, 60)
-	front := h.cluster("front", 1, 60)
-	h.depend(web, "database", "require_all", "error", db.ID)
-	h.depend(front, "application", "require_all", "restart", web.ID)
-	died := h.crashAfterFirstStep()
-
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		h.gone(pid)
-	}
-	// Health rounds until one finds db's node dead and the fault's first
-	// step ended; the rounds after it fail on the dead store.
-	deadline := time.Now().Add(20 * time.Second)
-	for dead := false; !dead; {
-		select {
-		case <-died:
-			dead = true
-		default:
-			if time.Now().After(deadline) {
-				t.Fatal("db's fault did not stop front within 20s")
-			}
-			_ = h.eng.CheckHealth(h.ctx())
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	h.crash()
-	if st, _ := h.runState(front.ID); st != model.RunOffline {
-		t.Fatalf("front is %s after the first step, want offline", st)
-	}
-	if st, _ := h.runState(web.ID); st != model.RunRunning {
-		t.Fatalf("web is %s when the agent died, want still running (the cascade cut short)", st)
-	}
-
-	h.restart(h.eng.ID(), nil)
-	h.until("web stops after the restart", false, h.inState(web, model.RunOffline))
-	if r := model.RunDataOf(h.getCluster(web.ID)); r.Cause != model.StopByDependency || !strings.Contains(r.Reason, "db") {
-		t.Errorf("web stopped with cause %q (%q), want dependency naming db", r.Cause, r.Reason)
-	}
-	h.clock.advance(10 * time.Second) // past the restart delay
-	h.until("web and front run again after db is recovered", true, func() bool {
-		for _, pid := range h.pids(db.ID) {
-			if !slicesContains(started, pid) {
-				started = append(started, pid)
-			}
-		}
-		sw, _ := h.runState(web.ID)
-		sf, _ := h.runState(front.ID)
-		return sw == model.RunRunning && sf == model.RunRunning
 	})
 }
 

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"cmp"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,16 +11,6 @@ import (
 	"github.com/grovehq/grove/core/orchestrator/monitor"
 	"github.com/grovehq/grove/plugins/builtin/process"
 )
-
-// failoverConfig is a failover cluster's settings with a 1s ready period
-// and a 5s rejoin grace: the test's clock decides when a start happens,
-// and, while the clock stands still, no host goes ready before it has
-// seen every peer's instance (else the first agent to run its round
-// could win the contest alone).
-func failoverConfig(orchestrate string) map[string]any {
-	return map[string]any{"grove.failover": map[string]any{"topology": "failover", "orchestrate": orchestrate,
-		"ready_period": "1s", "rejoin_grace_period": "5s"}}
-}
 
 // activeOn lists the hosts of a cluster's ACTIVE nodes among hosts.
 func (h *harness) activeOn(clusterID string, hosts ...string) []string {
@@ -149,30 +138,6 @@ func TestFailoverClusterMonitor(t *testing.T) {
 		return len(nodes) == 1 && nodes[0].Host == next && h.getCluster(cl.ID).DesiredCapacity == 1,
 			fmt.Sprintf("nodes on %v, desired %d", hosts, h.getCluster(cl.ID).DesiredCapacity)
 	})
-}
-
-// instanceView is a cluster's instances as the API shows them, by host:
-// "<status> <state> <flags>" ("-" for no flags).
-func (h *harness) instanceView(cl *model.Cluster) map[string]string {
-	h.t.Helper()
-	got, err := h.eng.ClusterInstances(h.ctx(), h.getCluster(cl.ID))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, x := range got {
-		out[x.Host] = strings.TrimSpace(x.Status + " " + x.State + " " + cmp.Or(x.Flags, "-"))
-	}
-	return out
-}
-
-// rowStates shows instance rows as host: state (reason).
-func rowStates(rows map[string]*model.Instance) map[string]string {
-	out := map[string]string{}
-	for host, r := range rows {
-		out[host] = r.State + " (" + r.Reason + ")"
-	}
-	return out
 }
 
 // TestFailoverStartFailed: a start that fails (the command does not

@@ -13,6 +13,16 @@ import (
 	"github.com/grovehq/grove/plugins/builtin/noop"
 )
 
+// failoverConfig is a failover cluster's settings with a 1s ready period
+// and a 5s rejoin grace: the test's clock decides when a start happens,
+// and, while the clock stands still, no host goes ready before it has
+// seen every peer's instance (else the first agent to run its round
+// could win the contest alone).
+func failoverConfig(orchestrate string) map[string]any {
+	return map[string]any{"grove.failover": map[string]any{"topology": "failover", "orchestrate": orchestrate,
+		"ready_period": "1s", "rejoin_grace_period": "5s"}}
+}
+
 // driverHostOf is the host a driver's node is on: the one the driver
 // recorded (data.host), else its placement host.
 func driverHostOf(n *model.Node) string {

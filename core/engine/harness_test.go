@@ -721,3 +721,20 @@ func ids(nodes []*model.Node) []string {
 	slices.Sort(out)
 	return out
 }
+
+// waitFor waits until cond holds, failing with its last explanation after
+// the deadline.
+func waitFor(t *testing.T, d time.Duration, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		ok, why := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s: %s", d, why)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -35,23 +35,6 @@ func (h *harness) hostEngine(id, name string) (*engine.Engine, *crashStore) {
 	return e, cs
 }
 
-// waitFor waits until cond holds, failing with its last explanation after
-// the deadline.
-func waitFor(t *testing.T, d time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		ok, why := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: %s", d, why)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // byHost counts a cluster's nodes per host.
 func (h *harness) byHost(clusterID string) map[string]int {
 	out := map[string]int{}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -159,7 +158,7 @@ func TestHungPluginRequestAnswers503(t *testing.T) {
 			syscall.Kill(pid, syscall.SIGCONT)
 		}
 	}()
-	waitStopped(t, pid)
+	proctest.WaitStopped(t, pid)
 	for _, req := range []struct {
 		what string
 		path string
@@ -238,11 +237,4 @@ func waitFor(t *testing.T, within time.Duration, what string, cond func() bool) 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// waitStopped waits until every thread of a process sent SIGSTOP has
-// stopped: kill returns before they all have.
-func waitStopped(t *testing.T, pid int) {
-	t.Helper()
-	waitFor(t, 10*time.Second, fmt.Sprintf("process %d has stopped", pid), func() bool { return proctest.AllThreadsStopped(pid) })
 }

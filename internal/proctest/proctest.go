@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
+	"time"
 
 	"github.com/grovehq/grove/plugins/builtin/process"
 )
@@ -40,6 +42,18 @@ func AllThreadsStopped(pid int) bool {
 		}
 	}
 	return true
+}
+
+// WaitStopped waits until every thread of process pid, sent SIGSTOP, has
+// stopped (AllThreadsStopped), and fails the test after ten seconds.
+func WaitStopped(t testing.TB, pid int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !AllThreadsStopped(pid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d has not stopped 10s after SIGSTOP", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // Stat returns the fields of /proc/PID/stat that follow the command name,

@@ -356,7 +356,7 @@ func TestCallToHungPluginTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Kill(old, syscall.SIGKILL)
-	waitStopped(t, old)
+	proctest.WaitStopped(t, old)
 	start := time.Now()
 	err := validateNoop(ctx, h)
 	took := time.Since(start)
@@ -420,11 +420,4 @@ func TestPluginDirConfinedToDataDir(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dataDir, "plugins", "ok-name_1.2", "plugin.log")); err != nil {
 		t.Errorf("the plugin's log is in its directory: %v", err)
 	}
-}
-
-// waitStopped waits until every thread of a process sent SIGSTOP has
-// stopped: kill returns before they all have.
-func waitStopped(t *testing.T, pid int) {
-	t.Helper()
-	waitFor(t, 10*time.Second, fmt.Sprintf("process %d has stopped", pid), func() bool { return proctest.AllThreadsStopped(pid) })
 }
