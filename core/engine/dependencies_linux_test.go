@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,37 +17,19 @@ import (
 // restart_on error) stops, and starts again once the restart supervisor
 // has db's node running again.
 func TestDependencyFault(t *testing.T) {
-	h := newHarness(t, nil)
-	h.profileOf("proc", "local.process", map[string]any{"command": []any{"sleep", "60"}, "stop_timeout": 0})
-	h.profile("p")
-	one := 1
-	db := h.create(engine.ClusterCreate{Name: "db", Profile: "proc", DesiredCapacity: &one})
-	var started []int
-	t.Cleanup(func() { killAll(t, started) })
-	pids := h.pids(db.ID)
-	for _, pid := range pids {
-		started = append(started, pid)
-	}
+	h, db, track := processDB(t)
+	pids := track()
 	web := h.cluster("web", 1, 60)
 	h.depend(web, "database", "require_all", "error", db.ID)
 
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		h.gone(pid)
-	}
+	h.killProcesses(pids)
 	h.until("web stops after db's fault", true, h.inState(web, model.RunOffline))
 	if _, reason := h.runState(web.ID); !strings.Contains(reason, "db") {
 		t.Errorf("web's reason %q does not name db", reason)
 	}
 	h.clock.advance(10 * time.Second) // past the restart delay
 	h.until("web runs again after db is recovered", true, func() bool {
-		for _, pid := range h.pids(db.ID) {
-			if !slicesContains(started, pid) {
-				started = append(started, pid)
-			}
-		}
+		track()
 		st, _ := h.runState(web.ID)
 		return st == model.RunRunning
 	})
@@ -55,44 +38,21 @@ func TestDependencyFault(t *testing.T) {
 	}
 }
 
-func slicesContains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 // TestDependencyFaultSurvivesCrash: db's process is killed and the agent
 // dies after the fault's first step (front, restart_on restart on web,
 // stopped; web, restart_on error on db, not yet). db's fault is in its run
 // data, so the next agent stops web at start-up; once db is recovered,
 // web and front run again.
 func TestDependencyFaultSurvivesCrash(t *testing.T) {
-	h := newHarness(t, nil)
-	h.profileOf("proc", "local.process", map[string]any{"command": []any{"sleep", "60"}, "stop_timeout": 0})
-	h.profile("p")
-	one := 1
-	db := h.create(engine.ClusterCreate{Name: "db", Profile: "proc", DesiredCapacity: &one})
-	var started []int
-	t.Cleanup(func() { killAll(t, started) })
-	pids := h.pids(db.ID)
-	for _, pid := range pids {
-		started = append(started, pid)
-	}
+	h, db, track := processDB(t)
+	pids := track()
 	web := h.cluster("web", 1, 60)
 	front := h.cluster("front", 1, 60)
 	h.depend(web, "database", "require_all", "error", db.ID)
 	h.depend(front, "application", "require_all", "restart", web.ID)
 	died := h.crashAfterFirstStep()
 
-	for _, pid := range pids {
-		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		h.gone(pid)
-	}
+	h.killProcesses(pids)
 	// Health rounds until one finds db's node dead and the fault's first
 	// step ended; the rounds after it fail on the dead store.
 	deadline := time.Now().Add(20 * time.Second)
@@ -123,13 +83,43 @@ func TestDependencyFaultSurvivesCrash(t *testing.T) {
 	}
 	h.clock.advance(10 * time.Second) // past the restart delay
 	h.until("web and front run again after db is recovered", true, func() bool {
-		for _, pid := range h.pids(db.ID) {
-			if !slicesContains(started, pid) {
-				started = append(started, pid)
-			}
-		}
+		track()
 		sw, _ := h.runState(web.ID)
 		sf, _ := h.runState(front.ID)
 		return sw == model.RunRunning && sf == model.RunRunning
 	})
+}
+
+// processDB starts a harness with db, a one-node local.process cluster.
+// track records db's node processes as they are now and returns them;
+// every process it recorded is killed when the test ends.
+func processDB(t *testing.T) (h *harness, db *model.Cluster, track func() map[string]int) {
+	t.Helper()
+	h = newHarness(t, nil)
+	h.profileOf("proc", "local.process", map[string]any{"command": []any{"sleep", "60"}, "stop_timeout": 0})
+	h.profile("p")
+	one := 1
+	db = h.create(engine.ClusterCreate{Name: "db", Profile: "proc", DesiredCapacity: &one})
+	var started []int
+	t.Cleanup(func() { killAll(t, started) })
+	return h, db, func() map[string]int {
+		pids := h.pids(db.ID)
+		for _, pid := range pids {
+			if !slices.Contains(started, pid) {
+				started = append(started, pid)
+			}
+		}
+		return pids
+	}
+}
+
+// killProcesses kills node processes and waits until each has exited.
+func (h *harness) killProcesses(pids map[string]int) {
+	h.t.Helper()
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			h.t.Fatal(err)
+		}
+		h.gone(pid)
+	}
 }
