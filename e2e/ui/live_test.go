@@ -65,3 +65,49 @@ func TestConsoleCatchesUpWhenLive(t *testing.T) {
 		t.Fatal("the page reloaded; the live refresh should change it in place")
 	}
 }
+
+// mouse sends one mouse event of type (mousePressed, mouseReleased) with
+// the left button at the centre of the element window[name].
+func mouse(name, typ string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		at, err := chromedp.Evaluate[[]float64](fmt.Sprintf(`(() => { const r = window[%q].getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()`, name))(ctx, t)
+		if err != nil {
+			return chromedp.Void{}, err
+		}
+		return chromedp.Void{}, t.Call(ctx, "Input.dispatchMouseEvent", map[string]any{"type": typ, "x": at[0], "y": at[1], "button": "left", "buttons": 1, "clickCount": 1}, nil)
+	}
+}
+
+// TestConsoleClickDuringARefresh: a live refresh whose data arrives while
+// a button is pressed waits until it is released, so the click reaches the
+// button pressed. Before, the refresh rebuilt the page between the press
+// and the release, the release landed on the button's new twin, and the
+// click was lost: Recover did nothing (TestConsoleCheckRecover in CI).
+func TestConsoleClickDuringARefresh(t *testing.T) {
+	ctx := browser(t)
+	a := startAgent(t, t.TempDir(), "-dev", "-bind", "127.0.0.1:0")
+	noopCluster(t, a, "pressed", 1)
+	p := newPage(t, ctx)
+
+	p.run("install the fetch gate", holdFetches(""))
+	p.run("open the cluster", chromedp.Navigate(a.addr+"/ui/#/clusters/pressed"))
+	p.waitFor(20*time.Second, "the cluster's page, live", `!!document.querySelector('h1') && document.querySelector('h1').innerText === 'Cluster pressed' && document.getElementById('live').dataset.state === 'live'`)
+	// A check's events start a live refresh; its read of the cluster is
+	// held until the button is down.
+	p.run("hold the cluster's reads", evalStep(`window.holdPattern = '/v1/clusters/[^/?]+$'; true`))
+	a.do("POST", "/v1/clusters/pressed/actions", map[string]any{"check": map[string]any{}}, nil)
+	p.waitFor(20*time.Second, "a live refresh's read held", `window.held >= 1`)
+	p.run("find Recover", evalStep(`window.pressedButton = document.querySelector('main button[data-op="recover"]'); !!window.pressedButton`))
+	p.run("press Recover", mouse("pressedButton", "mousePressed"))
+	p.run("release the reads", evalStep(`window.releaseHeld()`))
+	p.waitFor(20*time.Second, "the refresh ready while the button is down", `document.getElementById('main').dataset.refresh === 'held' || !window.pressedButton.isConnected`)
+	if ok, _ := eval[bool](p, `window.pressedButton.isConnected`); !ok {
+		t.Fatal("the refresh rebuilt the page while the button was down")
+	}
+	p.run("release Recover", mouse("pressedButton", "mouseReleased"))
+	id := p.flashAction("Recover: accepted.")
+	if got := actionOf(a, id); got.Action != "CLUSTER_RECOVER" {
+		t.Fatalf("the message links %+v; want a CLUSTER_RECOVER", got)
+	}
+	p.waitFor(20*time.Second, "the waiting refresh run once the button is up", `document.getElementById('main').dataset.refresh === undefined && !window.pressedButton.isConnected`)
+}

@@ -31,7 +31,10 @@ const logout = document.getElementById('logout');
 // focusHeading says a navigation's render has not yet shown its page: a
 // live refresh that supersedes that render gives the heading the focus
 // in its place, instead of keeping the focus of the page being left.
-const state = { flash: null, generation: 0, stream: null, pending: false, path: '', relevant: () => true, focusHeading: false };
+// pressed says a pointer is down: a live refresh waits until it is up
+// (busy, and render's last step), because a page rebuilt between a
+// button's press and its release loses the click.
+const state = { flash: null, generation: 0, stream: null, pending: false, path: '', relevant: () => true, focusHeading: false, pressed: false };
 
 function parseHash() {
   const raw = location.hash.replace(/^#\/?/, '');
@@ -95,6 +98,13 @@ async function render(opts = {}) {
   }
   // A newer render started while this one waited on the API: it wins.
   if (gen !== state.generation) return;
+  // A refresh that got its data while a pointer is down waits for it to
+  // come up, and then runs again (main's data-refresh says it waits).
+  if (opts.live && state.pressed) {
+    state.pending = true;
+    main.dataset.refresh = 'held';
+    return;
+  }
   const kept = state.focusHeading ? null : focusKey(document.activeElement);
   main.replaceChildren(...el.childNodes);
   showFlash();
@@ -149,11 +159,12 @@ function showLogin(message) {
   input.focus();
 }
 
-// busy says whether refreshing now would get in the user's way: a field of
-// the page has focus or a dialog is open. The refresh then waits for them.
+// busy says whether refreshing now would get in the user's way: a pointer
+// is down, a field of the page has focus or a dialog is open. The refresh
+// then waits for them.
 function busy() {
   const a = document.activeElement;
-  return document.querySelector('dialog[open]') !== null ||
+  return state.pressed || document.querySelector('dialog[open]') !== null ||
     (a && main.contains(a) && ['INPUT', 'SELECT', 'TEXTAREA'].includes(a.tagName));
 }
 
@@ -169,14 +180,29 @@ function scheduleRefresh() {
   }, 250);
 }
 
-document.addEventListener('focusout', () => setTimeout(() => {
-  if (state.pending && !busy()) { state.pending = false; render({ live: true }); }
-}, 0));
+// refreshIfPending runs the refresh that waited for the user, once they
+// are no longer busy.
+function refreshIfPending() {
+  if (state.pending && !busy()) {
+    state.pending = false;
+    delete main.dataset.refresh;
+    render({ live: true });
+  }
+}
+
+document.addEventListener('focusout', () => setTimeout(refreshIfPending, 0));
 // Chromium fires a dialog's close at the next animation frame, maybe after
 // it was opened again: then the refresh waits for that showing's close.
-document.getElementById('confirm').addEventListener('close', () => {
-  if (state.pending && !busy()) { state.pending = false; render({ live: true }); }
-});
+document.getElementById('confirm').addEventListener('close', refreshIfPending);
+// Capturing, so a view's handler cannot hide them. The click follows the
+// release in the same task: the refresh runs in a later one, after it.
+document.addEventListener('pointerdown', () => { state.pressed = true; }, true);
+for (const type of ['pointerup', 'pointercancel']) {
+  document.addEventListener(type, () => {
+    state.pressed = false;
+    setTimeout(refreshIfPending, 0);
+  }, true);
+}
 
 function startStream() {
   if (state.stream) return;
