@@ -208,11 +208,11 @@ func (e *Engine) propagateAsync(cl *model.Cluster, from deps.State, ev deps.Even
 //
 // Each event-driven cascade decides on the graph it reads when it begins,
 // and a graph read while another cascade is half-way through the project
-// is half-way too: a database's fault stopping web and then app, and its
-// recovery deciding between the two steps, would start web again (app
-// still ran) just before the fault's next step stops app, and leave web
-// running without what it requires. Taken one after the other, the
-// recovery decides on the graph the fault left, and starts app, then web.
+// is half-way too: a database's fault stops web, then app; its recovery,
+// decided between the two steps, saw app still running and nothing to
+// start, and the fault's next step then left app and web stopped with the
+// database running. Taken one after the other, the recovery decides on
+// the graph the fault left, and starts app, then web.
 func (e *Engine) cascadeInBackground(project string, work func(ctx context.Context)) {
 	e.cascadeMu.Lock()
 	before := e.cascadeTail[project]
