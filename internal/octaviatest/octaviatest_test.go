@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 
 	"github.com/grovehq/grove/internal/octaviatest"
+	"github.com/grovehq/grove/internal/pyharness"
 )
 
 // createLB creates a load balancer, waits for it to be ACTIVE and deletes
@@ -455,56 +455,16 @@ func TestHarnessDiesWithParentAndStops(t *testing.T) {
 	}
 	pid := o.Pid()
 	o.Stop()
-	if alive(pid) {
+	if pyharness.Running(pid) {
 		t.Fatalf("harness %d still runs after Stop", pid)
 	}
 
 	// A shell starts the harness in the background and is then killed.
-	dir := filepath.Join(t.TempDir(), "state")
 	script, err := octaviatest.WriteHarness(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	sh := exec.Command("/bin/sh", "-c", `"$0" "$1" --state-dir "$2" --die-with-parent --remove-state-on-exit >"$2.out" 2>&1 & echo $! > "$2.pid"; exec sleep 600`,
-		octaviatest.Python, script, dir)
-	if err := sh.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var child int
-	waitFor(t, ctx, "the harness's env file", func() bool {
-		b, _ := os.ReadFile(dir + ".pid")
-		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		_, err := os.Stat(filepath.Join(dir, "env"))
-		return child > 0 && err == nil
-	})
-	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
-	_ = sh.Process.Kill()
-	_ = sh.Wait()
-	waitFor(t, ctx, "the harness to exit with its parent gone", func() bool { return !alive(child) })
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Errorf("state directory %s is still there (%v)", dir, err)
-	}
-}
-
-func alive(pid int) bool {
-	// A zombie (exited, not yet reaped) counts as gone.
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] != "Z"
-}
-
-func waitFor(t *testing.T, ctx context.Context, what string, ok func() bool) {
-	t.Helper()
-	for !ok() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("timed out waiting for %s", what)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	pyharness.CheckDiesWithParent(ctx, t, script)
 }
 
 // scripts/octavia.sh up starts the harness in the background and prints
@@ -577,7 +537,7 @@ func TestOctaviaScriptUpDown(t *testing.T) {
 		t.Errorf("clouds.yaml's grove-octavia: %v", clouds.Clouds["grove-octavia"])
 	}
 	pid, _ := strconv.Atoi(vars["GROVE_OCTAVIA_PID"])
-	if !alive(pid) {
+	if !pyharness.Running(pid) {
 		t.Fatalf("harness %d is not running after up", pid)
 	}
 	// The API answers with the project printed.
@@ -596,7 +556,7 @@ func TestOctaviaScriptUpDown(t *testing.T) {
 		t.Errorf("a second up printed another endpoint:\n%s", again)
 	}
 	run("down")
-	if alive(pid) {
+	if pyharness.Running(pid) {
 		t.Errorf("harness %d still runs after down", pid)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,4 +144,58 @@ func Tail(path string) string {
 		s = "..." + s[len(s)-2000:]
 	}
 	return s
+}
+
+// Running says whether process pid runs; one that exited and was not yet
+// reaped (a zombie) does not.
+func Running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may
+	// itself hold spaces and ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+}
+
+// CheckDiesWithParent starts script under Python from a shell, in the
+// background with --die-with-parent and --remove-state-on-exit, then kills
+// the shell, and fails t unless the harness exits and removes its state
+// directory: a harness must not outlive what started it, nor leave its
+// state behind.
+func CheckDiesWithParent(ctx context.Context, t *testing.T, script string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "state")
+	sh := exec.Command("/bin/sh", "-c", `"$0" "$1" --state-dir "$2" --die-with-parent --remove-state-on-exit >"$2.out" 2>&1 & echo $! > "$2.pid"; exec sleep 600`,
+		Python, script, dir)
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	waitFor(ctx, t, "the harness's env file", func() bool {
+		b, _ := os.ReadFile(dir + ".pid")
+		child, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		_, err := os.Stat(filepath.Join(dir, "env"))
+		return child > 0 && err == nil
+	})
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	_ = sh.Process.Kill()
+	_ = sh.Wait()
+	waitFor(ctx, t, "the harness to exit with its parent gone", func() bool { return !Running(child) })
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("state directory %s is still there (%v)", dir, err)
+	}
+}
+
+func waitFor(ctx context.Context, t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for !ok() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
