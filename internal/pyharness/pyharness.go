@@ -180,7 +180,11 @@ func CheckDiesWithParent(ctx context.Context, t *testing.T, script string) {
 		_, err := os.Stat(filepath.Join(dir, "env"))
 		return child > 0 && err == nil
 	})
-	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	t.Cleanup(func() {
+		if p, err := os.FindProcess(child); err == nil {
+			_ = p.Kill()
+		}
+	})
 	_ = sh.Process.Kill()
 	_ = sh.Wait()
 	waitFor(ctx, t, "the harness to exit with its parent gone", func() bool { return !Running(child) })
