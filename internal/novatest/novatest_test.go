@@ -24,6 +24,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/image/v2/images"
 
 	"github.com/grovehq/grove/internal/novatest"
+	"github.com/grovehq/grove/internal/proctest"
 	"github.com/grovehq/grove/internal/pyharness"
 )
 
@@ -278,7 +279,7 @@ func TestHarnessDiesWithParentAndStops(t *testing.T) {
 	}
 	pid := n.Pid()
 	n.Stop()
-	if pyharness.Running(pid) {
+	if proctest.Live(pid) {
 		t.Fatalf("harness %d still runs after Stop", pid)
 	}
 
@@ -328,7 +329,7 @@ func TestNovaScriptUpDown(t *testing.T) {
 		t.Errorf("clouds.yaml: %v\n%s", err, yaml)
 	}
 	pid, _ := strconv.Atoi(vars["GROVE_NOVA_PID"])
-	if !pyharness.Running(pid) {
+	if !proctest.Live(pid) {
 		t.Fatalf("harness %d is not running after up", pid)
 	}
 	// The API answers with the token printed, and lists the flavors by name.
@@ -367,15 +368,15 @@ func TestNovaScriptUpDown(t *testing.T) {
 			t.Errorf("GET networks: %s %s", resp.Status, body)
 		}
 		npid, _ = strconv.Atoi(vars["GROVE_NEUTRON_PID"])
-		if !pyharness.Running(npid) {
+		if !proctest.Live(npid) {
 			t.Errorf("Neutron %d is not running after up", npid)
 		}
 	}
 	run("down")
-	if pyharness.Running(pid) {
+	if proctest.Live(pid) {
 		t.Errorf("harness %d still runs after down", pid)
 	}
-	if npid != 0 && pyharness.Running(npid) {
+	if npid != 0 && proctest.Live(npid) {
 		t.Errorf("Neutron %d still runs after down", npid)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2/openstack/loadbalancer/v2/pools"
 
 	"github.com/grovehq/grove/internal/octaviatest"
+	"github.com/grovehq/grove/internal/proctest"
 	"github.com/grovehq/grove/internal/pyharness"
 )
 
@@ -455,7 +456,7 @@ func TestHarnessDiesWithParentAndStops(t *testing.T) {
 	}
 	pid := o.Pid()
 	o.Stop()
-	if pyharness.Running(pid) {
+	if proctest.Live(pid) {
 		t.Fatalf("harness %d still runs after Stop", pid)
 	}
 
@@ -537,7 +538,7 @@ func TestOctaviaScriptUpDown(t *testing.T) {
 		t.Errorf("clouds.yaml's grove-octavia: %v", clouds.Clouds["grove-octavia"])
 	}
 	pid, _ := strconv.Atoi(vars["GROVE_OCTAVIA_PID"])
-	if !pyharness.Running(pid) {
+	if !proctest.Live(pid) {
 		t.Fatalf("harness %d is not running after up", pid)
 	}
 	// The API answers with the project printed.
@@ -556,7 +557,7 @@ func TestOctaviaScriptUpDown(t *testing.T) {
 		t.Errorf("a second up printed another endpoint:\n%s", again)
 	}
 	run("down")
-	if pyharness.Running(pid) {
+	if proctest.Live(pid) {
 		t.Errorf("harness %d still runs after down", pid)
 	}
 }

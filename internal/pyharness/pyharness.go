@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/grovehq/grove/internal/proctest"
 )
 
 // Python is the interpreter the Debian packages are installed for; a pyenv
@@ -146,20 +148,6 @@ func Tail(path string) string {
 	return s
 }
 
-// Running says whether process pid runs; one that exited and was not yet
-// reaped (a zombie) does not.
-func Running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses and may
-	// itself hold spaces and ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
-}
-
 // CheckDiesWithParent starts script under Python from a shell, in the
 // background with --die-with-parent and --remove-state-on-exit, then kills
 // the shell, and fails t unless the harness exits and removes its state
@@ -187,7 +175,7 @@ func CheckDiesWithParent(ctx context.Context, t *testing.T, script string) {
 	})
 	_ = sh.Process.Kill()
 	_ = sh.Wait()
-	waitFor(ctx, t, "the harness to exit with its parent gone", func() bool { return !Running(child) })
+	waitFor(ctx, t, "the harness to exit with its parent gone", func() bool { return !proctest.Live(child) })
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("state directory %s is still there (%v)", dir, err)
 	}
