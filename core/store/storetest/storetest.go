@@ -247,9 +247,6 @@ func testClusterNodes(t *testing.T, s store.Store) {
 	}
 }
 
-// testCheckNodes: CheckNodes returns every node of the cluster by index
-// with the fields a check sends and its documents as JSON that decodes to
-// what ClusterNodes decodes (nil for an empty one); ClusterHostNodes only the nodes on a host.
 // testPlacedNodes: PlacedNodes lists the clusters' nodes with a host
 // column, with the data of those without one whose data holds a "host"
 // key at any depth, in creation order; nodes placed nowhere and nodes
@@ -300,17 +297,20 @@ func testPlacedNodes(t *testing.T, s store.Store) {
 		}
 	}
 	// p5 and p6 may be read (the filter is a superset), never p0 or p4.
-	var must4 []string
+	var required []string
 	for _, name := range names {
 		if name != "p5" && name != "p6" {
-			must4 = append(must4, name)
+			required = append(required, name)
 		}
 	}
-	if fmt.Sprint(must4) != "[p1 p2 p3 p7]" {
+	if fmt.Sprint(required) != "[p1 p2 p3 p7]" {
 		t.Errorf("PlacedNodes = %v, want p1, p2, p3 and p7 in creation order (p5 and p6 allowed)", names)
 	}
 }
 
+// testCheckNodes: CheckNodes returns every node of the cluster by index
+// with the fields a check sends and its documents as JSON that decodes to
+// what ClusterNodes decodes (nil for an empty one); ClusterHostNodes only the nodes on a host.
 func testCheckNodes(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	c := &model.Cluster{ID: uuid.NewString(), Name: "c", ProfileID: "p", InitAt: t0, MaxSize: -1, Status: model.ClusterActive}
