@@ -11,7 +11,7 @@ need_packages() {
   local what=$1 p missing=()
   shift
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    installed "$p" || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ] || [ ! -x /usr/bin/python3 ]; then
     echo "the local $what needs Debian bookworm's packages; install them with:" >&2
