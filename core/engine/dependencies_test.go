@@ -542,3 +542,87 @@ func TestDependencyEventsTakeTurns(t *testing.T) {
 		t.Errorf("steps %q, want %q: the fault's, then the recovery's", got, want)
 	}
 }
+
+// TestDependencyStaleStartsAreNotTaken: a cascade's start steps are decided
+// when the cascade begins and taken one after the other; an operator may
+// act in between. db's recovery starts app, then web; after app starts,
+// the operator stops web itself, or db (which takes app down again).
+// web's start, decided before, must then not be taken: it would override
+// the operator's stop, or run web on a stopped app.
+func TestDependencyStaleStartsAreNotTaken(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		operator func(h *harness, db, app, web *model.Cluster)
+		check    func(t *testing.T, h *harness, db, app, web *model.Cluster)
+	}{
+		{
+			name:     "operator stops web",
+			operator: func(h *harness, db, app, web *model.Cluster) { h.ok(h.act(web, `{"stop": {}}`)) },
+			check: func(t *testing.T, h *harness, db, app, web *model.Cluster) {
+				if r := model.RunDataOf(h.getCluster(web.ID)); !r.Stopped || r.Cause != model.StopByOperator {
+					t.Errorf("web's run data %+v, want stopped by the operator", r)
+				}
+				if st, _ := h.runState(app.ID); st != model.RunRunning {
+					t.Errorf("app is %s, want running", st)
+				}
+			},
+		},
+		{
+			name:     "operator stops db",
+			operator: func(h *harness, db, app, web *model.Cluster) { h.ok(h.act(db, `{"stop": {}}`)) },
+			check: func(t *testing.T, h *harness, db, app, web *model.Cluster) {
+				if st, _ := h.runState(app.ID); st != model.RunOffline {
+					t.Errorf("app is %s with db stopped by the operator, want offline", st)
+				}
+				if st, reason := h.runState(web.ID); st != model.RunOffline || !strings.Contains(reason, "app") {
+					t.Errorf("web is %s (%q) with app offline, want offline waiting on app", st, reason)
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, db, app, web := newChain(t, "restart")
+			id := h.eng.ID()
+			h.crash()
+			var mu sync.Mutex
+			var steps []string
+			acted := make(chan struct{})
+			h.restart(id, func(c *engine.Config) {
+				c.AfterDependencyStep = func(st deps.Step) {
+					mu.Lock()
+					steps = append(steps, string(st.Op)+" "+st.Cluster)
+					mu.Unlock()
+					if st.Op == deps.OpStart && st.Cluster == app.Name {
+						tc.operator(h, db, app, web)
+						close(acted)
+					}
+				}
+			})
+			if err := h.eng.Fault(h.ctx(), h.getCluster(db.ID)); err != nil {
+				t.Fatal(err)
+			}
+			h.until("the fault's cascade ends", false, func() bool {
+				underWay, _ := h.eng.Cascades(db.Project)
+				return underWay == 0
+			})
+			if err := h.eng.Recover(h.ctx(), h.getCluster(db.ID)); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-acted:
+			case <-time.After(20 * time.Second):
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("the recovery did not start app within 20s (steps %q)", steps)
+			}
+			h.until("the recovery's cascade ends", false, func() bool {
+				underWay, _ := h.eng.Cascades(db.Project)
+				return underWay == 0
+			})
+			tc.check(t, h, db, app, web)
+			if n := h.nodes(web.ID)[0]; n.Status == model.NodeActive {
+				t.Errorf("web's node runs (%s): the recovery's stale start of web was taken", n.StatusReason)
+			}
+		})
+	}
+}

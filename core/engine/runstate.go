@@ -278,6 +278,13 @@ func (e *Engine) doClusterRun(ctx context.Context, a *model.Action) error {
 				}
 				return e.end(ctx, a, cl.ID, "Cluster not started: "+waitReason(v))
 			}
+		} else if cause == model.StopByDependency {
+			if why, err := e.startNoLongerOwed(ctx, cl); err != nil || why != "" {
+				if err != nil {
+					return err
+				}
+				return e.end(ctx, a, cl.ID, "Cluster not started: "+why)
+			}
 		}
 		if err := e.startCluster(ctx, a, cl); err != nil {
 			return err
@@ -323,6 +330,34 @@ func (e *Engine) doClusterRun(ctx context.Context, a *model.Action) error {
 		}
 	}
 	return e.end(ctx, a, cl.ID, "Cluster refreshed.")
+}
+
+// startNoLongerOwed says why a cascade's start of cl is not to be taken
+// after all, or "" when it is. A cascade decides all of its steps when it
+// begins and takes them one after the other, each waiting for the one
+// before; an operator acting meanwhile (stopping the cluster itself, or a
+// dependency of it) is not in that decision. Taken anyway, the start would
+// override the operator's stop, or run the cluster on a stopped
+// dependency. So it is decided again here, inside the action that holds
+// the cluster: only a cluster still waiting on its dependencies alone is
+// started, and only if they allow it now; one they do not allow is held
+// with the reason shown, as an operator's start would be.
+func (e *Engine) startNoLongerOwed(ctx context.Context, cl *model.Cluster) (string, error) {
+	if st := depState(cl); st != deps.Offline {
+		_, reason := model.RunState(cl)
+		if reason == "" {
+			reason = "it is " + string(st) + "."
+		}
+		return reason, nil
+	}
+	v, err := e.startVerdict(ctx, cl)
+	if err != nil || v.Start {
+		return "", err
+	}
+	if err := e.holdCluster(ctx, cl.ID, v); err != nil {
+		return "", err
+	}
+	return waitReason(v), nil
 }
 
 // splitSteps splits a decision's steps at the named cluster's own step:
