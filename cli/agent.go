@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -166,6 +167,30 @@ func runDemoHTTP(ctx context.Context, env *Env, _ []string) error {
 	return nil
 }
 
+// invokedAs is how the user runs this grove again from the same shell, for
+// the hints a command prints: "go run ." when `go run` built it (the binary
+// is a temporary file that is gone at exit), "grove" when that name on PATH
+// is this binary, and otherwise the path it was started by (bin/grove after
+// `make build`). A bare "grove" in a hint fails for whoever has not
+// installed it.
+func invokedAs(arg0 string) string {
+	exe, err := os.Executable()
+	if err != nil {
+		return arg0
+	}
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") {
+		return "go run ."
+	}
+	if p, err := exec.LookPath("grove"); err == nil {
+		if a, err := os.Stat(p); err == nil {
+			if b, err := os.Stat(exe); err == nil && os.SameFile(a, b) {
+				return "grove"
+			}
+		}
+	}
+	return arg0
+}
+
 // runQuickstart runs Grove's main job on the embedded default: an agent with
 // SQLite and the built-in plugins, and the examples/hcl/quickstart definition
 // applied to it (a local.process cluster whose nodes answer HTTP).
@@ -235,7 +260,9 @@ func runQuickstart(ctx context.Context, env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "  %-8s %-8s http://%-22s %s\n", n.Name, n.Status, addr, body)
 	}
 	if len(nodes) > 0 {
-		fmt.Fprintf(env.Stdout, "\nTry: curl http://%s/   or, with GROVE_ADDR=%s: grove cluster show quickstart, grove cluster resize -capacity 5 -wait quickstart\n", nodes[0].Data["address"], a.Addr)
+		self := invokedAs(os.Args[0])
+		fmt.Fprintf(env.Stdout, "\nTry, in another terminal:\n  curl http://%s/\n  GROVE_ADDR=%s %s cluster show quickstart\n  GROVE_ADDR=%s %s cluster resize -capacity 5 -wait quickstart\n",
+			nodes[0].Data["address"], a.Addr, self, a.Addr, self)
 	}
 	fmt.Fprintln(env.Stdout, "Press Ctrl-C to stop.")
 	<-ctx.Done()
