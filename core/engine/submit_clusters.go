@@ -204,7 +204,7 @@ func (e *Engine) UpdateCluster(ctx context.Context, c Caller, ident string, req 
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := e.submit(ctx, a, false, cl.ProfileID, nil); err != nil {
+	if err := e.submit(ctx, a, false, cl.ProfileID, lockNewProfile(ctx, in.NewProfileID)); err != nil {
 		return nil, nil, err
 	}
 	return cl, a, nil

@@ -150,7 +150,7 @@ func (e *Engine) UpdateNode(ctx context.Context, c Caller, ident string, req Nod
 	if err != nil {
 		return nil, nil, err
 	}
-	return n, a, e.submit(ctx, a, false, n.ProfileID, nil)
+	return n, a, e.submit(ctx, a, false, n.ProfileID, lockNewProfile(ctx, in.NewProfileID))
 }
 
 // DeleteNode queues a node's deletion.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
@@ -179,14 +180,23 @@ func (e *Engine) DeleteProfile(ctx context.Context, c Caller, ident string) erro
 	if err != nil {
 		return err
 	}
-	used, err := e.store.ProfileInUse(ctx, p.ID)
-	if err != nil {
-		return err
-	}
-	if used {
-		return Conflict("ResourceInUse", "The profile '%s' cannot be deleted: it is still used by a cluster or node.", p.Name)
-	}
-	return e.store.DeleteProfile(ctx, p.ID)
+	// The check and the deletion are one transaction that holds the
+	// profile (LockProfile): checked apart, a cluster or node created from
+	// the profile between them was left with a profile that is gone, which
+	// nothing could then delete.
+	return e.store.InTx(ctx, func(tx store.Store) error {
+		if err := tx.LockProfile(ctx, p.ID, true); err != nil {
+			return err
+		}
+		used, err := tx.ProfileInUse(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		if used {
+			return Conflict("ResourceInUse", "The profile '%s' cannot be deleted: it is still used by a cluster, a node or an action under way.", p.Name)
+		}
+		return tx.DeleteProfile(ctx, p.ID)
+	})
 }
 
 // CreatePolicy validates and stores a policy.

@@ -69,6 +69,12 @@ func (w *Observed) ProfileInUse(ctx context.Context, id string) (bool, error) {
 	return w.s.ProfileInUse(ctx, id)
 }
 
+// LockProfile implements Store.
+func (w *Observed) LockProfile(ctx context.Context, id string, exclusive bool) error {
+	defer w.observe("LockProfile", time.Now())
+	return w.s.LockProfile(ctx, id, exclusive)
+}
+
 // CreatePolicy implements Store.
 func (w *Observed) CreatePolicy(ctx context.Context, p *model.Policy) error {
 	defer w.observe("CreatePolicy", time.Now())

@@ -181,7 +181,16 @@ type Store interface {
 	ListProfiles(ctx context.Context, o ListOpts) ([]*model.Profile, error)
 	UpdateProfile(ctx context.Context, p *model.Profile) error
 	DeleteProfile(ctx context.Context, id string) error
+	// ProfileInUse reports whether a cluster, a node or an action under way
+	// references the profile.
 	ProfileInUse(ctx context.Context, id string) (bool, error)
+	// LockProfile, in a transaction, keeps the profile from changing hands
+	// until the transaction ends, and returns a NotFoundError when it is
+	// gone. A transaction that writes a reference to the profile takes it
+	// shared; a deletion takes it exclusive, then checks ProfileInUse: the
+	// two wait for each other, so either the deletion sees the reference
+	// and refuses, or the reference finds the profile gone.
+	LockProfile(ctx context.Context, id string, exclusive bool) error
 
 	CreatePolicy(ctx context.Context, p *model.Policy) error
 	GetPolicy(ctx context.Context, id string) (*model.Policy, error)

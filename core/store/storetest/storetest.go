@@ -28,6 +28,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		fn   func(t *testing.T, s store.Store)
 	}{
 		{"ProfileCRUDAndFind", testProfiles},
+		{"ProfileLocksAndUse", testProfileLocks},
 		{"ListFilterSortPage", testList},
 		{"ClusterAndNodes", testClusterNodes},
 		{"ClaimBatchesNodeActions", testClaim},
@@ -131,6 +132,104 @@ func testProfiles(t *testing.T, s store.Store) {
 	must(t, s.DeleteProfile(ctx, a.ID))
 	if _, err := s.GetProfile(ctx, a.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("deleted profile still there: %v", err)
+	}
+}
+
+// testProfileLocks: a deletion's exclusive LockProfile waits for a
+// transaction that holds the profile shared, and its ProfileInUse then
+// sees the cluster that transaction wrote; a shared lock that waited for a
+// deletion finds the profile gone. An action under way that names the
+// profile in its inputs uses it.
+func testProfileLocks(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	// wontEnd fails the test if ch yields within a fifth of a second: the
+	// transaction behind it should be waiting for a lock.
+	wontEnd := func(what string, ch <-chan error) {
+		t.Helper()
+		select {
+		case err := <-ch:
+			t.Fatalf("%s ended (%v) while another transaction held the profile", what, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	deleteUnused := func(id string, used *bool) func(tx store.Store) error {
+		return func(tx store.Store) error {
+			if err := tx.LockProfile(ctx, id, true); err != nil {
+				return err
+			}
+			var err error
+			if *used, err = tx.ProfileInUse(ctx, id); err != nil || *used {
+				return err
+			}
+			return tx.DeleteProfile(ctx, id)
+		}
+	}
+
+	p := profile("web", t0)
+	must(t, s.CreateProfile(ctx, p))
+	holding, release := make(chan struct{}), make(chan struct{})
+	created := make(chan error, 1)
+	go func() {
+		created <- s.InTx(ctx, func(tx store.Store) error {
+			if err := tx.LockProfile(ctx, p.ID, false); err != nil {
+				return err
+			}
+			close(holding)
+			<-release
+			return tx.CreateCluster(ctx, &model.Cluster{ID: uuid.NewString(), Name: "c", ProfileID: p.ID, Project: "p1", InitAt: t0, MaxSize: -1, Status: "INIT"})
+		})
+	}()
+	<-holding
+	var used bool
+	deleted := make(chan error, 1)
+	go func() { deleted <- s.InTx(ctx, deleteUnused(p.ID, &used)) }()
+	wontEnd("the deletion", deleted)
+	close(release)
+	must(t, <-created)
+	must(t, <-deleted)
+	if !used {
+		t.Fatal("the deletion did not see the cluster written by the transaction it waited for")
+	}
+	if _, err := s.GetProfile(ctx, p.ID); err != nil {
+		t.Fatalf("a profile in use was deleted: %v", err)
+	}
+
+	q := profile("db", t0)
+	must(t, s.CreateProfile(ctx, q))
+	holding, release = make(chan struct{}), make(chan struct{})
+	go func() {
+		deleted <- s.InTx(ctx, func(tx store.Store) error {
+			if err := deleteUnused(q.ID, &used)(tx); err != nil {
+				return err
+			}
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	go func() {
+		created <- s.InTx(ctx, func(tx store.Store) error { return tx.LockProfile(ctx, q.ID, false) })
+	}()
+	wontEnd("the shared lock", created)
+	close(release)
+	must(t, <-deleted)
+	if err := <-created; !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("a shared lock taken after the deletion: %v, want not found", err)
+	}
+
+	r := profile("cache", t0)
+	must(t, s.CreateProfile(ctx, r))
+	a := &model.Action{ID: uuid.NewString(), Name: "update", Action: "CLUSTER_UPDATE", Target: "t", Status: model.ActionRunning,
+		Inputs: map[string]any{"new_profile_id": r.ID}, Project: "p1", CreatedAt: t0}
+	must(t, s.CreateActions(ctx, []*model.Action{a}))
+	if used, err := s.ProfileInUse(ctx, r.ID); err != nil || !used {
+		t.Errorf("a profile named by an action under way: in use %v, %v; want true", used, err)
+	}
+	a.Status = model.ActionSucceeded
+	must(t, s.UpdateActions(ctx, []*model.Action{a}))
+	if used, err := s.ProfileInUse(ctx, r.ID); err != nil || used {
+		t.Errorf("a profile named only by an ended action: in use %v, %v; want false", used, err)
 	}
 }
 
