@@ -234,8 +234,8 @@ func (d gateDriver) Operate(ctx context.Context, _ sdk.Spec, nodes []sdk.Node, o
 
 type holdPolicy struct{ g *gate }
 
-func (holdPolicy) Attach(context.Context, sdk.Spec, sdk.Cluster) (map[string]any, error) {
-	return map[string]any{}, nil
+func (p holdPolicy) Attach(ctx context.Context, _ sdk.Spec, _ sdk.Cluster) (map[string]any, error) {
+	return map[string]any{}, p.g.pass(ctx, "attach")
 }
 
 func (holdPolicy) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) error { return nil }

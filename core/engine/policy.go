@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/core/model"
+	"github.com/grovehq/grove/core/store"
 	"github.com/grovehq/grove/plugins/host"
 	"github.com/grovehq/grove/plugins/sdk"
 )
@@ -260,7 +261,19 @@ func (e *Engine) doAttachPolicy(ctx context.Context, a *model.Action) error {
 	if in.Priority != nil {
 		priority = *in.Priority
 	}
-	if err := e.store.CreateBinding(ctx, &model.Binding{ID: e.newID(), ClusterID: cl.ID, PolicyID: pol.ID, Enabled: enabled, Priority: priority, Data: data}); err != nil {
+	// The attach under way keeps the policy in use, so a delete is refused
+	// until the binding is written. On PostgreSQL a delete whose check ran
+	// just before this action was stored can still commit after the
+	// action read the policy; holding the policy while the binding is
+	// written makes the attach fail then instead of binding a policy that
+	// is gone.
+	err = e.store.InTx(ctx, func(tx store.Store) error {
+		if err := tx.LockSpec(ctx, "policy", pol.ID, false); err != nil {
+			return err
+		}
+		return tx.CreateBinding(ctx, &model.Binding{ID: e.newID(), ClusterID: cl.ID, PolicyID: pol.ID, Enabled: enabled, Priority: priority, Data: data})
+	})
+	if err != nil {
 		return err
 	}
 	if err := e.publishClusterData(ctx, cl.ID, pol.ID, data, true); err != nil {

@@ -78,3 +78,24 @@ func TestDeleteProfileOfAnUpdateUnderWay(t *testing.T) {
 		t.Fatalf("deleting the profile an update under way moves to: %v, want a 409 (in use)", err)
 	}
 }
+
+// TestDeletePolicyOfAnAttachUnderWay: a policy being attached is in use
+// from the attach's submission: the binding is written once the plugin's
+// Attach returns, and a delete in between left the cluster bound to a
+// policy that was gone.
+func TestDeletePolicyOfAnAttachUnderWay(t *testing.T) {
+	h := newHarness(t, nil)
+	h.profile("p")
+	cl := h.cluster("web", 0, 60)
+	pol := h.policy("held", "test.hold", "1.0", `{}`)
+	h.gate.close("attach")
+	if _, err := h.act(cl, `{"policy_attach": {"policy_id": "`+pol.ID+`"}}`); err != nil {
+		t.Fatal(err)
+	}
+	<-h.gate.entered
+	err := h.eng.DeletePolicy(h.ctx(), caller, pol.ID)
+	var ee *engine.Error
+	if !errors.As(err, &ee) || ee.Status != 409 {
+		t.Fatalf("deleting a policy being attached: %v, want a 409 (in use)", err)
+	}
+}

@@ -120,7 +120,7 @@ func (e *Engine) submit(ctx context.Context, a *model.Action, force bool, profil
 		if profileID != "" {
 			// Held until the action is stored: a deletion of the profile
 			// waits for it, and then finds the profile in use.
-			if err := tx.LockProfile(ctx, profileID, false); err != nil {
+			if err := tx.LockSpec(ctx, "profile", profileID, false); err != nil {
 				return err
 			}
 		}
@@ -150,13 +150,13 @@ func (e *Engine) submit(ctx context.Context, a *model.Action, force bool, profil
 
 // lockNewProfile is submit's step for an update that moves nodes to
 // another profile: the profile is held while the action is stored, as the
-// current one is (LockProfile), and from then on the action under way
+// current one is (LockSpec), and from then on the action under way
 // keeps it in use. Nil when the update keeps the profile.
 func lockNewProfile(ctx context.Context, id string) func(tx store.Store) error {
 	if id == "" {
 		return nil
 	}
-	return func(tx store.Store) error { return tx.LockProfile(ctx, id, false) }
+	return func(tx store.Store) error { return tx.LockSpec(ctx, "profile", id, false) }
 }
 
 // CancelAction cancels an action that has not ended. With force it is marked

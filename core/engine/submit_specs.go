@@ -181,11 +181,11 @@ func (e *Engine) DeleteProfile(ctx context.Context, c Caller, ident string) erro
 		return err
 	}
 	// The check and the deletion are one transaction that holds the
-	// profile (LockProfile): checked apart, a cluster or node created from
+	// profile (LockSpec): checked apart, a cluster or node created from
 	// the profile between them was left with a profile that is gone, which
 	// nothing could then delete.
 	return e.store.InTx(ctx, func(tx store.Store) error {
-		if err := tx.LockProfile(ctx, p.ID, true); err != nil {
+		if err := tx.LockSpec(ctx, "profile", p.ID, true); err != nil {
 			return err
 		}
 		used, err := tx.ProfileInUse(ctx, p.ID)
@@ -258,12 +258,19 @@ func (e *Engine) DeletePolicy(ctx context.Context, c Caller, ident string) error
 	if err != nil {
 		return err
 	}
-	used, err := e.store.PolicyInUse(ctx, p.ID)
-	if err != nil {
-		return err
-	}
-	if used {
-		return Conflict("ResourceInUse", "The policy '%s' cannot be deleted: it is still attached to a cluster; detach it first.", p.Name)
-	}
-	return e.store.DeletePolicy(ctx, p.ID)
+	// One transaction holding the policy, as for profiles: an attach
+	// under way writes its binding after the plugin's Attach returns.
+	return e.store.InTx(ctx, func(tx store.Store) error {
+		if err := tx.LockSpec(ctx, "policy", p.ID, true); err != nil {
+			return err
+		}
+		used, err := tx.PolicyInUse(ctx, p.ID)
+		if err != nil {
+			return err
+		}
+		if used {
+			return Conflict("ResourceInUse", "The policy '%s' cannot be deleted: it is attached to a cluster, or being attached; detach it first.", p.Name)
+		}
+		return tx.DeletePolicy(ctx, p.ID)
+	})
 }

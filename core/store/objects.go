@@ -93,41 +93,21 @@ func (s *SQL) exists(ctx context.Context, q string, args ...any) (bool, error) {
 	return n > 0, nil
 }
 
-// ProfileInUse implements Store. An action under way that names the
-// profile in its inputs (an update moving nodes to it, a paused update
-// that may roll back to it) uses it too: its nodes are written with the
-// profile after the action began, so a deletion in between would leave
-// them with a profile that is gone. Profile ids are UUIDs, so a quoted id
-// found in the inputs is that profile.
+// ProfileInUse implements Store.
 func (s *SQL) ProfileInUse(ctx context.Context, id string) (bool, error) {
-	return s.exists(ctx, "SELECT (SELECT COUNT(*) FROM clusters WHERE profile_id = ?) + (SELECT COUNT(*) FROM nodes WHERE profile_id = ?)"+
-		" + (SELECT COUNT(*) FROM actions WHERE parent_id = '' AND status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND inputs LIKE ?)",
-		id, id, `%"`+id+`"%`)
+	return s.exists(ctx, "SELECT (SELECT COUNT(*) FROM clusters WHERE profile_id = ?) + (SELECT COUNT(*) FROM nodes WHERE profile_id = ?) + "+namedUnderWay,
+		id, id, underWayPattern(id))
 }
 
-// LockProfile implements Store. SQLite needs no lock: its one writer
-// connection runs the transactions that reference or delete a profile one
-// at a time. PostgreSQL runs them side by side, each statement seeing what
-// was committed when it began, so without the row lock a deletion's in-use
-// check could miss a cluster whose transaction commits right after it.
-func (s *SQL) LockProfile(ctx context.Context, id string, exclusive bool) error {
-	lock := ""
-	if s.dialect == "postgres" {
-		lock = " FOR SHARE"
-		if exclusive {
-			lock = " FOR UPDATE"
-		}
-	}
-	var got string
-	err := s.queryRow(ctx, "SELECT id FROM profiles WHERE id = ?"+lock, id).Scan(&got)
-	if errors.Is(err, sql.ErrNoRows) {
-		return &NotFoundError{Kind: "profile", Ident: id}
-	}
-	if err != nil {
-		return fmt.Errorf("lock profile %s: %w", id, err)
-	}
-	return nil
-}
+// namedUnderWay counts the top-level actions under way whose inputs name
+// an id (underWayPattern): an update moving nodes to a profile, a paused
+// update that may roll back to one, an attach of a policy. What they
+// write with it comes after they began, so a deletion in between would
+// leave nodes or a binding naming an object that is gone. Ids are UUIDs,
+// so a quoted id found in the inputs is that object.
+const namedUnderWay = "(SELECT COUNT(*) FROM actions WHERE parent_id = '' AND status NOT IN ('SUCCEEDED', 'FAILED', 'CANCELLED') AND inputs LIKE ?)"
+
+func underWayPattern(id string) string { return `%"` + id + `"%` }
 
 const policyCols = "id, name, type, version, spec, properties, data, usr, project, domain, created_at, updated_at"
 
@@ -196,7 +176,7 @@ func (s *SQL) DeletePolicy(ctx context.Context, id string) error {
 
 // PolicyInUse implements Store.
 func (s *SQL) PolicyInUse(ctx context.Context, id string) (bool, error) {
-	return s.exists(ctx, "SELECT COUNT(*) FROM bindings WHERE policy_id = ?", id)
+	return s.exists(ctx, "SELECT (SELECT COUNT(*) FROM bindings WHERE policy_id = ?) + "+namedUnderWay, id, underWayPattern(id))
 }
 
 const clusterCols = "id, name, profile_id, usr, project, domain, init_at, created_at, updated_at, min_size, max_size, desired_capacity, next_index, timeout, status, status_reason, metadata, data, config, dependents"

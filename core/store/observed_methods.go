@@ -69,12 +69,6 @@ func (w *Observed) ProfileInUse(ctx context.Context, id string) (bool, error) {
 	return w.s.ProfileInUse(ctx, id)
 }
 
-// LockProfile implements Store.
-func (w *Observed) LockProfile(ctx context.Context, id string, exclusive bool) error {
-	defer w.observe("LockProfile", time.Now())
-	return w.s.LockProfile(ctx, id, exclusive)
-}
-
 // CreatePolicy implements Store.
 func (w *Observed) CreatePolicy(ctx context.Context, p *model.Policy) error {
 	defer w.observe("CreatePolicy", time.Now())
@@ -115,6 +109,12 @@ func (w *Observed) DeletePolicy(ctx context.Context, id string) error {
 func (w *Observed) PolicyInUse(ctx context.Context, id string) (bool, error) {
 	defer w.observe("PolicyInUse", time.Now())
 	return w.s.PolicyInUse(ctx, id)
+}
+
+// LockSpec implements Store.
+func (w *Observed) LockSpec(ctx context.Context, kind string, id string, exclusive bool) error {
+	defer w.observe("LockSpec", time.Now())
+	return w.s.LockSpec(ctx, kind, id, exclusive)
 }
 
 // ReplaceSpec implements Store.

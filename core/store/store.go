@@ -184,13 +184,6 @@ type Store interface {
 	// ProfileInUse reports whether a cluster, a node or an action under way
 	// references the profile.
 	ProfileInUse(ctx context.Context, id string) (bool, error)
-	// LockProfile, in a transaction, keeps the profile from changing hands
-	// until the transaction ends, and returns a NotFoundError when it is
-	// gone. A transaction that writes a reference to the profile takes it
-	// shared; a deletion takes it exclusive, then checks ProfileInUse: the
-	// two wait for each other, so either the deletion sees the reference
-	// and refuses, or the reference finds the profile gone.
-	LockProfile(ctx context.Context, id string, exclusive bool) error
 
 	CreatePolicy(ctx context.Context, p *model.Policy) error
 	GetPolicy(ctx context.Context, id string) (*model.Policy, error)
@@ -198,7 +191,17 @@ type Store interface {
 	ListPolicies(ctx context.Context, o ListOpts) ([]*model.Policy, error)
 	UpdatePolicy(ctx context.Context, p *model.Policy) error
 	DeletePolicy(ctx context.Context, id string) error
+	// PolicyInUse reports whether a binding or an action under way (an
+	// attach) references the policy.
 	PolicyInUse(ctx context.Context, id string) (bool, error)
+	// LockSpec, in a transaction, keeps a profile or policy (kind
+	// "profile" or "policy") from changing hands until the transaction
+	// ends, and returns a NotFoundError when it is gone. A transaction that
+	// writes a reference to it takes it shared; a deletion takes it
+	// exclusive, then checks ProfileInUse or PolicyInUse: the two wait for
+	// each other, so either the deletion sees the reference and refuses,
+	// or the reference finds the object gone.
+	LockSpec(ctx context.Context, kind, id string, exclusive bool) error
 	// ReplaceSpec rewrites the spec and properties of a profile or policy
 	// (kind "profile" or "policy"); the engine uses it only to encrypt
 	// sensitive values stored in plain text.

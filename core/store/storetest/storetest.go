@@ -135,7 +135,7 @@ func testProfiles(t *testing.T, s store.Store) {
 	}
 }
 
-// testProfileLocks: a deletion's exclusive LockProfile waits for a
+// testProfileLocks: a deletion's exclusive LockSpec waits for a
 // transaction that holds the profile shared, and its ProfileInUse then
 // sees the cluster that transaction wrote; a shared lock that waited for a
 // deletion finds the profile gone. An action under way that names the
@@ -154,7 +154,7 @@ func testProfileLocks(t *testing.T, s store.Store) {
 	}
 	deleteUnused := func(id string, used *bool) func(tx store.Store) error {
 		return func(tx store.Store) error {
-			if err := tx.LockProfile(ctx, id, true); err != nil {
+			if err := tx.LockSpec(ctx, "profile", id, true); err != nil {
 				return err
 			}
 			var err error
@@ -171,7 +171,7 @@ func testProfileLocks(t *testing.T, s store.Store) {
 	created := make(chan error, 1)
 	go func() {
 		created <- s.InTx(ctx, func(tx store.Store) error {
-			if err := tx.LockProfile(ctx, p.ID, false); err != nil {
+			if err := tx.LockSpec(ctx, "profile", p.ID, false); err != nil {
 				return err
 			}
 			close(holding)
@@ -209,7 +209,7 @@ func testProfileLocks(t *testing.T, s store.Store) {
 	}()
 	<-holding
 	go func() {
-		created <- s.InTx(ctx, func(tx store.Store) error { return tx.LockProfile(ctx, q.ID, false) })
+		created <- s.InTx(ctx, func(tx store.Store) error { return tx.LockSpec(ctx, "profile", q.ID, false) })
 	}()
 	wontEnd("the shared lock", created)
 	close(release)
@@ -230,6 +230,23 @@ func testProfileLocks(t *testing.T, s store.Store) {
 	must(t, s.UpdateActions(ctx, []*model.Action{a}))
 	if used, err := s.ProfileInUse(ctx, r.ID); err != nil || used {
 		t.Errorf("a profile named only by an ended action: in use %v, %v; want false", used, err)
+	}
+
+	// Policies: the same lock, and an attach under way uses the policy.
+	pol := &model.Policy{ID: uuid.NewString(), Name: "batches", Type: "senlin.policy.batch", Version: "1.0", Project: "p1", CreatedAt: t0}
+	must(t, s.CreatePolicy(ctx, pol))
+	must(t, s.InTx(ctx, func(tx store.Store) error { return tx.LockSpec(ctx, "policy", pol.ID, true) }))
+	if err := s.InTx(ctx, func(tx store.Store) error { return tx.LockSpec(ctx, "policy", uuid.NewString(), false) }); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("locking a policy that does not exist: %v, want not found", err)
+	}
+	if err := s.InTx(ctx, func(tx store.Store) error { return tx.LockSpec(ctx, "cluster", pol.ID, false) }); err == nil {
+		t.Error("LockSpec took a kind other than profile or policy")
+	}
+	at := &model.Action{ID: uuid.NewString(), Name: "attach", Action: "CLUSTER_ATTACH_POLICY", Target: "t", Status: model.ActionReady,
+		Inputs: map[string]any{"policy_id": pol.ID}, Project: "p1", CreatedAt: t0}
+	must(t, s.CreateActions(ctx, []*model.Action{at}))
+	if used, err := s.PolicyInUse(ctx, pol.ID); err != nil || !used {
+		t.Errorf("a policy being attached: in use %v, %v; want true", used, err)
 	}
 }
 
