@@ -243,7 +243,7 @@ func (p *Property) coerce(field string, v any) (any, *Diagnostic) {
 		return nil, bad("a string")
 	case Integer:
 		f, ok := toFloat(v)
-		if !ok || f != math.Trunc(f) {
+		if !ok || !finite(f) || f != math.Trunc(f) {
 			return nil, bad("an integer")
 		}
 		// Beyond 2^53 a JSON number is no longer an exact integer, and
@@ -256,6 +256,11 @@ func (p *Property) coerce(field string, v any) (any, *Diagnostic) {
 		f, ok := toFloat(v)
 		if !ok {
 			return nil, bad("a number")
+		}
+		// NaN passes every Range check (all its comparisons are false) and
+		// an infinity is no amount a plugin can act on.
+		if !finite(f) {
+			return nil, bad("a finite number")
 		}
 		return f, nil
 	case Boolean:
@@ -312,7 +317,9 @@ func (c Constraint) check(field string, v any) *Diagnostic {
 		return &Diagnostic{Field: field, Message: fmt.Sprintf("%q is not one of the allowed values: %s.", fmt.Sprint(v), strings.Join(strs, ", "))}
 	case "Range":
 		f, ok := toFloat(v)
-		if !ok {
+		// A value that is not a finite number is left to coerce, whose
+		// message says what the value should be rather than how big.
+		if !ok || !finite(f) {
 			return nil
 		}
 		if c.Min != nil && f < *c.Min {
@@ -361,6 +368,8 @@ func number(f float64) string {
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 func toFloat(v any) (float64, bool) {
 	switch x := v.(type) {

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -92,6 +93,35 @@ func TestIntegerRangeAsSent(t *testing.T) {
 		_, diags := testSchema().Validate("properties", c.props)
 		if len(diags) != 1 || !strings.Contains(diags.Error(), c.want) {
 			t.Errorf("%v: want %q, got %v", c.props, c.want, diags)
+		}
+	}
+}
+
+// TestNonFiniteNumbersRefused: NaN compares false with every bound, so
+// without its own rule it would pass any Range; infinities are no amount.
+func TestNonFiniteNumbersRefused(t *testing.T) {
+	s := Schema{"adjustment": {Type: Map, Schema: Schema{
+		"number": {Type: Number, Constraints: []Constraint{Range(F(0), F(100))}},
+		"ratio":  {Type: Number},
+		"count":  {Type: Integer, Constraints: []Constraint{Range(F(0), F(10))}},
+	}}}
+	for _, c := range []struct {
+		adj  map[string]any
+		want string
+	}{
+		{map[string]any{"number": "NaN"}, `properties.adjustment.number: must be a finite number, got the string "NaN".`},
+		{map[string]any{"number": "nan"}, `properties.adjustment.number: must be a finite number, got the string "nan".`},
+		{map[string]any{"number": "Inf"}, `properties.adjustment.number: must be a finite number, got the string "Inf".`},
+		{map[string]any{"number": "-Infinity"}, `properties.adjustment.number: must be a finite number, got the string "-Infinity".`},
+		{map[string]any{"ratio": "+Inf"}, `properties.adjustment.ratio: must be a finite number, got the string "+Inf".`},
+		{map[string]any{"ratio": math.NaN()}, `properties.adjustment.ratio: must be a finite number, got the number NaN.`},
+		{map[string]any{"ratio": math.Inf(-1)}, `properties.adjustment.ratio: must be a finite number, got the number -Inf.`},
+		{map[string]any{"count": "NaN"}, `properties.adjustment.count: must be an integer, got the string "NaN".`},
+		{map[string]any{"count": "Inf"}, `properties.adjustment.count: must be an integer, got the string "Inf".`},
+	} {
+		_, diags := s.Validate("properties", map[string]any{"adjustment": c.adj})
+		if len(diags) != 1 || diags.Error() != c.want {
+			t.Errorf("%v: want %q, got %v", c.adj, c.want, diags)
 		}
 	}
 }
