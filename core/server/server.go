@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,6 +199,10 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("OpenStack-API-Version", "clustering "+ver)
 	w.Header().Set("Vary", "OpenStack-API-Version")
+	if err := checkQuery(r.URL.RawQuery); err != nil {
+		s.fail(w, err)
+		return
+	}
 	// A body that says it is too large is refused before a byte of it is
 	// read; one that does not say (chunked) is cut off at the limit.
 	if r.ContentLength > s.opts.MaxRequestBytes {
@@ -207,6 +212,21 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes)
 	s.mux.ServeHTTP(w, r)
+}
+
+// checkQuery refuses a query string that url.ParseQuery cannot read in
+// full. r.URL.Query() drops what it cannot read without a word, so
+// "status=ERROR;x" would list every cluster and a webhook's "V=2;count=2"
+// would lose its count: the request would do something other than asked.
+func checkQuery(raw string) error {
+	_, err := url.ParseQuery(raw)
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(raw, ";") {
+		return engine.BadRequest("The query string is malformed: it contains a semicolon, which does not separate parameters; separate them with & and write a semicolon in a value as %%3B.")
+	}
+	return engine.BadRequest("The query string is malformed: %v.", err)
 }
 
 func versionInRange(v string) bool {
