@@ -342,12 +342,18 @@ func listOpts(r *http.Request, c engine.Caller, filters, sortKeys []string) (sto
 func (s *Server) ctx(r *http.Request) context.Context { return r.Context() }
 
 // forceParam reads Senlin's delete "force" from ?force=true or a
-// {"force": true} body (microversion 1.8).
+// {"force": true} body (microversion 1.8). The body is held to the rule of
+// every other body: a key it does not know is refused, since a misspelt
+// "force" would otherwise be a non-force delete the client did not ask for.
+// A chunked body (length -1) is read too, not skipped.
 func forceParam(r *http.Request) (bool, error) {
 	force := r.URL.Query().Get("force") == "true"
-	if r.ContentLength > 0 {
+	if r.ContentLength != 0 {
 		body, err := decode(r, "")
 		if err != nil {
+			return false, err
+		}
+		if err := only(body, "", "force"); err != nil {
 			return false, err
 		}
 		b, err := boolean(body, "force")
