@@ -211,7 +211,61 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes)
+	if s.unrouted(w, r) {
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// unrouted answers a request that no route matches (404) or that a route
+// matches under another method (405) with Senlin's fault body, as
+// docs/api.md promises for every error; the mux's own answers are plain
+// text. It reports whether it answered.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) bool {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		return false
+	}
+	// The mux's answer is run against a recorder rather than worked out
+	// again here, so the 404-or-405 decision and the Allow list stay the
+	// mux's. Anything else without a pattern (a redirect to a cleaned
+	// path) is left to the mux.
+	rec := &headerRecorder{header: http.Header{}}
+	h.ServeHTTP(rec, r)
+	path := redactPath(r.URL.Path)
+	switch rec.code {
+	case http.StatusNotFound:
+		s.writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("No resource of the API is at %s.", path))
+	case http.StatusMethodNotAllowed:
+		allow := rec.header.Get("Allow")
+		w.Header().Set("Allow", allow)
+		s.writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", fmt.Sprintf("The method %s is not allowed on %s; allowed methods are %s.", r.Method, path, allow))
+	default:
+		return false
+	}
+	return true
+}
+
+// headerRecorder keeps the status and headers a handler writes and drops
+// its body.
+type headerRecorder struct {
+	header http.Header
+	code   int
+}
+
+func (h *headerRecorder) Header() http.Header { return h.header }
+
+func (h *headerRecorder) WriteHeader(code int) {
+	if h.code == 0 {
+		h.code = code
+	}
+}
+
+func (h *headerRecorder) Write(b []byte) (int, error) {
+	if h.code == 0 {
+		h.code = http.StatusOK
+	}
+	return len(b), nil
 }
 
 // checkQuery refuses a query string that url.ParseQuery cannot read in

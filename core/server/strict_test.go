@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/server"
 )
 
@@ -67,5 +69,61 @@ func TestDeleteBodyIsStrict(t *testing.T) {
 	status, eb := send(t, ts, "DELETE", "/v1/clusters/c", strings.NewReader(`{"force": true}`), int64(len(`{"force": true}`)))
 	if status != http.StatusNotFound {
 		t.Errorf(`{"force": true}: got %d %+v, want the 404 of the missing cluster`, status, eb)
+	}
+}
+
+// TestUnroutedAnswersAreFaults: a path the API does not have and a method a
+// path does not take are answered in Senlin's fault body, like every other
+// error, with the mux's status and, for 405, its Allow header.
+func TestUnroutedAnswersAreFaults(t *testing.T) {
+	ts := newServer(t, server.Options{})
+	client := ts.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	for _, c := range []struct {
+		method, path string
+		status       int
+		typ, msg     string
+		allow        string
+	}{
+		{"GET", "/v1/no-such-thing", 404, "NotFound", "No resource of the API is at /v1/no-such-thing.", ""},
+		{"GET", "/v2/clusters", 404, "NotFound", "No resource of the API is at /v2/clusters.", ""},
+		{"PUT", "/v1/clusters", 405, "MethodNotAllowed", "The method PUT is not allowed on /v1/clusters; allowed methods are GET, HEAD, POST.", "GET, HEAD, POST"},
+		{"POST", "/v1/webhooks/s3cret/trigger/x", 404, "NotFound", "No resource of the API is at /v1/webhooks/(secret)/trigger/x.", ""},
+	} {
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), c.method, ts.URL+c.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var eb api.ErrorBody
+			if err := json.NewDecoder(resp.Body).Decode(&eb); err != nil {
+				t.Fatalf("HTTP %d with a body that is not Senlin's fault body: %v", resp.StatusCode, err)
+			}
+			if resp.StatusCode != c.status || eb.Code != c.status || eb.Error.Type != c.typ || eb.Error.Message != c.msg {
+				t.Errorf("got %d %+v, want %d %s %q", resp.StatusCode, eb, c.status, c.typ, c.msg)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q, want application/json", ct)
+			}
+			if got := resp.Header.Get("Allow"); got != c.allow {
+				t.Errorf("Allow %q, want %q", got, c.allow)
+			}
+		})
+	}
+	// The mux's redirects are not errors and stay as they were.
+	for path, want := range map[string]string{"/v1": "/v1/", "/v1//clusters": "/v1/clusters"} {
+		resp, err := client.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 3 || resp.Header.Get("Location") != want {
+			t.Errorf("GET %s: %d to %q, want a redirect to %q", path, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
 	}
 }
