@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/grovehq/grove/api"
+	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
 var (
@@ -329,9 +330,9 @@ func clusterResize(ctx context.Context, env *Env, _ *api.Client, g *globals, arg
 	for typ, v := range map[string]string{"EXACT_CAPACITY": *capacity, "CHANGE_IN_CAPACITY": *adjust, "CHANGE_IN_PERCENTAGE": *percent} {
 		if v != "" {
 			n++
-			f, err := strconv.ParseFloat(v, 64)
+			f, err := schema.ParseDecimal(v)
 			if err != nil {
-				return usagef("the resize amount must be a number, got %q", v)
+				return usagef("the resize amount must be a finite decimal number, got %q", v)
 			}
 			params["adjustment_type"], params["number"] = typ, f
 		}

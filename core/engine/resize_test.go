@@ -62,6 +62,14 @@ var resizeCases = []resizeCase{
 	{name: "max_size -1 lifts the bound", from: size{2, 2, 0, 3}, body: `{"resize": {"max_size": -1}}`, want: size{2, 2, 0, -1}},
 	{name: "min_size above max_size is refused", from: size{2, 2, 0, -1}, body: `{"resize": {"min_size": 5, "max_size": 3}}`,
 		refused: "The specified min_size (5) is greater than the specified max_size (3)."},
+	// numeric strings are plain decimal
+	{name: "number as a decimal string", from: size{2, 2, 0, -1}, body: `{"resize": {"adjustment_type": "EXACT_CAPACITY", "number": "3"}}`, want: size{3, 3, 0, -1}},
+	{name: "number with a digit separator is refused", from: size{2, 2, 0, -1}, body: `{"resize": {"adjustment_type": "EXACT_CAPACITY", "number": "1_0"}}`,
+		refused: `resize.number must be a number, got "1_0".`},
+	{name: "hexadecimal min_size is refused", from: size{2, 2, 0, -1}, body: `{"resize": {"min_size": "0x1p0"}}`,
+		refused: `resize.min_size must be a number, got "0x1p0".`},
+	{name: "scale out count in hexadecimal is refused", from: size{2, 2, 0, -1}, body: `{"scale_out": {"count": "0x1p1"}}`,
+		refused: `scale_out.count must be a positive integer of at most 2147483647, got "0x1p1".`},
 	// scale-out and scale-in
 	{name: "scale out by count", from: size{2, 2, 0, -1}, body: `{"scale_out": {"count": 3}}`, want: size{5, 5, 0, -1}},
 	{name: "scale out without count adds one", from: size{2, 2, 0, -1}, body: `{"scale_out": {}}`, want: size{3, 3, 0, -1}},

@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/grovehq/grove/core/engine"
+	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
 // Request limits, documented in docs/api.md "Request limits". The body
@@ -243,8 +244,8 @@ func integer(body map[string]any, k string, min, max int) (*int, error) {
 		f = x
 	case string:
 		var err error
-		f, err = strconv.ParseFloat(x, 64)
-		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		f, err = schema.ParseDecimal(x)
+		if err != nil {
 			return nil, engine.BadRequest("%s must be an integer, got %q.", k, x)
 		}
 	default:

@@ -163,6 +163,9 @@ func TestRequestLimits(t *testing.T) {
 		{"huge min_size", "POST", "/v1/clusters", cluster(map[string]any{"min_size": 9223372036854775807}), []string{"min_size", "at most 2147483647", "got 9223372036854775808"}},
 		{"huge max_size as a string", "POST", "/v1/clusters", cluster(map[string]any{"max_size": "4294967296"}), []string{"max_size must be at least -1 and at most 2147483647, got 4294967296"}},
 		{"very negative max_size", "POST", "/v1/clusters", cluster(map[string]any{"max_size": -1e19}), []string{"max_size", "at least -1", "got -10000000000000000000"}},
+		{"digit separator in a numeric string", "POST", "/v1/clusters", cluster(map[string]any{"desired_capacity": "1_0"}), []string{`desired_capacity must be an integer, got "1_0".`}},
+		{"hexadecimal float string", "POST", "/v1/clusters", cluster(map[string]any{"min_size": "0x1p3"}), []string{`min_size must be an integer, got "0x1p3".`}},
+		{"NaN string", "PATCH", "/v1/clusters/x", `{"cluster": {"timeout": "NaN"}}`, []string{`timeout must be an integer, got "NaN".`}},
 		{"huge update timeout", "PATCH", "/v1/clusters/x", `{"cluster": {"timeout": 18446744074}}`, []string{"timeout", "at most 2147483647", "got 18446744074"}},
 	}
 	for _, c := range cases {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -198,6 +199,10 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("OpenStack-API-Version", "clustering "+ver)
 	w.Header().Set("Vary", "OpenStack-API-Version")
+	if err := checkQuery(r.URL.RawQuery); err != nil {
+		s.fail(w, err)
+		return
+	}
 	// A body that says it is too large is refused before a byte of it is
 	// read; one that does not say (chunked) is cut off at the limit.
 	if r.ContentLength > s.opts.MaxRequestBytes {
@@ -206,7 +211,76 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxRequestBytes)
+	if s.unrouted(w, r) {
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// unrouted answers a request that no route matches (404) or that a route
+// matches under another method (405) with Senlin's fault body, as
+// docs/api.md promises for every error; the mux's own answers are plain
+// text. It reports whether it answered.
+func (s *Server) unrouted(w http.ResponseWriter, r *http.Request) bool {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		return false
+	}
+	// The mux's answer is run against a recorder rather than worked out
+	// again here, so the 404-or-405 decision and the Allow list stay the
+	// mux's. Anything else without a pattern (a redirect to a cleaned
+	// path) is left to the mux.
+	rec := &headerRecorder{header: http.Header{}}
+	h.ServeHTTP(rec, r)
+	path := redactPath(r.URL.Path)
+	switch rec.code {
+	case http.StatusNotFound:
+		s.writeError(w, http.StatusNotFound, "NotFound", fmt.Sprintf("No resource of the API is at %s.", path))
+	case http.StatusMethodNotAllowed:
+		allow := rec.header.Get("Allow")
+		w.Header().Set("Allow", allow)
+		s.writeError(w, http.StatusMethodNotAllowed, "MethodNotAllowed", fmt.Sprintf("The method %s is not allowed on %s; allowed methods are %s.", r.Method, path, allow))
+	default:
+		return false
+	}
+	return true
+}
+
+// headerRecorder keeps the status and headers a handler writes and drops
+// its body.
+type headerRecorder struct {
+	header http.Header
+	code   int
+}
+
+func (h *headerRecorder) Header() http.Header { return h.header }
+
+func (h *headerRecorder) WriteHeader(code int) {
+	if h.code == 0 {
+		h.code = code
+	}
+}
+
+func (h *headerRecorder) Write(b []byte) (int, error) {
+	if h.code == 0 {
+		h.code = http.StatusOK
+	}
+	return len(b), nil
+}
+
+// checkQuery refuses a query string that url.ParseQuery cannot read in
+// full. r.URL.Query() drops what it cannot read without a word, so
+// "status=ERROR;x" would list every cluster and a webhook's "V=2;count=2"
+// would lose its count: the request would do something other than asked.
+func checkQuery(raw string) error {
+	_, err := url.ParseQuery(raw)
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(raw, ";") {
+		return engine.BadRequest("The query string is malformed: it contains a semicolon, which does not separate parameters; separate them with & and write a semicolon in a value as %%3B.")
+	}
+	return engine.BadRequest("The query string is malformed: %v.", err)
 }
 
 func versionInRange(v string) bool {
@@ -322,12 +396,18 @@ func listOpts(r *http.Request, c engine.Caller, filters, sortKeys []string) (sto
 func (s *Server) ctx(r *http.Request) context.Context { return r.Context() }
 
 // forceParam reads Senlin's delete "force" from ?force=true or a
-// {"force": true} body (microversion 1.8).
+// {"force": true} body (microversion 1.8). The body is held to the rule of
+// every other body: a key it does not know is refused, since a misspelt
+// "force" would otherwise be a non-force delete the client did not ask for.
+// A chunked body (length -1) is read too, not skipped.
 func forceParam(r *http.Request) (bool, error) {
 	force := r.URL.Query().Get("force") == "true"
-	if r.ContentLength > 0 {
+	if r.ContentLength != 0 {
 		body, err := decode(r, "")
 		if err != nil {
+			return false, err
+		}
+		if err := only(body, "", "force"); err != nil {
 			return false, err
 		}
 		b, err := boolean(body, "force")

@@ -107,6 +107,18 @@ func TestDecodeNamesTheField(t *testing.T) {
 			var in sdk.ClusterResizeInputs
 			return sdk.Action{Inputs: map[string]any{"number": "three"}}.DecodeInputs(&in)
 		}, "inputs.number", `inputs.number must be a number, got the string "three"`},
+		{"resize number Go literal", func() error {
+			var in sdk.ClusterResizeInputs
+			return sdk.Action{Inputs: map[string]any{"number": "0x1p3"}}.DecodeInputs(&in)
+		}, "inputs.number", `inputs.number must be a number, got the string "0x1p3"`},
+		{"resize min_size digit separator", func() error {
+			var in sdk.ClusterResizeInputs
+			return sdk.Action{Inputs: map[string]any{"min_size": "1_0"}}.DecodeInputs(&in)
+		}, "inputs.min_size", `inputs.min_size must be a number, got the string "1_0"`},
+		{"resize number NaN", func() error {
+			var in sdk.ClusterResizeInputs
+			return sdk.Action{Inputs: map[string]any{"number": "NaN"}}.DecodeInputs(&in)
+		}, "inputs.number", `inputs.number must be a finite number, got the string "NaN"`},
 		{"resize strict string", func() error {
 			var in sdk.ClusterResizeInputs
 			return sdk.Action{Inputs: map[string]any{"strict": "maybe"}}.DecodeInputs(&in)

@@ -3,10 +3,12 @@ package sdk
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/grovehq/grove/plugins/sdk/scaling"
+	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
 // The inputs and data of the actions that policies check most, with the
@@ -140,7 +142,10 @@ func decodeLoose(b []byte, v any, numbers, bools []string) error {
 		if !ok {
 			continue
 		}
-		f, err := strconv.ParseFloat(s, 64)
+		f, err := schema.ParseDecimal(s)
+		if errors.Is(err, schema.ErrNotFinite) {
+			return &fieldError{field: k, problem: fmt.Sprintf("must be a finite number, got the string %q", s)}
+		}
 		if err != nil {
 			return &fieldError{field: k, problem: fmt.Sprintf("must be a number, got the string %q", s)}
 		}

@@ -1,8 +1,11 @@
 package scaling
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/grovehq/grove/plugins/sdk/schema"
 )
 
 // ResizeFromInputs reads a CLUSTER_RESIZE action's inputs (adjustment_type,
@@ -63,7 +66,10 @@ func Float(v any) (float64, error) {
 	case int64:
 		return float64(x), nil
 	case string:
-		f, err := strconv.ParseFloat(x, 64)
+		f, err := schema.ParseDecimal(x)
+		if errors.Is(err, schema.ErrNotFinite) {
+			return 0, fmt.Errorf("%q is not a finite number", x)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("%q is not a number", x)
 		}

@@ -113,3 +113,26 @@ func TestSelectVictims(t *testing.T) {
 		t.Errorf("random selection must take bad nodes first and then one good node: %v", got)
 	}
 }
+
+// TestFloatReadsPlainDecimal: numeric strings are plain decimal, so Go's
+// literal forms and the non-finite spellings are not numbers.
+func TestFloatReadsPlainDecimal(t *testing.T) {
+	for in, want := range map[string]float64{"3": 3, "-2.5": -2.5, "1e2": 100} {
+		if f, err := Float(in); err != nil || f != want {
+			t.Errorf("Float(%q) = %v, %v; want %v", in, f, err, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"1_0":   `"1_0" is not a number`,
+		"0x1p3": `"0x1p3" is not a number`,
+		"NaN":   `"NaN" is not a finite number`,
+		"-Inf":  `"-Inf" is not a finite number`,
+	} {
+		if f, err := Float(in); err == nil || err.Error() != want {
+			t.Errorf("Float(%q) = %v, %v; want the error %q", in, f, err, want)
+		}
+	}
+	if _, err := Int("1_0"); err == nil {
+		t.Error(`Int("1_0") must fail`)
+	}
+}

@@ -10,6 +10,7 @@ package schema
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -243,7 +244,7 @@ func (p *Property) coerce(field string, v any) (any, *Diagnostic) {
 		return nil, bad("a string")
 	case Integer:
 		f, ok := toFloat(v)
-		if !ok || f != math.Trunc(f) {
+		if !ok || !finite(f) || f != math.Trunc(f) {
 			return nil, bad("an integer")
 		}
 		// Beyond 2^53 a JSON number is no longer an exact integer, and
@@ -256,6 +257,11 @@ func (p *Property) coerce(field string, v any) (any, *Diagnostic) {
 		f, ok := toFloat(v)
 		if !ok {
 			return nil, bad("a number")
+		}
+		// NaN passes every Range check (all its comparisons are false) and
+		// an infinity is no amount a plugin can act on.
+		if !finite(f) {
+			return nil, bad("a finite number")
 		}
 		return f, nil
 	case Boolean:
@@ -312,7 +318,9 @@ func (c Constraint) check(field string, v any) *Diagnostic {
 		return &Diagnostic{Field: field, Message: fmt.Sprintf("%q is not one of the allowed values: %s.", fmt.Sprint(v), strings.Join(strs, ", "))}
 	case "Range":
 		f, ok := toFloat(v)
-		if !ok {
+		// A value that is not a finite number is left to coerce, whose
+		// message says what the value should be rather than how big.
+		if !ok || !finite(f) {
 			return nil
 		}
 		if c.Min != nil && f < *c.Min {
@@ -362,6 +370,8 @@ func number(f float64) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
 }
 
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
 func toFloat(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
@@ -375,13 +385,92 @@ func toFloat(v any) (float64, bool) {
 	case int64:
 		return float64(x), true
 	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
+		return decimalOrNonFinite(string(x))
 	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		return f, err == nil
+		return decimalOrNonFinite(strings.TrimSpace(x))
 	}
 	return 0, false
+}
+
+// decimalOrNonFinite reads s with ParseDecimal, but hands back NaN and the
+// infinities as numbers so that coerce can say "must be a finite number"
+// rather than "must be a number".
+func decimalOrNonFinite(s string) (float64, bool) {
+	f, err := ParseDecimal(s)
+	return f, err == nil || errors.Is(err, ErrNotFinite)
+}
+
+// ErrNotDecimal is ParseDecimal's error for a string that is not a number
+// written in plain decimal.
+var ErrNotDecimal = errors.New("not a plain decimal number")
+
+// ErrNotFinite is ParseDecimal's error for "NaN", "Inf", "Infinity" (any
+// case, either sign) and for decimals too large for a float64.
+var ErrNotFinite = errors.New("not a finite number")
+
+// ParseDecimal reads a numeric string written in plain decimal: an optional
+// sign, digits with at most one decimal point, and an optional exponent
+// ("12", "-0.5", "+3", "1e3"). It is the one rule for numbers that arrive as
+// strings: strconv.ParseFloat also takes Go literal syntax, so "1_0" would
+// be 10 and "0x1p3" 8, which no client writing a count means.
+//
+// The error wraps ErrNotDecimal or ErrNotFinite; with ErrNotFinite the
+// value is NaN or the infinity the string names.
+func ParseDecimal(s string) (float64, error) {
+	body := strings.TrimLeft(s, "+-")
+	if len(s)-len(body) <= 1 {
+		for _, name := range []string{"nan", "inf", "infinity"} {
+			if strings.EqualFold(body, name) {
+				f, _ := strconv.ParseFloat(s, 64)
+				return f, fmt.Errorf("%q is %w", s, ErrNotFinite)
+			}
+		}
+	}
+	if !isDecimal(s) {
+		return 0, fmt.Errorf("%q is %w", s, ErrNotDecimal)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		// isDecimal leaves ParseFloat only ErrRange: too large for a
+		// float64, and f is the infinity it rounds to.
+		return f, fmt.Errorf("%q is %w", s, ErrNotFinite)
+	}
+	return f, nil
+}
+
+// isDecimal reports whether s is [+-]digits[.digits][(e|E)[+-]digits], with
+// digits on at least one side of the point.
+func isDecimal(s string) bool {
+	i := 0
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	n := digits()
+	if i < len(s) && s[i] == '.' {
+		i++
+		n += digits()
+	}
+	if n == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 func describe(v any) string {

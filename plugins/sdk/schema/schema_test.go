@@ -1,6 +1,8 @@
 package schema
 
 import (
+	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -93,5 +95,105 @@ func TestIntegerRangeAsSent(t *testing.T) {
 		if len(diags) != 1 || !strings.Contains(diags.Error(), c.want) {
 			t.Errorf("%v: want %q, got %v", c.props, c.want, diags)
 		}
+	}
+}
+
+// TestNonFiniteNumbersRefused: NaN compares false with every bound, so
+// without its own rule it would pass any Range; infinities are no amount.
+func TestNonFiniteNumbersRefused(t *testing.T) {
+	s := Schema{"adjustment": {Type: Map, Schema: Schema{
+		"number": {Type: Number, Constraints: []Constraint{Range(F(0), F(100))}},
+		"ratio":  {Type: Number},
+		"count":  {Type: Integer, Constraints: []Constraint{Range(F(0), F(10))}},
+	}}}
+	for _, c := range []struct {
+		adj  map[string]any
+		want string
+	}{
+		{map[string]any{"number": "NaN"}, `properties.adjustment.number: must be a finite number, got the string "NaN".`},
+		{map[string]any{"number": "nan"}, `properties.adjustment.number: must be a finite number, got the string "nan".`},
+		{map[string]any{"number": "Inf"}, `properties.adjustment.number: must be a finite number, got the string "Inf".`},
+		{map[string]any{"number": "-Infinity"}, `properties.adjustment.number: must be a finite number, got the string "-Infinity".`},
+		{map[string]any{"ratio": "+Inf"}, `properties.adjustment.ratio: must be a finite number, got the string "+Inf".`},
+		{map[string]any{"ratio": math.NaN()}, `properties.adjustment.ratio: must be a finite number, got the number NaN.`},
+		{map[string]any{"ratio": math.Inf(-1)}, `properties.adjustment.ratio: must be a finite number, got the number -Inf.`},
+		{map[string]any{"count": "NaN"}, `properties.adjustment.count: must be an integer, got the string "NaN".`},
+		{map[string]any{"count": "Inf"}, `properties.adjustment.count: must be an integer, got the string "Inf".`},
+	} {
+		_, diags := s.Validate("properties", map[string]any{"adjustment": c.adj})
+		if len(diags) != 1 || diags.Error() != c.want {
+			t.Errorf("%v: want %q, got %v", c.adj, c.want, diags)
+		}
+	}
+}
+
+// TestParseDecimal: only plain decimal is a number; Go's literal syntax
+// (digit separators, hexadecimal, octal and binary prefixes) is not.
+func TestParseDecimal(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want float64
+		err  error
+	}{
+		{"10", 10, nil},
+		{"-3", -3, nil},
+		{"+3", 3, nil},
+		{"0.5", 0.5, nil},
+		{".5", 0.5, nil},
+		{"5.", 5, nil},
+		{"1e3", 1000, nil},
+		{"2.5E-1", 0.25, nil},
+		{"007", 7, nil},
+		{"1_0", 0, ErrNotDecimal},
+		{"0x1p3", 0, ErrNotDecimal},
+		{"0x10", 0, ErrNotDecimal},
+		{"0b1", 0, ErrNotDecimal},
+		{"0o7", 0, ErrNotDecimal},
+		{"", 0, ErrNotDecimal},
+		{"-", 0, ErrNotDecimal},
+		{".", 0, ErrNotDecimal},
+		{"1e", 0, ErrNotDecimal},
+		{"e3", 0, ErrNotDecimal},
+		{"--1", 0, ErrNotDecimal},
+		{"1.2.3", 0, ErrNotDecimal},
+		{" 1", 0, ErrNotDecimal},
+		{"1 ", 0, ErrNotDecimal},
+		{"NaN", math.NaN(), ErrNotFinite},
+		{"-inf", math.Inf(-1), ErrNotFinite},
+		{"+Infinity", math.Inf(1), ErrNotFinite},
+		{"--inf", 0, ErrNotDecimal},
+		{"1e999", math.Inf(1), ErrNotFinite},
+	} {
+		got, err := ParseDecimal(c.in)
+		if !errors.Is(err, c.err) || (c.err == nil) != (err == nil) {
+			t.Errorf("ParseDecimal(%q) error = %v, want %v", c.in, err, c.err)
+			continue
+		}
+		if got != c.want && !(math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Errorf("ParseDecimal(%q) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
+
+// TestGoLiteralStringsAreNotNumbers: a numeric string in a spec is read as
+// plain decimal, so "1_0" is not ten.
+func TestGoLiteralStringsAreNotNumbers(t *testing.T) {
+	for _, c := range []struct {
+		props map[string]any
+		want  string
+	}{
+		{map[string]any{"command": []any{"x"}, "count": "1_0"}, `properties.count: must be an integer, got the string "1_0".`},
+		{map[string]any{"command": []any{"x"}, "count": "0x1p3"}, `properties.count: must be an integer, got the string "0x1p3".`},
+		{map[string]any{"command": []any{"x"}, "ratio": "0x1p-1"}, `properties.ratio: must be a number, got the string "0x1p-1".`},
+		{map[string]any{"command": []any{"x"}, "ratio": "1e999"}, `properties.ratio: must be a finite number, got the string "1e999".`},
+	} {
+		_, diags := testSchema().Validate("properties", c.props)
+		if len(diags) != 1 || diags.Error() != c.want {
+			t.Errorf("%v: want %q, got %v", c.props, c.want, diags)
+		}
+	}
+	out, diags := testSchema().Validate("properties", map[string]any{"command": []any{"x"}, "count": " 7 ", "ratio": "-2.5e-1"})
+	if len(diags) != 0 || out["count"] != int64(7) || out["ratio"] != -0.25 {
+		t.Errorf("plain decimal strings: got %v %v", out, diags)
 	}
 }
