@@ -3,6 +3,7 @@ package cli
 import (
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -364,7 +365,15 @@ func clusterScale(name string) verb {
 			return usagef("usage: grove cluster %s [-count N] <cluster>", strings.ReplaceAll(name, "_", "-"))
 		}
 		params := map[string]any{}
-		if *count != 0 {
+		// An explicit -count 0 must not read as "not given", which lets
+		// the policies pick a count: asked to scale by nothing, scale-in
+		// would remove a node.
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "count" })
+		if given {
+			if *count < 1 {
+				return usagef("-count must be a positive number of nodes, got %d; leave it out to let the cluster's policies decide", *count)
+			}
 			params["count"] = *count
 		}
 		return clusterActionFollow(ctx, env, g, pos[0], name, params)
