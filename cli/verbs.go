@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -36,8 +35,6 @@ var (
 		{"STATUS", "status", false}, {"LEVEL", "level", false}, {"REASON", "status_reason", false}}}
 )
 
-func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }
-
 func specCreate(r *resource) verb {
 	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
 		fs := flagSet(r.name+" create", g)
@@ -53,7 +50,7 @@ func specCreate(r *resource) verb {
 		if len(pos) != 1 || *specFile == "" {
 			return usagef("usage: grove %s create -spec-file FILE <name>", r.name)
 		}
-		spec, err := readSpec(*specFile)
+		spec, err := readSpec(env, *specFile)
 		if err != nil {
 			return err
 		}
@@ -87,7 +84,7 @@ func specValidate(r *resource) verb {
 		if *specFile == "" {
 			return usagef("usage: grove %s validate -spec-file FILE", r.name)
 		}
-		spec, err := readSpec(*specFile)
+		spec, err := readSpec(env, *specFile)
 		if err != nil {
 			return err
 		}
