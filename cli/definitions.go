@@ -231,7 +231,8 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 	var plan *hcl.Plan
 	saved := false
 	if st, err := os.Stat(path); err == nil && !st.IsDir() && !strings.HasSuffix(path, ".hcl") {
-		b, err := os.ReadFile(path)
+		// A saved plan holds one evaluation's values.
+		b, err := readInput(env.Stdin, "the plan file", path, maxLargeInputBytes)
 		if err != nil {
 			return err
 		}
@@ -388,7 +389,7 @@ func runFmt(_ context.Context, env *Env, args []string) error {
 	}
 	var unformatted []string
 	for _, f := range files {
-		src, err := os.ReadFile(f)
+		src, err := readInput(env.Stdin, "the file", f, hcl.MaxSourceBytes)
 		if err != nil {
 			return err
 		}

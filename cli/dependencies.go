@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -17,18 +16,13 @@ import (
 var milestoneRes = &resource{name: "milestone", plural: "milestones", path: "/v1/milestones", columns: []column{
 	{"ID", "id", true}, {"NAME", "name", false}, {"CLUSTERS", "clusters", false}, {"CREATED", "created_at", false}}}
 
-// readJSONFile reads a JSON file ("-" is stdin) into v, refusing unknown
-// fields so that a misspelt key is an error rather than ignored.
-func readJSONFile(env *Env, path string, v any) error {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = io.ReadAll(env.Stdin)
-	} else {
-		b, err = os.ReadFile(path)
-	}
+// readJSONFile reads a JSON file ("-" is stdin), given to the flag what,
+// into v, refusing unknown fields so that a misspelt key is an error
+// rather than ignored.
+func readJSONFile(env *Env, what, path string, v any) error {
+	b, err := readInput(env.Stdin, what, path, maxInputBytes)
 	if err != nil {
-		return fmt.Errorf("Cannot read %s: %w", path, err)
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
@@ -54,7 +48,7 @@ func clusterDeps(ctx context.Context, env *Env, _ *api.Client, g *globals, args 
 	var d *api.ClusterDependencies
 	if *set != "" {
 		var req api.DependenciesPut
-		if err := readJSONFile(env, *set, &req); err != nil {
+		if err := readJSONFile(env, "-set", *set, &req); err != nil {
 			return err
 		}
 		d, err = c.PutDependencies(ctx, pos[0], req)
@@ -146,7 +140,7 @@ func depsSimulate(_ context.Context, env *Env, _ *api.Client, g *globals, args [
 		return usagef("usage: grove deps simulate -f FILE")
 	}
 	var sim Simulation
-	if err := readJSONFile(env, *file, &sim); err != nil {
+	if err := readJSONFile(env, "-f", *file, &sim); err != nil {
 		return err
 	}
 	names := map[string]bool{}

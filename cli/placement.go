@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,18 +36,16 @@ func runPlacementSimulate(_ context.Context, env *Env, args []string) error {
 	if *file == "" || len(pos) != 0 {
 		return usagef("usage: grove placement simulate -f SNAPSHOT.json")
 	}
-	var r io.Reader = env.Stdin
 	name := "stdin"
 	if *file != "-" {
 		name = *file
-		fh, err := os.Open(*file)
-		if err != nil {
-			return fmt.Errorf("reading the snapshot: %w", err)
-		}
-		defer fh.Close()
-		r = fh
 	}
-	s, err := placement.Decode(r)
+	// A snapshot describes a whole fleet, so it gets the larger limit.
+	b, err := readInput(env.Stdin, "the snapshot -f", *file, maxLargeInputBytes)
+	if err != nil {
+		return err
+	}
+	s, err := placement.Decode(bytes.NewReader(b))
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

@@ -56,7 +56,7 @@ func TestPlacementSimulate(t *testing.T) {
 	if _, errOut, code := grove(t, "placement", "simulate"); code != 2 || !strings.Contains(errOut, "usage: grove placement simulate -f SNAPSHOT.json") {
 		t.Errorf("without -f: exit %d, %q", code, errOut)
 	}
-	if _, errOut, code := grove(t, "placement", "simulate", "-f", filepath.Join(dir, "missing.json")); code != 1 || !strings.Contains(errOut, "reading the snapshot") {
+	if _, errOut, code := grove(t, "placement", "simulate", "-f", filepath.Join(dir, "missing.json")); code != 1 || !strings.Contains(errOut, "Cannot read the snapshot -f: open "+filepath.Join(dir, "missing.json")) {
 		t.Errorf("missing file: exit %d, %q", code, errOut)
 	}
 }

@@ -127,7 +127,7 @@ func checkSDKDir(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("-sdk %s: %w", dir, err)
 	}
-	b, err := os.ReadFile(filepath.Join(abs, "go.mod"))
+	b, err := readInput(nil, "the SDK's go.mod", filepath.Join(abs, "go.mod"), maxInputBytes)
 	if err != nil {
 		return "", usagef("-sdk %s must be the plugin SDK's directory (a checkout's plugins/sdk), which has a go.mod: %v.", dir, err)
 	}

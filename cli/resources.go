@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -417,16 +416,10 @@ func details(env *Env, obj any) error {
 }
 
 // readSpec reads a spec from a YAML or JSON file ("-" for stdin).
-func readSpec(path string) (map[string]any, error) {
-	var b []byte
-	var err error
-	if path == "-" {
-		b, err = readAll(os.Stdin)
-	} else {
-		b, err = os.ReadFile(path)
-	}
+func readSpec(env *Env, path string) (map[string]any, error) {
+	b, err := readInput(env.Stdin, "-spec-file", path, maxInputBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read spec: %w", err)
+		return nil, err
 	}
 	var spec map[string]any
 	if err := yaml.Unmarshal(b, &spec); err != nil {

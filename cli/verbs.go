@@ -3,8 +3,8 @@ package cli
 import (
 	"cmp"
 	"context"
+	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"sort"
@@ -36,8 +36,6 @@ var (
 		{"STATUS", "status", false}, {"LEVEL", "level", false}, {"REASON", "status_reason", false}}}
 )
 
-func readAll(r io.Reader) ([]byte, error) { return io.ReadAll(r) }
-
 func specCreate(r *resource) verb {
 	return func(ctx context.Context, env *Env, _ *api.Client, g *globals, args []string) error {
 		fs := flagSet(r.name+" create", g)
@@ -53,7 +51,7 @@ func specCreate(r *resource) verb {
 		if len(pos) != 1 || *specFile == "" {
 			return usagef("usage: grove %s create -spec-file FILE <name>", r.name)
 		}
-		spec, err := readSpec(*specFile)
+		spec, err := readSpec(env, *specFile)
 		if err != nil {
 			return err
 		}
@@ -87,7 +85,7 @@ func specValidate(r *resource) verb {
 		if *specFile == "" {
 			return usagef("usage: grove %s validate -spec-file FILE", r.name)
 		}
-		spec, err := readSpec(*specFile)
+		spec, err := readSpec(env, *specFile)
 		if err != nil {
 			return err
 		}
@@ -365,7 +363,15 @@ func clusterScale(name string) verb {
 			return usagef("usage: grove cluster %s [-count N] <cluster>", strings.ReplaceAll(name, "_", "-"))
 		}
 		params := map[string]any{}
-		if *count != 0 {
+		// An explicit -count 0 must not read as "not given", which lets
+		// the policies pick a count: asked to scale by nothing, scale-in
+		// would remove a node.
+		given := false
+		fs.Visit(func(f *flag.Flag) { given = given || f.Name == "count" })
+		if given {
+			if *count < 1 {
+				return usagef("-count must be a positive number of nodes, got %d; leave it out to let the cluster's policies decide", *count)
+			}
 			params["count"] = *count
 		}
 		return clusterActionFollow(ctx, env, g, pos[0], name, params)

@@ -301,7 +301,7 @@ func (e *evaluator) variables(blocks []*hclv2.Block) (map[string]cty.Value, hclv
 	}
 	for _, path := range e.opts.VarFiles {
 		src, err := readLimited(path, e.srcLeft)
-		if errors.Is(err, errTooLarge) {
+		if errors.Is(err, ErrTooLarge) {
 			diags = append(diags, sourceTooLarge(fmt.Sprintf("Reading %s takes the definition over the limit", path)))
 			continue
 		}

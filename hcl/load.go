@@ -146,7 +146,7 @@ func Load(path string, opts Options) (*Definition, hclv2.Diagnostics) {
 	total := 0
 	for _, f := range files {
 		b, err := readLimited(f, MaxSourceBytes-total)
-		if errors.Is(err, errTooLarge) {
+		if errors.Is(err, ErrTooLarge) {
 			return nil, hclv2.Diagnostics{sourceTooLarge(fmt.Sprintf("Reading %s takes the definition over the limit", f))}
 		}
 		if err != nil {
@@ -234,18 +234,27 @@ func readLimited(path string, limit int) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(max(limit, 0))+1))
+	return ReadLimited(f, limit)
+}
+
+// ReadLimited reads r to its end when it holds at most limit bytes, and
+// otherwise answers ErrTooLarge having read limit+1 bytes at most: what a
+// user names may be endless (/dev/zero) or huge, and must end in an error
+// rather than in memory growing until the process is killed. The CLI reads
+// every file a user names through it.
+func ReadLimited(r io.Reader, limit int) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, int64(max(limit, 0))+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(b) > limit {
-		return nil, errTooLarge
+		return nil, ErrTooLarge
 	}
 	return b, nil
 }
 
-// errTooLarge is readLimited's answer to a file over its limit.
-var errTooLarge = errors.New("larger than the limit")
+// ErrTooLarge is ReadLimited's answer to input over its limit.
+var ErrTooLarge = errors.New("larger than the limit")
 
 func sourceFiles(path string) ([]string, error) {
 	st, err := os.Stat(path)

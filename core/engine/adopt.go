@@ -86,23 +86,23 @@ func (e *Engine) describe(ctx context.Context, c Caller, req NodeAdopt, node *sd
 		return nil, nil, none, Conflict("FeatureNotSupported", "The plugin %s serving %s speaks profile API %s, which has no node adoption (API %s); update the plugin.",
 			comp.Plugin, typ, comp.APIVersion, sdk.ProfileAPIAdopt)
 	}
-	areq := sdk.AdoptRequest{Type: typ, Version: version, Identity: req.Identity, Preview: node == nil, Snapshot: req.Snapshot && node != nil}
-	if node != nil {
-		areq.Node = *node
-	}
-	var got sdk.Adoption
-	err = e.plugins.Call(ctx, "profile", typ, func(ctx context.Context, client *sdk.Client) (err error) {
-		got, err = client.Adopt(ctx, areq)
-		return err
-	})
-	if status.Code(err) == codes.Unimplemented {
-		return nil, nil, none, BadRequest("The profile type %s cannot adopt existing resources: its driver cannot describe them.", typ)
-	}
-	if _, ok := errors.AsType[*sdk.PluginError](err); ok {
-		return nil, nil, none, BadRequest("Cannot adopt %q as %s: %v", req.Identity, typ, err)
-	}
+	areq := sdk.AdoptRequest{Type: typ, Version: version, Identity: req.Identity, Preview: true}
+	got, err := e.callAdopt(ctx, areq)
 	if err != nil {
-		return nil, nil, none, fmt.Errorf("adopt %q as %s: %w", req.Identity, typ, err)
+		return nil, nil, none, err
+	}
+	// A driver that names the resource's physical id in a preview lets a
+	// resource some node already holds be refused before an adoption
+	// changes anything (a process's runtime record, a Nova snapshot); the
+	// adoption checks again when it records the node.
+	if err := e.checkUnowned(ctx, e.store, c, typ, req.Identity, got.Result.PhysicalID); err != nil {
+		return nil, nil, none, err
+	}
+	if node != nil {
+		areq.Preview, areq.Snapshot, areq.Node = false, req.Snapshot, *node
+		if got, err = e.callAdopt(ctx, areq); err != nil {
+			return nil, nil, none, err
+		}
 	}
 	props := maps.Clone(got.Properties)
 	if props == nil {
@@ -118,6 +118,56 @@ func (e *Engine) describe(ctx context.Context, c Caller, req NodeAdopt, node *sd
 		return nil, nil, none, err
 	}
 	return ps, spec, got, nil
+}
+
+// callAdopt asks the driver of areq's type to describe the resource.
+func (e *Engine) callAdopt(ctx context.Context, areq sdk.AdoptRequest) (sdk.Adoption, error) {
+	var got sdk.Adoption
+	err := e.plugins.Call(ctx, "profile", areq.Type, func(ctx context.Context, client *sdk.Client) (err error) {
+		got, err = client.Adopt(ctx, areq)
+		return err
+	})
+	if status.Code(err) == codes.Unimplemented {
+		return got, BadRequest("The profile type %s cannot adopt existing resources: its driver cannot describe them.", areq.Type)
+	}
+	if _, ok := errors.AsType[*sdk.PluginError](err); ok {
+		return got, BadRequest("Cannot adopt %q as %s: %v", areq.Identity, areq.Type, err)
+	}
+	if err != nil {
+		return got, fmt.Errorf("adopt %q as %s: %w", areq.Identity, areq.Type, err)
+	}
+	return got, nil
+}
+
+// checkUnowned refuses a physical id that a node of the profile type typ
+// already holds, in any project: two nodes on one resource would both
+// act on it, and deleting either destroys the other's resource. An empty
+// physical id (a driver that does not name it in a preview) is not
+// checked. A node whose profile cannot be found is counted as an owner:
+// refusing is the safe mistake.
+func (e *Engine) checkUnowned(ctx context.Context, st store.Store, c Caller, typ, identity, physicalID string) error {
+	if physicalID == "" {
+		return nil
+	}
+	nodes, err := st.PhysicalNodes(ctx, physicalID)
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		p, err := st.GetProfile(ctx, n.ProfileID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return err
+		case p.Type != typ:
+			continue
+		}
+		if n.Project != c.Project && !c.IsAdmin() {
+			return Conflict("ResourceInUse", "The %s resource %q (physical id %s) is already a node of another project; a resource cannot be adopted twice.", typ, identity, physicalID)
+		}
+		return Conflict("ResourceInUse", "The %s resource %q (physical id %s) is already node %s (id %s); a resource cannot be adopted twice.", typ, identity, physicalID, n.Name, n.ID)
+	}
+	return nil
 }
 
 // AdoptPreview is Senlin's adopt-preview: the profile spec that describes
@@ -169,6 +219,12 @@ func (e *Engine) AdoptNode(ctx context.Context, c Caller, req NodeAdopt) (*model
 		Action: "NODE_ADOPT", Status: "end", StatusReason: fmt.Sprintf("Node adopted from %s %q.", ps.Type, req.Identity),
 		Level: model.LevelInfo, MetaData: map[string]any{}}
 	err = e.store.InTx(ctx, func(tx store.Store) error {
+		// Checked again where the node is recorded: two adoptions of one
+		// resource that both passed the preview's check meet here, one
+		// after the other.
+		if err := e.checkUnowned(ctx, tx, c, ps.Type, req.Identity, n.PhysicalID); err != nil {
+			return err
+		}
 		if err := tx.CreateProfile(ctx, prof); err != nil {
 			return err
 		}

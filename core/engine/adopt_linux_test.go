@@ -123,3 +123,70 @@ func TestAdoptRefusals(t *testing.T) {
 		t.Errorf("refused adoptions stored nodes: %d", len(nodes))
 	}
 }
+
+// TestAdoptOwnedRefused: a process that is already a node's (here one
+// adopted before) cannot be previewed or adopted again: two nodes on one
+// process would both act on it, and deleting either would kill the
+// other's. The refusal is a 409 naming the owner, and stores nothing.
+func TestAdoptOwnedRefused(t *testing.T) {
+	h := newHarness(t, nil)
+	ident := strconv.Itoa(sleeper(t))
+	first, err := h.eng.AdoptNode(h.ctx(), caller, engine.NodeAdopt{Identity: ident, Type: "local.process-1.0", Name: "web-01"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.eng.AdoptPreview(h.ctx(), caller, engine.NodeAdopt{Identity: ident, Type: "local.process-1.0"})
+	if status, _ := engine.HTTPStatus(err); status != 409 || !strings.Contains(err.Error(), "already node web-01 (id "+first.ID+")") {
+		t.Errorf("preview of an adopted process: %v; want 409 naming web-01", err)
+	}
+	_, err = h.eng.AdoptNode(h.ctx(), caller, engine.NodeAdopt{Identity: ident, Type: "local.process-1.0", Name: "stolen"})
+	if status, _ := engine.HTTPStatus(err); status != 409 || !strings.Contains(err.Error(), "already node web-01 (id "+first.ID+")") {
+		t.Errorf("second adoption: %v; want 409 naming web-01", err)
+	}
+	other := engine.Caller{User: "u2", Project: "p2", Role: model.RoleMember}
+	if err := h.store.PutGrant(h.ctx(), "p2", "local.process"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.eng.AdoptNode(h.ctx(), other, engine.NodeAdopt{Identity: ident, Type: "local.process-1.0", Name: "stolen"})
+	if status, _ := engine.HTTPStatus(err); status != 409 || !strings.Contains(err.Error(), "another project") || strings.Contains(err.Error(), "web-01") {
+		t.Errorf("adoption from another project: %v; want 409 not naming the other project's node", err)
+	}
+	nodes, _ := h.store.ListNodes(h.ctx(), store.ListOpts{})
+	if len(nodes) != 1 || nodes[0].ID != first.ID {
+		t.Errorf("after refused adoptions the store holds %d nodes, want only web-01", len(nodes))
+	}
+}
+
+// TestAdoptConcurrentOnce: adoptions of one process racing each other
+// record one node at most, however their checks interleave: the store
+// transaction that records the node checks again.
+func TestAdoptConcurrentOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	ident := strconv.Itoa(sleeper(t))
+	const n = 8
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for i := range n {
+		go func() {
+			<-start
+			_, err := h.eng.AdoptNode(h.ctx(), caller, engine.NodeAdopt{Identity: ident, Type: "local.process-1.0", Name: "racer-" + strconv.Itoa(i)})
+			errs <- err
+		}()
+	}
+	close(start)
+	won := 0
+	for range n {
+		err := <-errs
+		if err == nil {
+			won++
+			continue
+		}
+		if status, _ := engine.HTTPStatus(err); status != 409 {
+			t.Errorf("a losing adoption: %v; want 409", err)
+		}
+	}
+	nodes, _ := h.store.ListNodes(h.ctx(), store.ListOpts{})
+	if won != 1 || len(nodes) != 1 {
+		t.Errorf("%d of %d concurrent adoptions succeeded and %d nodes are stored; want 1 and 1", won, n, len(nodes))
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -156,6 +157,23 @@ func (s *SQL) ListNodes(ctx context.Context, o ListOpts) ([]*model.Node, error) 
 		return n.ID, nil
 	})
 	return out, err
+}
+
+// physicalLock keys the PostgreSQL advisory locks of PhysicalNodes: the
+// high half marks them, the low half is a hash of the physical id, so they
+// do not meet migrationLock.
+const physicalLock int64 = 0x7068_7973 << 32 // "phys"
+
+// PhysicalNodes implements Store.
+func (s *SQL) PhysicalNodes(ctx context.Context, physicalID string) ([]*model.Node, error) {
+	if s.dialect == "postgres" && s.inTx() {
+		h := fnv.New32a()
+		h.Write([]byte(physicalID))
+		if _, err := s.exec(ctx, "SELECT pg_advisory_xact_lock(?)", physicalLock|int64(h.Sum32())); err != nil {
+			return nil, fmt.Errorf("lock physical id %q: %w", physicalID, err)
+		}
+	}
+	return s.ListNodes(ctx, ListOpts{Filters: map[string][]string{"physical_id": {physicalID}}})
 }
 
 // PlacedNodes implements Store. The filter on the data's text lets

@@ -207,6 +207,12 @@ func (w *Observed) GetNodes(ctx context.Context, ids []string) ([]*model.Node, e
 	return w.s.GetNodes(ctx, ids)
 }
 
+// PhysicalNodes implements Store.
+func (w *Observed) PhysicalNodes(ctx context.Context, physicalID string) ([]*model.Node, error) {
+	defer w.observe("PhysicalNodes", time.Now())
+	return w.s.PhysicalNodes(ctx, physicalID)
+}
+
 // CheckNodes implements Store.
 func (w *Observed) CheckNodes(ctx context.Context, clusterID string) ([]*model.CheckNode, error) {
 	defer w.observe("CheckNodes", time.Now())

@@ -495,6 +495,8 @@ func (s *profileServer) Adopt(ctx context.Context, req *pb.AdoptRequest) (*pb.Ad
 	if !req.Preview {
 		a.Result.ID = n.ID
 		out.Result = resultsToProto([]Result{a.Result})[0]
+	} else if a.Result.PhysicalID != "" {
+		out.Result = resultsToProto([]Result{{PhysicalID: a.Result.PhysicalID}})[0]
 	}
 	return out, nil
 }

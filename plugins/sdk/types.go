@@ -147,8 +147,10 @@ type AdoptRequest struct {
 type Adoption struct {
 	// Properties are the profile properties that describe the resource.
 	Properties map[string]any
-	// Result is the node's physical id, state and data; ignored in a
-	// preview.
+	// Result is the node's physical id, state and data. In a preview only
+	// its PhysicalID is read, and is optional: a driver that names it lets
+	// the engine refuse a resource a node already holds before the
+	// adoption changes anything.
 	Result Result
 }
 

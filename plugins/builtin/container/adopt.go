@@ -96,7 +96,7 @@ func (d *Driver) Adopt(ctx context.Context, req sdk.AdoptRequest) (sdk.Adoption,
 		properties["stop_timeout"] = *ins.Config.StopTimeout
 	}
 	if req.Preview {
-		return sdk.Adoption{Properties: properties}, nil
+		return sdk.Adoption{Properties: properties, Result: sdk.Result{PhysicalID: ins.ID[:min(12, len(ins.ID))]}}, nil
 	}
 	r := d.result(req.Node, host, ins.ID)
 	r.Data["container"] = strings.TrimPrefix(ins.Name, "/")

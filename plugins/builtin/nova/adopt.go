@@ -79,7 +79,7 @@ func (d *Driver) Adopt(ctx context.Context, req sdk.AdoptRequest) (sdk.Adoption,
 		return sdk.Adoption{}, err
 	}
 	if req.Preview {
-		return sdk.Adoption{Properties: props}, nil
+		return sdk.Adoption{Properties: props, Result: sdk.Result{PhysicalID: s.ID}}, nil
 	}
 	res := result(req.Node, *s)
 	if req.Snapshot {

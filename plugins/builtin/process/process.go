@@ -404,7 +404,7 @@ func (d *Driver) Adopt(_ context.Context, req sdk.AdoptRequest) (sdk.Adoption, e
 		properties["workdir"] = wd
 	}
 	if req.Preview {
-		return sdk.Adoption{Properties: properties}, nil
+		return sdk.Adoption{Properties: properties, Result: sdk.Result{PhysicalID: fmt.Sprintf("pid-%d", pid)}}, nil
 	}
 	defer d.lock(req.Node.ID)()
 	dir, err := d.nodeDir(req.Node)
