@@ -180,22 +180,31 @@ func (e *Engine) DeleteProfile(ctx context.Context, c Caller, ident string) erro
 	if err != nil {
 		return err
 	}
-	// The check and the deletion are one transaction that holds the
-	// profile (LockSpec): checked apart, a cluster or node created from
-	// the profile between them was left with a profile that is gone, which
-	// nothing could then delete.
+	return e.deleteUnused(ctx, "profile", p.ID, store.Store.ProfileInUse, store.Store.DeleteProfile,
+		fmt.Sprintf("The profile '%s' cannot be deleted: it is still used by a cluster, a node or an action under way.", p.Name))
+}
+
+// deleteUnused deletes a profile or policy (kind) unless inUse says
+// something uses it, answering 409 with refusal then. The check and the
+// deletion are one transaction that holds the object (LockSpec), as the
+// creates, updates and attaches that name it do while they write:
+// checked apart, a cluster created from a profile, or a policy's binding
+// written, between them was left naming an object that was gone, which
+// nothing could then delete.
+func (e *Engine) deleteUnused(ctx context.Context, kind, id string, inUse func(store.Store, context.Context, string) (bool, error),
+	del func(store.Store, context.Context, string) error, refusal string) error {
 	return e.store.InTx(ctx, func(tx store.Store) error {
-		if err := tx.LockSpec(ctx, "profile", p.ID, true); err != nil {
+		if err := tx.LockSpec(ctx, kind, id, true); err != nil {
 			return err
 		}
-		used, err := tx.ProfileInUse(ctx, p.ID)
+		used, err := inUse(tx, ctx, id)
 		if err != nil {
 			return err
 		}
 		if used {
-			return Conflict("ResourceInUse", "The profile '%s' cannot be deleted: it is still used by a cluster, a node or an action under way.", p.Name)
+			return Conflict("ResourceInUse", "%s", refusal)
 		}
-		return tx.DeleteProfile(ctx, p.ID)
+		return del(tx, ctx, id)
 	})
 }
 
@@ -258,19 +267,6 @@ func (e *Engine) DeletePolicy(ctx context.Context, c Caller, ident string) error
 	if err != nil {
 		return err
 	}
-	// One transaction holding the policy, as for profiles: an attach
-	// under way writes its binding after the plugin's Attach returns.
-	return e.store.InTx(ctx, func(tx store.Store) error {
-		if err := tx.LockSpec(ctx, "policy", p.ID, true); err != nil {
-			return err
-		}
-		used, err := tx.PolicyInUse(ctx, p.ID)
-		if err != nil {
-			return err
-		}
-		if used {
-			return Conflict("ResourceInUse", "The policy '%s' cannot be deleted: it is attached to a cluster, or being attached; detach it first.", p.Name)
-		}
-		return tx.DeletePolicy(ctx, p.ID)
-	})
+	return e.deleteUnused(ctx, "policy", p.ID, store.Store.PolicyInUse, store.Store.DeletePolicy,
+		fmt.Sprintf("The policy '%s' cannot be deleted: it is attached to a cluster, or being attached; detach it first.", p.Name))
 }
