@@ -46,7 +46,10 @@ const MaxInlineIDs = 1000
 // '.', '_', '~' and '-', letters including CJK scripts. The agent holds every
 // request to it (core/model.ValidateName) and the Terraform provider every
 // plan, from this one pattern.
-const NamePattern = `^[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}A-Za-z0-9._~-]{1,255}$`
+const NamePattern = `^[` + nameChars + `]{1,255}$`
+
+// nameChars is the character class of NamePattern.
+const nameChars = `\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}A-Za-z0-9._~-`
 
 // Value sets of the orchestration settings (OpenSVC placement, SwarmKit
 // restart and update, SMF dependencies).
@@ -81,6 +84,16 @@ func ValidateSettings(config map[string]any) []FieldError {
 	for k := range config {
 		if strings.HasPrefix(k, "grove.") && !slices.Contains([]string{ConfigPlacement, ConfigAffinity, ConfigRestart, ConfigUpdate, ConfigDependencies, ConfigFailover}, k) {
 			add("config."+k, "is not a Grove setting; known settings are %s, %s, %s, %s, %s and %s.", ConfigPlacement, ConfigAffinity, ConfigRestart, ConfigUpdate, ConfigDependencies, ConfigFailover)
+		}
+	}
+	// An empty format is Senlin's default, node-$8R.
+	if v, ok := config[ConfigNodeNameFormat]; ok && v != nil {
+		if f, isString := v.(string); !isString {
+			add("config."+ConfigNodeNameFormat, "must be a string such as \"web-$3I\", got %s.", quote(v))
+		} else if f != "" {
+			if rule := nodeNameFormatRule(f); rule != "" {
+				add("config."+ConfigNodeNameFormat, "%s", rule)
+			}
 		}
 	}
 	obj := func(key string) (map[string]any, bool) {

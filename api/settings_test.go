@@ -45,3 +45,47 @@ func TestValidateFailoverSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateNodeNameFormat: a node.name.format is refused when any name
+// it can expand to would break the node name rule: a literal character
+// outside the rule, or an expansion longer than 255 or empty.
+func TestValidateNodeNameFormat(t *testing.T) {
+	const field = "config.node.name.format: "
+	for _, tc := range []struct {
+		format any
+		want   string // a fragment of the one error; "" means valid
+	}{
+		{"", ""},
+		{"web-$3I", ""},
+		{"node-$8R", ""},
+		{"x-$4r.$I~_", ""},
+		{"ウェブ-$I", ""},
+		{"a$0Rb", ""},
+		{"$I", ""},
+		{strings.Repeat("a", 245) + "$I", ""}, // 245 + 10 digits
+		{strings.Repeat("a", 246) + "$I", "up to 256 characters"}, // an index of 10 digits overflows
+		{"$255R", ""},
+		{"$99999999R", ""}, // cut to 255 by the engine
+		{"a$255R", "up to 256 characters"},
+		{"%s*?/../ x\x00$255R$255R", `the character '%'`},
+		{"web $I", `the character ' '`},
+		{"web-\x00$I", `the character '\x00'`},
+		{"web/$I", `the character '/'`},
+		{"cost-$5", `the character '$'`},                            // not a directive: a literal '$'
+		{"$R$R" + strings.Repeat("$R", 30), "up to 256 characters"}, // 32 × 8
+		{"$0R", "can expand to an empty name"},
+		{"$0r$0R", "can expand to an empty name"},
+		{12, `must be a string such as "web-$3I", got 12.`},
+	} {
+		errs := ValidateSettings(map[string]any{ConfigNodeNameFormat: tc.format})
+		if tc.want == "" {
+			if len(errs) != 0 {
+				t.Errorf("%q: refused: %v", tc.format, errs)
+			}
+			continue
+		}
+		if len(errs) != 1 || !strings.HasPrefix(errs[0].Error(), field) || !strings.Contains(errs[0].Error(), tc.want) {
+			t.Errorf("%q: %v, want one error %q…%q", tc.format, errs, field, tc.want)
+		}
+	}
+}

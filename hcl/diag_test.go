@@ -191,3 +191,29 @@ func TestValidateJSONShape(t *testing.T) {
 		t.Errorf("a valid definition: %s", ok)
 	}
 }
+
+// TestNodeNameFormatDiagnostic: a definition's node.name.format is held to
+// the rule the agent holds it to, so `grove validate` refuses what an apply
+// would.
+func TestNodeNameFormatDiagnostic(t *testing.T) {
+	src := `profile "web" {
+  type    = "local.process"
+  version = "1.0"
+  properties {
+    command = ["/bin/true"]
+  }
+}
+
+cluster "web" {
+  profile = profile.web
+  config  = { "node.name.format" = "web $I" }
+}
+`
+	_, diags := load(t, src, Options{})
+	for _, d := range diags {
+		if strings.Contains(d.Detail, "config.node.name.format: ") && strings.Contains(d.Detail, "the character ' '") {
+			return
+		}
+	}
+	t.Errorf("no diagnostic names config.node.name.format and the space: %v", diags)
+}

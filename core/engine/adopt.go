@@ -195,6 +195,9 @@ func (e *Engine) AdoptNode(ctx context.Context, c Caller, req NodeAdopt) (*model
 	if err := model.ValidateName("name", req.Name); err != nil {
 		return nil, BadRequest("%s", err)
 	}
+	if err := model.ValidateNodeRole("role", req.Role); err != nil {
+		return nil, BadRequest("%s", err)
+	}
 	id := e.rowID()
 	ps, spec, got, err := e.describe(ctx, c, req, &sdk.Node{ID: id, Name: req.Name, Index: -1})
 	if err != nil {

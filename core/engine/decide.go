@@ -3,10 +3,10 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
-	"regexp"
 	"strconv"
 	"strings"
 
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/model"
 )
 
@@ -25,15 +25,6 @@ func EvalStatus(op string, active, desired, minSize, maxSize int) (string, strin
 	return model.ClusterWarning, fmt.Sprintf("%s: number of active nodes is above max_size (%d).", op, maxSize)
 }
 
-// nameDirective is a node.name.format directive, as Senlin's
-// format_node_name reads it: "$", a width of up to eight digits (optional),
-// and R, r or I.
-var nameDirective = regexp.MustCompile(`\$(\d{0,8})([rRI])`)
-
-// maxNameLen is the longest valid name (model.ValidateName); a wider
-// directive is cut to it rather than building a name no one can use.
-const maxNameLen = 255
-
 // NodeName expands a node.name.format as Senlin does: $nR is n random
 // letters and digits starting with a letter, $nr the same in lower case, and
 // $nI the index zero-padded to n digits. Without a width, $R and $r are 8
@@ -43,22 +34,18 @@ func NodeName(format string, index int, rng *rand.Rand) string {
 	if format == "" {
 		format = "node-$8R"
 	}
-	return nameDirective.ReplaceAllStringFunc(format, func(d string) string {
+	return api.NodeNameDirective.ReplaceAllStringFunc(format, func(d string) string {
 		kind, digits := d[len(d)-1], d[1:len(d)-1]
-		width := -1
-		if digits != "" {
-			width, _ = strconv.Atoi(digits)
-			width = min(width, maxNameLen)
-		}
 		if kind == 'I' {
-			if width < 0 {
+			if digits == "" {
 				return strconv.Itoa(index)
 			}
-			return fmt.Sprintf("%0*d", width, index)
+			// A wider directive is cut to the longest valid name rather
+			// than building a name no one can use.
+			width, _ := strconv.Atoi(digits)
+			return fmt.Sprintf("%0*d", min(width, api.MaxNameChars), index)
 		}
-		if width < 0 {
-			width = 8
-		}
+		width, _ := api.NodeNameWidth(digits, kind)
 		name := randomName(rng, width)
 		if kind == 'r' {
 			name = strings.ToLower(name)

@@ -12,6 +12,8 @@
 //     (profiles and policies, validated by their plugin), submit_clusters.go
 //     (create, update, delete a cluster), submit_cluster_actions.go (POST
 //     /v1/clusters/{id}/actions: each action's typed inputs),
+//     action_params.go (the rules of those actions' parameters, one by
+//     one, which receivers' params are held to as well),
 //     submit_nodes.go (create, update, delete a node and its actions),
 //     adopt.go (adopting an existing resource as a node, and its
 //     preview, through the driver's Adopter hook),

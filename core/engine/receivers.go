@@ -83,6 +83,9 @@ func (e *Engine) CreateReceiver(ctx context.Context, c Caller, req ReceiverCreat
 	if err != nil {
 		return nil, "", err
 	}
+	if err := checkReceiverParams(req.Action, params); err != nil {
+		return nil, "", err
+	}
 	secret, err := newWebhookSecret()
 	if err != nil {
 		return nil, "", err
@@ -136,6 +139,15 @@ func receiverParams(field string, p map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
+// checkReceiverParams holds a receiver's params to the rules of its
+// action's parameters, the ones a trigger's request is held to, so a
+// receiver cannot keep params every trigger would be refused for. Params
+// the action needs but the receiver leaves out are not asked for: a
+// trigger can add them.
+func checkReceiverParams(action string, params map[string]any) error {
+	return checkActionParams(model.ReceiverActions()[action], "receiver.params", params)
+}
+
 // ReceiverUpdate changes a receiver (Senlin's PATCH, microversion 1.7):
 // nil fields are kept.
 type ReceiverUpdate struct {
@@ -173,6 +185,14 @@ func (e *Engine) UpdateReceiver(ctx context.Context, c Caller, ident string, req
 	}
 	if !changed {
 		return nil, BadRequest("No property needs an update.")
+	}
+	// Judged together: a new action may not take the params kept. A
+	// rename alone is not judged, so a receiver made before params were
+	// checked can still be renamed.
+	if req.Action != nil || req.Params != nil {
+		if err := checkReceiverParams(v.Action, v.Params); err != nil {
+			return nil, err
+		}
 	}
 	now := e.cfg.Now()
 	v.UpdatedAt = &now

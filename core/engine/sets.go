@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -18,7 +19,20 @@ func (e *Engine) SetObjects(ctx context.Context, c Caller, set string) ([]store.
 
 // OwnerOf returns the set owning an object of the caller's project, or nil:
 // another project's ownership records are not shown, as its objects are not.
-func (e *Engine) OwnerOf(ctx context.Context, c Caller, kind, id string) (*store.SetObject, error) {
+// ref is the object's id, short id or name.
+func (e *Engine) OwnerOf(ctx context.Context, c Caller, kind, ref string) (*store.SetObject, error) {
+	if !slices.Contains(setKinds, kind) {
+		return nil, BadRequest("kind %q is not one of %s.", kind, strings.Join(setKinds, ", "))
+	}
+	id, err := e.setObjectID(ctx, c, kind, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		// A record outlives its object (it is not removed with it), so
+		// a ref that names no object is looked up as the id it may hold.
+		id, err = ref, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	o, err := e.store.OwnerOf(ctx, kind, id)
 	if err != nil || o == nil || o.Project != c.Project {
 		return nil, err
@@ -28,43 +42,74 @@ func (e *Engine) OwnerOf(ctx context.Context, c Caller, kind, id string) (*store
 
 var setKinds = []string{"profile", "policy", "cluster"}
 
-// ClaimObject records that a definition set owns an object. An object owned
-// by another set is refused: apply must not take over what it did not make.
-func (e *Engine) ClaimObject(ctx context.Context, c Caller, set, kind, name, id string) error {
-	if err := e.checkSetRef(set, kind); err != nil {
-		return err
-	}
-	var err error
+// setObjectID resolves ref, an id, short id or name as every reference
+// is, to the id of the caller's object of kind. Ownership is recorded and
+// looked up by that id: by the string as given, one cluster could be
+// claimed by three sets under its id, short id and name, and a name would
+// find the claim on another project's object of that name.
+func (e *Engine) setObjectID(ctx context.Context, c Caller, kind, ref string) (string, error) {
 	switch kind {
 	case "profile":
-		_, err = e.store.FindProfile(ctx, c.Project, id)
+		p, err := e.store.FindProfile(ctx, c.Project, ref)
+		if err != nil {
+			return "", err
+		}
+		return p.ID, nil
 	case "policy":
-		_, err = e.store.FindPolicy(ctx, c.Project, id)
-	case "cluster":
-		_, err = e.store.FindCluster(ctx, c.Project, id)
+		p, err := e.store.FindPolicy(ctx, c.Project, ref)
+		if err != nil {
+			return "", err
+		}
+		return p.ID, nil
 	}
+	cl, err := e.store.FindCluster(ctx, c.Project, ref)
 	if err != nil {
-		return err
+		return "", err
+	}
+	return cl.ID, nil
+}
+
+// ClaimObject records that a definition set owns an object, named by ref
+// (its id, short id or name in the caller's project), and returns the
+// object's id. Apply claims an object once it exists, so an object that
+// does not exist is refused. An object owned by another set is refused:
+// apply must not take over what it did not make.
+func (e *Engine) ClaimObject(ctx context.Context, c Caller, set, kind, name, ref string) (string, error) {
+	if err := e.checkSetRef(set, kind); err != nil {
+		return "", err
+	}
+	id, err := e.setObjectID(ctx, c, kind, ref)
+	if err != nil {
+		return "", err
 	}
 	owner, err := e.store.OwnerOf(ctx, kind, id)
 	if err != nil {
-		return err
+		return "", err
 	}
 	// An object of the caller's project is owned by another project's set
 	// only if a store was written before sets had projects; it is not
 	// named, only refused.
 	if owner != nil && (owner.Set != set || owner.Project != c.Project) {
 		if owner.Project != c.Project {
-			return Conflict("ResourceInUse", "The %s is owned by a definition set of another project.", kind)
+			return "", Conflict("ResourceInUse", "The %s is owned by a definition set of another project.", kind)
 		}
-		return Conflict("ResourceInUse", "The %s %q is owned by definition set %q; a set does not take over another set's objects.", kind, owner.Name, owner.Set)
+		return "", Conflict("ResourceInUse", "The %s %q is owned by definition set %q; a set does not take over another set's objects.", kind, owner.Name, owner.Set)
 	}
-	return e.store.PutSetObject(ctx, store.SetObject{Project: c.Project, Set: set, Kind: kind, Name: name, ID: id})
+	return id, e.store.PutSetObject(ctx, store.SetObject{Project: c.Project, Set: set, Kind: kind, Name: name, ID: id})
 }
 
-// ReleaseObject forgets that a set of the caller's project owns an object.
-func (e *Engine) ReleaseObject(ctx context.Context, c Caller, set, kind, id string) error {
+// ReleaseObject forgets that a set of the caller's project owns an object,
+// named by ref as in ClaimObject. A record whose object is gone is named by
+// the id it holds.
+func (e *Engine) ReleaseObject(ctx context.Context, c Caller, set, kind, ref string) error {
 	if err := e.checkSetRef(set, kind); err != nil {
+		return err
+	}
+	id, err := e.setObjectID(ctx, c, kind, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		id, err = ref, nil // as in OwnerOf
+	}
+	if err != nil {
 		return err
 	}
 	owner, err := e.store.OwnerOf(ctx, kind, id)
@@ -72,7 +117,7 @@ func (e *Engine) ReleaseObject(ctx context.Context, c Caller, set, kind, id stri
 		return err
 	}
 	if owner == nil || owner.Set != set || owner.Project != c.Project {
-		return &Error{Status: http.StatusNotFound, Type: "ResourceNotFound", Message: fmt.Sprintf("The definition set %q does not own %s %s.", set, kind, id)}
+		return &Error{Status: http.StatusNotFound, Type: "ResourceNotFound", Message: fmt.Sprintf("The definition set %q does not own %s %s.", set, kind, ref)}
 	}
 	return e.store.DeleteSetObject(ctx, kind, id)
 }

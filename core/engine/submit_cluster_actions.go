@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"math"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -122,7 +122,7 @@ func (e *Engine) clusterAction(ctx context.Context, c Caller, ident string, body
 		action, inputs, err = e.expectInputs(ctx, cl, name, params)
 	case "recover":
 		action = model.ClusterRecoverAction
-		inputs, err = recoverInputs(params, []string{"operation", "operation_params", "check", "check_capacity"})
+		inputs, err = recoverInputs(params, clusterRecoverParams)
 	}
 	if err != nil {
 		return nil, err
@@ -174,6 +174,9 @@ func stringList(field string, v any) ([]string, error) {
 }
 
 func (e *Engine) addNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (*model.ClusterAddNodesInputs, error) {
+	if err := checkActionParams("add_nodes", "add_nodes", p); err != nil {
+		return nil, err
+	}
 	idents, err := stringList("add_nodes.nodes", p["nodes"])
 	if err != nil {
 		return nil, err
@@ -216,10 +219,8 @@ func (e *Engine) addNodesInputs(ctx context.Context, c Caller, cl *model.Cluster
 }
 
 func (e *Engine) delNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (*model.ClusterDelNodesInputs, error) {
-	for k := range p {
-		if k != "nodes" && k != "destroy_after_deletion" {
-			return nil, BadRequest("del_nodes.%s is not a parameter of del_nodes; use nodes and destroy_after_deletion.", k)
-		}
+	if err := checkActionParams("del_nodes", "del_nodes", p); err != nil {
+		return nil, err
 	}
 	idents, err := stringList("del_nodes.nodes", p["nodes"])
 	if err != nil {
@@ -241,11 +242,7 @@ func (e *Engine) delNodesInputs(ctx context.Context, c Caller, cl *model.Cluster
 	}
 	destroy := false
 	if v, ok := p["destroy_after_deletion"]; ok {
-		b, err := scaling.Bool(v)
-		if err != nil {
-			return nil, BadRequest("del_nodes.destroy_after_deletion must be a boolean.")
-		}
-		destroy = b
+		destroy, _ = scaling.Bool(v) // judged by checkActionParams
 	}
 	count, err := e.store.CountNodes(ctx, cl.ID)
 	if err != nil {
@@ -260,13 +257,13 @@ func (e *Engine) delNodesInputs(ctx context.Context, c Caller, cl *model.Cluster
 }
 
 func (e *Engine) replaceNodesInputs(ctx context.Context, c Caller, cl *model.Cluster, p map[string]any) (*model.ClusterReplaceNodesInputs, error) {
-	pairs, ok := p["nodes"].(map[string]any)
-	if !ok {
-		return nil, BadRequest("replace_nodes.nodes must be a map of old node to new node.")
+	if _, ok := p["nodes"]; !ok {
+		return nil, BadRequest("replace_nodes.nodes is required: a map of old node to new node.")
 	}
-	if len(pairs) == 0 {
-		return nil, BadRequest("replace_nodes.nodes must not be empty.")
+	if err := checkActionParams("replace_nodes", "replace_nodes", p); err != nil {
+		return nil, err
 	}
+	pairs := p["nodes"].(map[string]any)
 	prof, err := e.store.GetProfile(ctx, cl.ProfileID)
 	if err != nil {
 		return nil, err
@@ -318,11 +315,8 @@ func (e *Engine) replaceNodesInputs(ctx context.Context, c Caller, cl *model.Clu
 
 // resizeInputs applies the API-layer resize checks in Senlin's order.
 func (e *Engine) resizeInputs(ctx context.Context, cl *model.Cluster, p map[string]any) (*model.ClusterResizeInputs, error) {
-	allowed := []string{"adjustment_type", "number", "min_size", "max_size", "min_step", "strict"}
-	for k := range p {
-		if !slices.Contains(allowed, k) {
-			return nil, BadRequest("resize.%s is not a resize parameter; use %s.", k, strings.Join(allowed, ", "))
-		}
+	if err := checkActionParams("resize", "resize", p); err != nil {
+		return nil, err
 	}
 	typ, hasType := p["adjustment_type"]
 	num, hasNum := p["number"]
@@ -332,39 +326,11 @@ func (e *Engine) resizeInputs(ctx context.Context, cl *model.Cluster, p map[stri
 		return nil, BadRequest("Not enough parameters to do resize action.")
 	}
 	if hasType {
-		ts, _ := typ.(string)
-		if !slices.Contains([]string{scaling.ExactCapacity, scaling.ChangeInCapacity, scaling.ChangeInPercentage}, ts) {
-			return nil, BadRequest("resize.adjustment_type: %v is not one of EXACT_CAPACITY, CHANGE_IN_CAPACITY, CHANGE_IN_PERCENTAGE.", typ)
-		}
 		if !hasNum {
 			return nil, BadRequest("Missing number value for size adjustment.")
 		}
 	} else if hasNum {
 		return nil, BadRequest("Missing adjustment_type value for size adjustment.")
-	}
-	// Range-check the numbers as sent, before anything converts them, so
-	// an error shows the client's value and arithmetic cannot overflow.
-	for _, b := range []struct {
-		key      string
-		min, max int
-	}{{"number", -MaxCount, MaxCount}, {"min_size", 0, MaxCount}, {"max_size", -1, MaxCount}, {"min_step", 0, MaxCount}} {
-		v, ok := p[b.key]
-		if !ok || v == nil {
-			continue
-		}
-		f, err := scaling.Float(v)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, BadRequest("resize.%s must be a number, got %s.", b.key, quoteValue(v))
-		}
-		if b.key != "number" && f != math.Trunc(f) {
-			return nil, BadRequest("resize.%s must be an integer, got %s.", b.key, FormatNumber(f))
-		}
-		if f < float64(b.min) || f > float64(b.max) {
-			if b.key == "number" {
-				return nil, BadRequest("resize.number must be a number from %d to %d, got %s.", b.min, b.max, FormatNumber(f))
-			}
-			return nil, RangeError("resize."+b.key, b.min, b.max, FormatNumber(f))
-		}
 	}
 	r, err := scaling.ResizeFromInputs(p)
 	if err != nil {
@@ -415,10 +381,8 @@ func (e *Engine) resizeInputs(ctx context.Context, cl *model.Cluster, p map[stri
 }
 
 func (e *Engine) scaleInputs(ctx context.Context, cl *model.Cluster, name string, p map[string]any) (*model.ClusterScaleInputs, error) {
-	for k := range p {
-		if k != "count" {
-			return nil, BadRequest("%s.%s is not a parameter of %s; use count.", name, k, name)
-		}
+	if err := checkActionParams(name, name, p); err != nil {
+		return nil, err
 	}
 	v, ok := p["count"]
 	if !ok || v == nil {
@@ -444,6 +408,9 @@ func (e *Engine) scaleInputs(ctx context.Context, cl *model.Cluster, name string
 }
 
 func (e *Engine) policyInputs(ctx context.Context, c Caller, cl *model.Cluster, name string, p map[string]any) (string, any, error) {
+	if err := checkActionParams(name, name, p); err != nil {
+		return "", nil, err
+	}
 	ident, _ := p["policy_id"].(string)
 	if ident == "" {
 		return "", nil, BadRequest("%s.policy_id is required.", name)
@@ -511,36 +478,28 @@ func recoverInputs(p map[string]any, allowed []string) (*model.RecoverInputs, er
 			return nil, BadRequest("recover.%s is not a recover parameter; use %s.", k, strings.Join(allowed, ", "))
 		}
 	}
+	// In key order, so the parameter an error names does not vary.
+	for _, k := range slices.Sorted(maps.Keys(p)) {
+		if err := recoverParamRules[k]("recover."+k, p[k]); err != nil {
+			return nil, err
+		}
+	}
+	// Judged above: what follows converts.
 	in := &model.RecoverInputs{}
 	if op, ok := p["operation"]; ok {
-		s, _ := op.(string)
-		s = strings.ToUpper(s)
-		if !slices.Contains([]string{"REBOOT", "REBUILD", "RECREATE"}, s) {
-			return nil, BadRequest("recover.operation: %v is not one of REBOOT, REBUILD, RECREATE.", op)
-		}
-		in.Operation = s
+		in.Operation = strings.ToUpper(op.(string))
 	}
-	if v, ok := p["operation_params"]; ok && v != nil {
-		m, isMap := v.(map[string]any)
-		if !isMap {
-			return nil, BadRequest("recover.operation_params must be an object.")
-		}
+	if m, ok := p["operation_params"].(map[string]any); ok {
 		in.OperationParams = m
 	}
 	for k, dst := range map[string]**bool{"check": &in.Check, "check_capacity": &in.CheckCapacity, "force_recreate": &in.ForceRecreate} {
 		if v, ok := p[k]; ok {
-			b, err := scaling.Bool(v)
-			if err != nil {
-				return nil, BadRequest("recover.%s must be a boolean.", k)
-			}
+			b, _ := scaling.Bool(v)
 			*dst = &b
 		}
 	}
 	if v, ok := p["delete_timeout"]; ok && v != nil {
-		n, err := intParam("recover.delete_timeout", v, 0, MaxTimeout)
-		if err != nil {
-			return nil, err
-		}
+		n, _ := intParam("recover.delete_timeout", v, 0, MaxTimeout)
 		in.DeleteTimeout = &n
 	}
 	return in, nil

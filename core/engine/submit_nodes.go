@@ -24,6 +24,9 @@ func (e *Engine) CreateNode(ctx context.Context, c Caller, req NodeCreate) (*mod
 	if err := model.ValidateName("name", req.Name); err != nil {
 		return nil, nil, BadRequest("%s", err)
 	}
+	if err := model.ValidateNodeRole("role", req.Role); err != nil {
+		return nil, nil, BadRequest("%s", err)
+	}
 	prof, err := e.store.FindProfile(ctx, c.Project, req.Profile)
 	if err != nil {
 		return nil, nil, bodyRef("profile_id", err)
@@ -118,6 +121,9 @@ func (e *Engine) UpdateNode(ctx context.Context, c Caller, ident string, req Nod
 		in.Name = req.Name
 	}
 	if req.Role != nil && *req.Role != n.Role {
+		if err := model.ValidateNodeRole("role", *req.Role); err != nil {
+			return nil, nil, BadRequest("%s", err)
+		}
 		in.Role = req.Role
 	}
 	in.Metadata = req.Metadata

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"time"
+	"unicode"
 
 	"github.com/grovehq/grove/api"
 )
@@ -347,6 +348,19 @@ func ValidateName(field, name string) error {
 	}
 	if !nameRE.MatchString(name) {
 		return fmt.Errorf("%s %q is not valid: use 1 to 255 characters of letters, digits, '.', '_', '~' and '-'.", field, name)
+	}
+	return nil
+}
+
+// ValidateNodeRole checks a node's role, which is free text (Senlin's rule)
+// but is shown in listings and terminals and filtered on: a control
+// character (NUL, ESC, a newline) would corrupt what shows it, so none is
+// allowed. field names the field in the error.
+func ValidateNodeRole(field, role string) error {
+	for _, r := range role {
+		if unicode.IsControl(r) {
+			return fmt.Errorf("%s %q is not valid: a role cannot contain control characters such as NUL, ESC or a newline.", field, role)
+		}
 	}
 	return nil
 }

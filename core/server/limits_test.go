@@ -154,6 +154,8 @@ func TestRequestLimits(t *testing.T) {
 		{"long profile name", "POST", "/v1/profiles", `{"profile": {"name": "` + long + `"}}`, []string{"name must be at most 255 characters, got 256"}},
 		{"long profile reference", "POST", "/v1/clusters", cluster(map[string]any{"profile_id": long}), []string{"profile_id must be at most 255 characters"}},
 		{"long node role", "POST", "/v1/nodes", `{"node": {"name": "n", "profile_id": "p", "role": "` + long + `"}}`, []string{"role must be at most 255 characters"}},
+		{"NUL in node role", "POST", "/v1/nodes", `{"node": {"name": "n", "profile_id": "p", "role": "db\u0000"}}`, []string{`role "db\x00" is not valid`, "control characters"}},
+		{"ESC in adopted role", "POST", "/v1/nodes/adopt", `{"identity": "1", "type": "local.process-1.0", "role": "\u001b[31mred"}`, []string{`role "\x1b[31mred" is not valid`, "control characters"}},
 		{"long rename", "PATCH", "/v1/clusters/x", `{"cluster": {"name": "` + long + `"}}`, []string{"name must be at most 255 characters"}},
 		{"too many metadata keys", "POST", "/v1/clusters", cluster(map[string]any{"metadata": manyKeys}), []string{"metadata has 129 keys", "at most 128"}},
 		{"large metadata value", "POST", "/v1/clusters", cluster(map[string]any{"metadata": map[string]any{"big": []any{strings.Repeat("v", 9000), strings.Repeat("v", 9000)}}}), []string{"metadata.big", "at most 16384 bytes"}},

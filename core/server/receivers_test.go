@@ -198,6 +198,12 @@ func TestReceiverRefusals(t *testing.T) {
 		{map[string]any{"name": "m", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_DELETE"}, "destroy the cluster"},
 		{map[string]any{"name": "m", "type": "webhook", "cluster_id": "web", "action": "NODE_CREATE"}, "not a cluster action"},
 		{map[string]any{"name": "m", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_SCALE_OUT", "params": map[string]any{"x": map[string]any{}}}, "receiver.params.x"},
+		{map[string]any{"name": "m", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_SCALE_OUT", "params": map[string]any{"count": -5}}, "receiver.params.count must be a positive integer of at most 2147483647, got -5."},
+		{map[string]any{"name": "m", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_SCALE_OUT", "params": map[string]any{"zzz": 1}}, "receiver.params.zzz is not a scale_out parameter; use count."},
+		{map[string]any{"name": "m", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_RESIZE", "params": map[string]any{"count": 1}}, "receiver.params.count is not a resize parameter"},
+		{map[string]any{"name": "m", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_RESIZE", "params": map[string]any{"adjustment_type": "MORE"}}, "receiver.params.adjustment_type: MORE is not one of"},
+		{map[string]any{"name": "m", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_RECOVER", "params": map[string]any{"check": "maybe"}}, "receiver.params.check must be a boolean."},
+		{map[string]any{"name": "m", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_DEL_NODES", "params": map[string]any{"destroy_after_deletion": "perhaps"}}, "receiver.params.destroy_after_deletion must be a boolean."},
 		{map[string]any{"name": "m", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_SCALE_OUT", "bogus": 1}, "receiver.bogus"},
 		{map[string]any{"name": "", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_SCALE_OUT"}, "receiver.name"},
 	} {
@@ -205,6 +211,40 @@ func TestReceiverRefusals(t *testing.T) {
 		if ans.status != http.StatusBadRequest || !strings.Contains(ans.body, tc.want) {
 			t.Errorf("%v: %d %s; want 400 with %q", tc.body, ans.status, ans.body, tc.want)
 		}
+	}
+	if ans := a.call(member, http.MethodGet, "/v1/receivers", nil); ans.status != http.StatusOK || strings.Contains(ans.body, `"m"`) {
+		t.Errorf("a refused receiver was stored: %d %s", ans.status, ans.body)
+	}
+
+	// Params the action needs but the receiver leaves out are the
+	// trigger's to add; an update is judged on the action and params it
+	// leaves, so changing the action under params it does not take is
+	// refused, and the receiver is left as it was.
+	for _, body := range []map[string]any{
+		{"name": "up", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_SCALE_OUT", "params": map[string]any{"count": 2}},
+		{"name": "grow", "type": "webhook", "cluster_id": "web", "action": "CLUSTER_RESIZE", "params": map[string]any{"adjustment_type": "CHANGE_IN_CAPACITY"}},
+	} {
+		if ans := a.call(member, http.MethodPost, "/v1/receivers", map[string]any{"receiver": body}); ans.status != http.StatusCreated {
+			t.Fatalf("create %v: %d %s", body, ans.status, ans.body)
+		}
+	}
+	for _, tc := range []struct {
+		patch map[string]any
+		want  string
+	}{
+		{map[string]any{"action": "CLUSTER_RESIZE"}, "receiver.params.count is not a resize parameter"},
+		{map[string]any{"params": map[string]any{"count": -5}}, "receiver.params.count must be a positive integer"},
+		{map[string]any{"params": map[string]any{"zzz": 1}}, "receiver.params.zzz is not a scale_out parameter"},
+	} {
+		ans := a.call(member, http.MethodPatch, "/v1/receivers/up", map[string]any{"receiver": tc.patch})
+		if ans.status != http.StatusBadRequest || !strings.Contains(ans.body, tc.want) {
+			t.Errorf("PATCH %v: %d %s; want 400 with %q", tc.patch, ans.status, ans.body, tc.want)
+		}
+	}
+	var rc receiverBody
+	a.must(member, http.MethodGet, "/v1/receivers/up", nil, &rc)
+	if rc.Receiver.Action != "CLUSTER_SCALE_OUT" || rc.Receiver.Params["count"] != float64(2) {
+		t.Errorf("after refused updates: %+v, want CLUSTER_SCALE_OUT with count 2", rc.Receiver)
 	}
 	for _, path := range []string{"/v1/webhooks/nope/trigger", "/v1/webhooks/grove_wh_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA/trigger?V=2"} {
 		if ans := a.call("", http.MethodPost, path, nil); ans.status != http.StatusNotFound {

@@ -39,10 +39,11 @@ func (s *Server) claimObject(w http.ResponseWriter, r *http.Request, c engine.Ca
 	if name == nil || *name == "" {
 		return engine.BadRequest("object.name is required: the name the definition set gives the object.")
 	}
-	if err := s.e.ClaimObject(s.ctx(r), c, r.PathValue("name"), r.PathValue("kind"), *name, r.PathValue("id")); err != nil {
+	id, err := s.e.ClaimObject(s.ctx(r), c, r.PathValue("name"), r.PathValue("kind"), *name, r.PathValue("id"))
+	if err != nil {
 		return err
 	}
-	s.writeJSON(w, http.StatusOK, map[string]any{"object": api.SetObject{Set: r.PathValue("name"), Kind: r.PathValue("kind"), Name: *name, ID: r.PathValue("id")}})
+	s.writeJSON(w, http.StatusOK, map[string]any{"object": api.SetObject{Set: r.PathValue("name"), Kind: r.PathValue("kind"), Name: *name, ID: id}})
 	return nil
 }
 

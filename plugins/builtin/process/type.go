@@ -11,6 +11,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/schema"
@@ -29,7 +31,7 @@ func Type() sdk.ProfileType {
 		Schema: schema.Schema{
 			"command": {Type: schema.List, Required: true, Updatable: true, Description: "The program and its arguments.",
 				Elem: &schema.Property{Type: schema.String}, Constraints: []schema.Constraint{schema.Length(schema.F(1), nil)}},
-			"env":          {Type: schema.Map, Updatable: true, Sensitive: true, Description: "Environment variables, besides PATH and the GROVE_NODE_* variables; nothing of the agent's environment is passed on. The values are sensitive: the API shows them as (sensitive) and the store keeps them encrypted.", Elem: &schema.Property{Type: schema.String}},
+			"env":          {Type: schema.Map, Updatable: true, Sensitive: true, Description: "Environment variables, besides PATH and the GROVE_NODE_* variables; a key must be non-empty without '=', and no key or value may hold a NUL. Nothing of the agent's environment is passed on. The values are sensitive: the API shows them as (sensitive) and the store keeps them encrypted.", Elem: &schema.Property{Type: schema.String}},
 			"workdir":      {Type: schema.String, Updatable: true, Description: "Working directory; defaults to the node's runtime directory."},
 			"stop_timeout": {Type: schema.Integer, Updatable: true, Default: int64(10), Description: "Seconds between SIGTERM and SIGKILL when a node is stopped.", Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(3600))}},
 		},
@@ -46,10 +48,7 @@ func Type() sdk.ProfileType {
 			if err := supported(); err != nil {
 				return schema.Diagnostics{{Field: "type", Message: err.Error()}}
 			}
-			if wd, _ := p.Properties["workdir"].(string); wd != "" && !filepath.IsAbs(wd) {
-				return schema.Diagnostics{{Field: "properties.workdir", Message: fmt.Sprintf("must be an absolute path, got %q.", wd)}}
-			}
-			return nil
+			return checkProperties(p.Properties)
 		},
 	}
 }
@@ -72,4 +71,54 @@ const SupervisorCommand = "__process-supervisor"
 // and parent-death signal.
 func unsupportedOn(goos string) error {
 	return fmt.Errorf("local.process runs only on Linux; this agent runs on %s. Use container.docker or a plugin for this platform.", goos)
+}
+
+// checkProperties refuses what the kernel would refuse at every start: an
+// argument, directory or environment entry cannot hold a NUL (execve takes
+// C strings), and an environment key cannot be empty or hold '=' (the entry
+// is KEY=VALUE, so the key would end at the first '='). Caught here, the
+// profile is refused with the property named instead of every node going
+// to ERROR with "invalid argument".
+func checkProperties(props map[string]any) schema.Diagnostics {
+	var diags schema.Diagnostics
+	add := func(field, format string, args ...any) {
+		diags = append(diags, schema.Diagnostic{Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	if cmd, ok := props["command"].([]any); ok {
+		for i, v := range cmd {
+			if s, _ := v.(string); strings.ContainsRune(s, 0) {
+				add(fmt.Sprintf("properties.command[%d]", i), "%q contains a NUL character, which a program's arguments cannot hold.", s)
+			}
+		}
+	}
+	if wd, _ := props["workdir"].(string); wd != "" {
+		switch {
+		case strings.ContainsRune(wd, 0):
+			add("properties.workdir", "%q contains a NUL character, which a path cannot hold.", wd)
+		case !filepath.IsAbs(wd):
+			add("properties.workdir", "must be an absolute path, got %q.", wd)
+		}
+	}
+	if env, ok := props["env"].(map[string]any); ok {
+		keys := make([]string, 0, len(env))
+		for k := range env {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			switch {
+			case k == "":
+				add("properties.env", "a key is empty; an environment variable needs a name.")
+			case strings.ContainsRune(k, 0):
+				add("properties.env", "key %q contains a NUL character, which an environment variable cannot hold.", k)
+			case strings.ContainsRune(k, '='):
+				add("properties.env", "key %q contains \"=\", which ends an environment variable's name.", k)
+			}
+			// The value is sensitive: name the key, never quote the value.
+			if s, _ := env[k].(string); strings.ContainsRune(s, 0) {
+				add("properties.env", "the value of %q contains a NUL character, which an environment variable cannot hold.", k)
+			}
+		}
+	}
+	return diags
 }
