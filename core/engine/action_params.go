@@ -60,7 +60,12 @@ var clusterActionParams = map[string]actionParams{
 // rule refuses, is a 400 naming prefix.<parameter>. Parameters that may be
 // left out are not asked for: a receiver's trigger can add them.
 func checkActionParams(name, prefix string, p map[string]any) error {
-	ap := clusterActionParams[name]
+	return clusterActionParams[name].check(name, prefix, p)
+}
+
+// check holds p, the parameters of the action name, to ap's rules, as
+// checkActionParams says.
+func (ap actionParams) check(name, prefix string, p map[string]any) error {
 	// In key order, so the parameter an error names does not vary.
 	for _, k := range slices.Sorted(maps.Keys(p)) {
 		field := prefix + "." + k

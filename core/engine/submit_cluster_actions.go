@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -473,16 +472,8 @@ func (e *Engine) policyInputs(ctx context.Context, c Caller, cl *model.Cluster, 
 // recoverInputs reads the parameters of a cluster's or a node's recover,
 // of which allowed are the ones its kind takes.
 func recoverInputs(p map[string]any, allowed []string) (*model.RecoverInputs, error) {
-	for k := range p {
-		if !slices.Contains(allowed, k) {
-			return nil, BadRequest("recover.%s is not a recover parameter; use %s.", k, strings.Join(allowed, ", "))
-		}
-	}
-	// In key order, so the parameter an error names does not vary.
-	for _, k := range slices.Sorted(maps.Keys(p)) {
-		if err := recoverParamRules[k]("recover."+k, p[k]); err != nil {
-			return nil, err
-		}
+	if err := (actionParams{rules: pick(recoverParamRules, allowed...)}).check("recover", "recover", p); err != nil {
+		return nil, err
 	}
 	// Judged above: what follows converts.
 	in := &model.RecoverInputs{}
