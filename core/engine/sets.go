@@ -24,12 +24,7 @@ func (e *Engine) OwnerOf(ctx context.Context, c Caller, kind, ref string) (*stor
 	if !slices.Contains(setKinds, kind) {
 		return nil, BadRequest("kind %q is not one of %s.", kind, strings.Join(setKinds, ", "))
 	}
-	id, err := e.setObjectID(ctx, c, kind, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		// A record outlives its object (it is not removed with it), so
-		// a ref that names no object is looked up as the id it may hold.
-		id, err = ref, nil
-	}
+	id, err := e.recordedObjectID(ctx, c, kind, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +64,18 @@ func (e *Engine) setObjectID(ctx context.Context, c Caller, kind, ref string) (s
 	return cl.ID, nil
 }
 
+// recordedObjectID is the id an ownership record of the object ref names
+// is kept under: setObjectID's, or ref itself when it names no object, since
+// a record outlives its object (it is not removed with it) and is then
+// named by the id it holds.
+func (e *Engine) recordedObjectID(ctx context.Context, c Caller, kind, ref string) (string, error) {
+	id, err := e.setObjectID(ctx, c, kind, ref)
+	if errors.Is(err, store.ErrNotFound) {
+		return ref, nil
+	}
+	return id, err
+}
+
 // ClaimObject records that a definition set owns an object, named by ref
 // (its id, short id or name in the caller's project), and returns the
 // object's id. Apply claims an object once it exists, so an object that
@@ -105,10 +112,7 @@ func (e *Engine) ReleaseObject(ctx context.Context, c Caller, set, kind, ref str
 	if err := e.checkSetRef(set, kind); err != nil {
 		return err
 	}
-	id, err := e.setObjectID(ctx, c, kind, ref)
-	if errors.Is(err, store.ErrNotFound) {
-		id, err = ref, nil // as in OwnerOf
-	}
+	id, err := e.recordedObjectID(ctx, c, kind, ref)
 	if err != nil {
 		return err
 	}
