@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 
 	"github.com/grovehq/grove/api"
@@ -36,17 +35,14 @@ func NodeName(format string, index int, rng *rand.Rand) string {
 	}
 	return api.NodeNameDirective.ReplaceAllStringFunc(format, func(d string) string {
 		kind, digits := d[len(d)-1], d[1:len(d)-1]
+		longest, shortest := api.NodeNameWidth(digits, kind)
 		if kind == 'I' {
-			if digits == "" {
-				return strconv.Itoa(index)
-			}
-			// A wider directive is cut to the longest valid name rather
-			// than building a name no one can use.
-			width, _ := strconv.Atoi(digits)
-			return fmt.Sprintf("%0*d", min(width, api.MaxNameChars), index)
+			// The index zero-padded to the directive's width, which is
+			// the shortest it expands to (1 without a width: unpadded);
+			// NodeNameWidth cuts a wider one to the longest valid name.
+			return fmt.Sprintf("%0*d", shortest, index)
 		}
-		width, _ := api.NodeNameWidth(digits, kind)
-		name := randomName(rng, width)
+		name := randomName(rng, longest) // $R and $r are exactly their width
 		if kind == 'r' {
 			name = strings.ToLower(name)
 		}
