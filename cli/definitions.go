@@ -389,7 +389,7 @@ func runFmt(_ context.Context, env *Env, args []string) error {
 	}
 	var unformatted []string
 	for _, f := range files {
-		src, err := readInput(env.Stdin, "the file", f, hcl.MaxSourceBytes)
+		src, err := readInput(env.Stdin, "the file", f, maxInputBytes)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ package process
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,12 +101,7 @@ func checkProperties(props map[string]any) schema.Diagnostics {
 		}
 	}
 	if env, ok := props["env"].(map[string]any); ok {
-		keys := make([]string, 0, len(env))
-		for k := range env {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(env)) {
 			switch {
 			case k == "":
 				add("properties.env", "a key is empty; an environment variable needs a name.")
