@@ -69,18 +69,7 @@ func TestDependencyFaultSurvivesCrash(t *testing.T) {
 		}
 	}
 	h.crash()
-	if st, _ := h.runState(front.ID); st != model.RunOffline {
-		t.Fatalf("front is %s after the first step, want offline", st)
-	}
-	if st, _ := h.runState(web.ID); st != model.RunRunning {
-		t.Fatalf("web is %s when the agent died, want still running (the cascade cut short)", st)
-	}
-
-	h.restart(h.eng.ID(), nil)
-	h.until("web stops after the restart", false, h.inState(web, model.RunOffline))
-	if r := model.RunDataOf(h.getCluster(web.ID)); r.Cause != model.StopByDependency || !strings.Contains(r.Reason, "db") {
-		t.Errorf("web stopped with cause %q (%q), want dependency naming db", r.Cause, r.Reason)
-	}
+	h.finishCutCascade(front, web)
 	h.clock.advance(10 * time.Second) // past the restart delay
 	h.until("web and front run again after db is recovered", true, func() bool {
 		track()

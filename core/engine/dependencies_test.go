@@ -304,6 +304,24 @@ func (h *harness) crashAfterFirstStep() <-chan struct{} {
 	return died
 }
 
+// finishCutCascade checks a cascade of db's cut short by a crash (first
+// stopped, next still running), restarts the agent, and checks that its
+// reconciliation stops next with cause dependency, naming db.
+func (h *harness) finishCutCascade(first, next *model.Cluster) {
+	h.t.Helper()
+	if st, _ := h.runState(first.ID); st != model.RunOffline {
+		h.t.Fatalf("%s is %s after the first step, want offline", first.Name, st)
+	}
+	if st, _ := h.runState(next.ID); st != model.RunRunning {
+		h.t.Fatalf("%s is %s when the agent died, want still running (the cascade cut short)", next.Name, st)
+	}
+	h.restart(h.eng.ID(), nil)
+	h.until(next.Name+" stops after the restart", false, h.inState(next, model.RunOffline))
+	if r := model.RunDataOf(h.getCluster(next.ID)); r.Cause != model.StopByDependency || !strings.Contains(r.Reason, "db") {
+		h.t.Errorf("%s stopped with cause %q (%q), want dependency naming db", next.Name, r.Cause, r.Reason)
+	}
+}
+
 func (h *harness) waitDied(died <-chan struct{}) {
 	h.t.Helper()
 	select {
@@ -327,18 +345,7 @@ func TestDependencyCascadeSurvivesCrash(t *testing.T) {
 	}
 	h.waitDied(died)
 	h.crash()
-	if st, _ := h.runState(web.ID); st != model.RunOffline {
-		t.Fatalf("web is %s after the first step, want offline", st)
-	}
-	if st, _ := h.runState(app.ID); st != model.RunRunning {
-		t.Fatalf("app is %s when the agent died, want still running (the cascade cut short)", st)
-	}
-
-	h.restart(h.eng.ID(), nil)
-	h.until("app stops after the restart", false, h.inState(app, model.RunOffline))
-	if r := model.RunDataOf(h.getCluster(app.ID)); r.Cause != model.StopByDependency || !strings.Contains(r.Reason, "db") {
-		t.Errorf("app stopped with cause %q (%q), want dependency naming db", r.Cause, r.Reason)
-	}
+	h.finishCutCascade(web, app)
 	h.ok(a, nil)
 	if r := model.RunDataOf(h.getCluster(db.ID)); r.Cause != model.StopByOperator {
 		t.Errorf("db's stop cause is %q, want operator", r.Cause)
