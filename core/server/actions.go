@@ -161,7 +161,10 @@ func (s *Server) updateAction(w http.ResponseWriter, r *http.Request, c engine.C
 	if status == nil || *status != model.ActionCancelled {
 		return engine.BadRequest("action.status: only CANCELLED is accepted when updating an action.")
 	}
-	force := r.URL.Query().Get("force") == "true"
+	force, err := queryBool(r, "force")
+	if err != nil {
+		return err
+	}
 	a, err := s.e.CancelAction(s.ctx(r), c, r.PathValue("id"), force)
 	if err != nil {
 		return err

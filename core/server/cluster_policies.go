@@ -29,6 +29,10 @@ func (s *Server) listBindings(w http.ResponseWriter, r *http.Request, c engine.C
 			return engine.BadRequest("Invalid parameter %s", k)
 		}
 	}
+	enabled, err := queryBool(r, "enabled")
+	if err != nil {
+		return err
+	}
 	bs, err := s.s.ListBindings(s.ctx(r), cl.ID)
 	if err != nil {
 		return err
@@ -36,7 +40,7 @@ func (s *Server) listBindings(w http.ResponseWriter, r *http.Request, c engine.C
 	out := []api.ClusterPolicy{}
 	for _, b := range bs {
 		v := s.bindingView(r, cl, b)
-		if e := q.Get("enabled"); e != "" && (e == "true") != v.Enabled {
+		if q.Has("enabled") && enabled != v.Enabled {
 			continue
 		}
 		if n := q.Get("policy_name"); n != "" && n != v.PolicyName {

@@ -13,7 +13,9 @@ import (
 //
 // handle registers a route any token of the project may read and a member
 // or admin may write; public needs no token; admin needs an admin token.
-// TestRouteAccess holds a case for every route registered here.
+// TestRouteAccess holds a case for every route registered here. A write
+// takes no query parameters unless its options say so (withQuery,
+// anyQuery), and noBody marks a write that reads no body (inputs.go).
 func (s *Server) routes() {
 	s.public("GET /{$}", s.versions)
 	s.public("GET /v1/health", s.health)
@@ -34,20 +36,20 @@ func (s *Server) routes() {
 	s.handle("POST /v1/profiles/validate", s.validateProfile)
 	s.handle("GET /v1/profiles/{id}", s.showProfile)
 	s.handle("PATCH /v1/profiles/{id}", s.updateProfile)
-	s.handle("DELETE /v1/profiles/{id}", s.deleteProfile)
+	s.handle("DELETE /v1/profiles/{id}", s.deleteProfile, noBody)
 
 	s.handle("GET /v1/policies", s.listPolicies)
 	s.handle("POST /v1/policies", s.createPolicy)
 	s.handle("POST /v1/policies/validate", s.validatePolicy)
 	s.handle("GET /v1/policies/{id}", s.showPolicy)
 	s.handle("PATCH /v1/policies/{id}", s.updatePolicy)
-	s.handle("DELETE /v1/policies/{id}", s.deletePolicy)
+	s.handle("DELETE /v1/policies/{id}", s.deletePolicy, noBody)
 
 	s.handle("GET /v1/clusters", s.listClusters)
 	s.handle("POST /v1/clusters", s.createCluster)
 	s.handle("GET /v1/clusters/{id}", s.showCluster)
 	s.handle("PATCH /v1/clusters/{id}", s.updateCluster)
-	s.handle("DELETE /v1/clusters/{id}", s.deleteCluster)
+	s.handle("DELETE /v1/clusters/{id}", s.deleteCluster, withQuery("force"))
 	s.handle("POST /v1/clusters/{id}/actions", s.clusterAction)
 	s.handle("POST /v1/clusters/{id}/ops", s.clusterOperation)
 	s.handle("GET /v1/clusters/{id}/attrs/{path}", s.clusterAttrs)
@@ -61,8 +63,8 @@ func (s *Server) routes() {
 	s.handle("POST /v1/milestones", s.createMilestone)
 	s.handle("GET /v1/milestones/{id}", s.showMilestone)
 	s.handle("PATCH /v1/milestones/{id}", s.updateMilestone)
-	s.handle("DELETE /v1/milestones/{id}", s.deleteMilestone)
-	s.handle("POST /v1/milestones/{id}/enter", s.enterMilestone)
+	s.handle("DELETE /v1/milestones/{id}", s.deleteMilestone, noBody)
+	s.handle("POST /v1/milestones/{id}/enter", s.enterMilestone, noBody)
 
 	s.handle("GET /v1/nodes", s.listNodes)
 	s.handle("POST /v1/nodes", s.createNode)
@@ -70,27 +72,27 @@ func (s *Server) routes() {
 	s.handle("POST /v1/nodes/adopt-preview", s.adoptPreview)
 	s.handle("GET /v1/nodes/{id}", s.showNode)
 	s.handle("PATCH /v1/nodes/{id}", s.updateNode)
-	s.handle("DELETE /v1/nodes/{id}", s.deleteNode)
+	s.handle("DELETE /v1/nodes/{id}", s.deleteNode, withQuery("force"))
 	s.handle("POST /v1/nodes/{id}/actions", s.nodeAction)
 	s.handle("POST /v1/nodes/{id}/ops", s.nodeOperation)
 
 	s.handle("GET /v1/actions", s.listActions)
 	s.handle("GET /v1/actions/{id}", s.showAction)
-	s.handle("PATCH /v1/actions/{id}", s.updateAction)
+	s.handle("PATCH /v1/actions/{id}", s.updateAction, withQuery("force"))
 
 	s.handle("GET /v1/sets/{name}", s.showSet)
 	s.handle("PUT /v1/sets/{name}/objects/{kind}/{id}", s.claimObject)
-	s.handle("DELETE /v1/sets/{name}/objects/{kind}/{id}", s.releaseObject)
+	s.handle("DELETE /v1/sets/{name}/objects/{kind}/{id}", s.releaseObject, noBody)
 	s.handle("GET /v1/owners/{kind}/{id}", s.showOwner)
 
 	s.handle("GET /v1/receivers", s.listReceivers)
 	s.handle("POST /v1/receivers", s.createReceiver)
 	s.handle("GET /v1/receivers/{id}", s.showReceiver)
 	s.handle("PATCH /v1/receivers/{id}", s.updateReceiver)
-	s.handle("DELETE /v1/receivers/{id}", s.deleteReceiver)
-	s.handle("POST /v1/receivers/{id}/notify", s.notifyReceiver)
+	s.handle("DELETE /v1/receivers/{id}", s.deleteReceiver, noBody)
+	s.handle("POST /v1/receivers/{id}/notify", s.notifyReceiver, noBody)
 	// The webhook's secret in the path is its credential: no token.
-	s.public("POST /v1/webhooks/{secret}/trigger", s.triggerWebhook)
+	s.public("POST /v1/webhooks/{secret}/trigger", s.triggerWebhook, anyQuery)
 
 	s.handle("GET /v1/hosts", s.listStoredHosts)
 	s.handle("GET /v1/hosts/{name}", s.showHost)
@@ -103,10 +105,10 @@ func (s *Server) routes() {
 	s.admin("POST /v1/tokens", s.createToken)
 	s.admin("GET /v1/tokens", s.listTokens)
 	s.admin("GET /v1/tokens/{id}", s.showToken)
-	s.admin("DELETE /v1/tokens/{id}", s.deleteToken)
+	s.admin("DELETE /v1/tokens/{id}", s.deleteToken, noBody)
 	s.admin("GET /v1/projects/{project}/grants", s.listGrants)
-	s.admin("PUT /v1/projects/{project}/grants/{type}", s.putGrant)
-	s.admin("DELETE /v1/projects/{project}/grants/{type}", s.deleteGrant)
+	s.admin("PUT /v1/projects/{project}/grants/{type}", s.putGrant, noBody)
+	s.admin("DELETE /v1/projects/{project}/grants/{type}", s.deleteGrant, noBody)
 
 	// The console's files are public, like any page: they hold no data,
 	// and every call they make to the API carries the user's token. They

@@ -138,17 +138,27 @@ func New(e *engine.Engine, opts Options) *Server {
 type handler func(w http.ResponseWriter, r *http.Request, c engine.Caller) error
 
 // handle registers a route any token may read and a member or admin may
-// write (by method).
-func (s *Server) handle(pattern string, h handler) { s.register(pattern, byMethod, h) }
+// write (by method). opts say what a write reads beyond its path (takes).
+func (s *Server) handle(pattern string, h handler, opts ...routeOpt) {
+	s.register(pattern, byMethod, h, opts...)
+}
 
 // public registers a route that needs no token.
-func (s *Server) public(pattern string, h handler) { s.register(pattern, public, h) }
+func (s *Server) public(pattern string, h handler, opts ...routeOpt) {
+	s.register(pattern, public, h, opts...)
+}
 
 // admin registers a route only an admin may call.
-func (s *Server) admin(pattern string, h handler) { s.register(pattern, adminOnly, h) }
+func (s *Server) admin(pattern string, h handler, opts ...routeOpt) {
+	s.register(pattern, adminOnly, h, opts...)
+}
 
-func (s *Server) register(pattern string, a access, h handler) {
+func (s *Server) register(pattern string, a access, h handler, opts ...routeOpt) {
 	s.table = append(s.table, route{Pattern: pattern, Access: a})
+	var in takes
+	for _, o := range opts {
+		o(&in)
+	}
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		var c engine.Caller
 		if a != public {
@@ -160,6 +170,10 @@ func (s *Server) register(pattern string, a access, h handler) {
 				s.fail(w, err)
 				return
 			}
+		}
+		if err := in.check(r); err != nil {
+			s.fail(w, err)
+			return
 		}
 		if err := h(w, r, c); err != nil {
 			s.fail(w, err)
@@ -401,7 +415,10 @@ func (s *Server) ctx(r *http.Request) context.Context { return r.Context() }
 // "force" would otherwise be a non-force delete the client did not ask for.
 // A chunked body (length -1) is read too, not skipped.
 func forceParam(r *http.Request) (bool, error) {
-	force := r.URL.Query().Get("force") == "true"
+	force, err := queryBool(r, "force")
+	if err != nil {
+		return false, err
+	}
 	if r.ContentLength != 0 {
 		body, err := decode(r, "")
 		if err != nil {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -124,6 +125,68 @@ func TestUnroutedAnswersAreFaults(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode/100 != 3 || resp.Header.Get("Location") != want {
 			t.Errorf("GET %s: %d to %q, want a redirect to %q", path, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
+}
+
+// TestWriteInputsAreStrict: a write refuses a query parameter its route
+// does not read, a force that is neither true nor false, and a body on a
+// route that reads none, since each would otherwise be dropped and the
+// request done other than asked. Reads keep Senlin's leniency, and the
+// webhook trigger reads every parameter as a param. Each is judged before
+// the object is looked up.
+func TestWriteInputsAreStrict(t *testing.T) {
+	ts := newServer(t, server.Options{})
+	for _, c := range []struct {
+		name, method, path, body string
+		want                     string
+	}{
+		{"misspelt force", "DELETE", "/v1/clusters/c?forcee=true", "",
+			"Invalid parameter forcee; DELETE /v1/clusters/{id} takes only force."},
+		{"force not a boolean", "DELETE", "/v1/nodes/n?force=yes", "",
+			`force must be true or false, got "yes".`},
+		{"force twice", "DELETE", "/v1/nodes/n?force=true&force=false", "",
+			"force is given 2 times; give it once."},
+		{"cancel with a bad force", "PATCH", "/v1/actions/a?force=1x", `{"action": {"status": "CANCELLED"}}`,
+			`force must be true or false, got "1x".`},
+		{"a query on a write that reads none", "DELETE", "/v1/profiles/p?force=true", "",
+			"Invalid parameter force; DELETE /v1/profiles/{id} takes no query parameters."},
+		{"a body on a delete that reads none", "DELETE", "/v1/profiles/p", `{"force": true}`,
+			`DELETE /v1/profiles/{id} takes no request body, but the body sent holds "force"; send no body (or {}).`},
+		{"a body on notify", "POST", "/v1/receivers/r/notify", `{"params": {"count": 2}}`,
+			`POST /v1/receivers/{id}/notify takes no request body, but the body sent holds "params"; send no body (or {}).`},
+		{"a body that is not JSON", "DELETE", "/v1/policies/p", `force`,
+			"The request body is not valid JSON: invalid character 'o' in literal false (expecting 'a') at byte 1 (body)."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var body io.Reader
+			if c.body != "" {
+				body = strings.NewReader(c.body)
+			}
+			status, eb := send(t, ts, c.method, c.path, body, int64(len(c.body)))
+			if status != http.StatusBadRequest || eb.Error.Type != "BadRequest" || eb.Error.Message != c.want {
+				t.Errorf("got %d %+v, want a 400 BadRequest %q", status, eb, c.want)
+			}
+		})
+	}
+	// What a route does read, an empty object on a route that reads no
+	// body, any case of true or false, and a show's unknown parameter all
+	// reach the lookup of the missing object.
+	for _, c := range []struct{ method, path, body string }{
+		{"DELETE", "/v1/clusters/c?force=True", ""},
+		{"DELETE", "/v1/nodes/n?force=false", ""},
+		{"DELETE", "/v1/profiles/p", "{}"},
+		{"DELETE", "/v1/receivers/r", " \n"},
+		{"GET", "/v1/nodes/n?show_details=true", ""},
+		{"POST", "/v1/webhooks/no-such-webhook/trigger?count=2", ""},
+	} {
+		var body io.Reader
+		if c.body != "" {
+			body = strings.NewReader(c.body)
+		}
+		status, eb := send(t, ts, c.method, c.path, body, int64(len(c.body)))
+		if status != http.StatusNotFound {
+			t.Errorf("%s %s %q: got %d %+v, want the 404 of the missing object", c.method, c.path, c.body, status, eb)
 		}
 	}
 }
