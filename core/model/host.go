@@ -2,8 +2,12 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Host kinds: what a host is. An agent is a host for host-local drivers
@@ -90,16 +94,30 @@ func ValidHostName(field, name string) error {
 
 var labelKeyRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$`)
 
+// MaxHostLabels is how many labels a host may carry from one source (its
+// agent's configuration, or an operator). Labels are matched by every
+// placement and shown with every host, so their count is bounded like
+// every other list a caller can grow.
+const MaxHostLabels = 64
+
 // ValidHostLabels checks label keys (letters, digits, '.', '_', '/', '-',
-// starting with a letter or digit, at most 63 characters) and values (at
-// most 255 characters).
+// starting with a letter or digit, at most 63 characters), values (at
+// most 255 characters, no control characters) and their count (at most
+// MaxHostLabels).
 func ValidHostLabels(field string, labels map[string]string) error {
-	for k, v := range labels {
+	if len(labels) > MaxHostLabels {
+		return fmt.Errorf("%s has %d labels; at most %d are allowed", field, len(labels), MaxHostLabels)
+	}
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		v := labels[k]
 		if !labelKeyRE.MatchString(k) {
 			return fmt.Errorf("%s key %q is not valid: use letters, digits, '.', '_', '/' and '-', starting with a letter or digit, at most 63 characters", field, k)
 		}
 		if len(v) > 255 {
 			return fmt.Errorf("%s value of %q is %d characters long; at most 255 are allowed", field, k, len(v))
+		}
+		if strings.ContainsFunc(v, unicode.IsControl) {
+			return fmt.Errorf("%s value of %q is not valid: a label value cannot contain control characters such as NUL, ESC or a newline", field, k)
 		}
 	}
 	return nil
