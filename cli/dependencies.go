@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -159,6 +160,9 @@ func depsSimulate(_ context.Context, env *Env, _ *api.Client, g *globals, args [
 		}
 		for j, gr := range c.Groups {
 			if err := deps.ValidateGroup(gr); err != nil {
+				if ge, ok := errors.AsType[*deps.GroupError](err); ok {
+					return fmt.Errorf("clusters[%d].groups[%d].%s: %w", i, j, ge.Field, err)
+				}
 				return fmt.Errorf("clusters[%d].groups[%d]: %w", i, j, err)
 			}
 		}

@@ -83,7 +83,7 @@ func TestDepsSimulateReconcile(t *testing.T) {
 func TestDepsSimulateRefusesBadFiles(t *testing.T) {
 	cases := map[string]string{
 		`{"clusters": [{"name": "a", "state": "up"}]}`: `clusters[0].state must be running, offline, uninitialized, stopped or maintenance, not "up".`,
-		`{"clusters": [{"name": "a", "state": "running", "groups": [{"name": "g", "grouping": "all", "restart_on": "none"}]}]}`: `clusters[0].groups[0]: Dependency group "g": grouping must be one of`,
+		`{"clusters": [{"name": "a", "state": "running", "groups": [{"name": "g", "grouping": "all", "restart_on": "none"}]}]}`: `clusters[0].groups[0].grouping: Dependency group "g": grouping must be one of`,
 		`{"clusters": [], "colour": 1}`: `unknown field "colour"`,
 		`{"clusters": [{"name": "a", "state": "running"}], "event": {"kind": "explode", "cluster": "a"}}`: `Event kind "explode" is not one of`,
 	}

@@ -2,6 +2,7 @@ package hcl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -97,18 +98,21 @@ func (e *evaluator) decodeDependsOn(c *Cluster, sb *hclv2.Block, attrs *hclv2.Bo
 		return nil, diags
 	}
 	if err := deps.ValidateGroup(deps.Group{Name: g.Name, Grouping: deps.Grouping(g.Grouping), RestartOn: deps.RestartOn(g.RestartOn), Members: g.Members}); err != nil {
-		// Point at the attribute the rule is about.
+		// Point at the attribute the rule is about, and at the member
+		// itself when the list is written out.
 		rng := sb.DefRange
-		msg := err.Error()
-		switch {
-		case strings.Contains(msg, ": grouping "):
-			rng = attrs.Attributes["grouping"].Expr.Range()
-		case strings.Contains(msg, ": restart_on ") && attrs.Attributes["restart_on"] != nil:
-			rng = attrs.Attributes["restart_on"].Expr.Range()
-		case strings.Contains(msg, ": member "):
-			rng = a.Expr.Range()
+		if ge, ok := errors.AsType[*deps.GroupError](err); ok {
+			switch {
+			case ge.Member >= 0:
+				rng = a.Expr.Range()
+				if elems, d := hclv2.ExprList(a.Expr); !d.HasErrors() && ge.Member < len(elems) {
+					rng = elems[ge.Member].Range()
+				}
+			case attrs.Attributes[ge.Field] != nil:
+				rng = attrs.Attributes[ge.Field].Expr.Range()
+			}
 		}
-		bad(rng, "%s", msg)
+		bad(rng, "%s", err.Error())
 		return nil, diags
 	}
 	for _, m := range g.Members {

@@ -187,6 +187,9 @@ func groupsField(body map[string]any, k string) ([]deps.Group, error) {
 			g.Members = append(g.Members, ref)
 		}
 		if err := deps.ValidateGroup(g); err != nil {
+			if ge, ok := errors.AsType[*deps.GroupError](err); ok {
+				return nil, engine.BadRequest("%s.%s: %s", at, ge.Field, ge.Msg)
+			}
 			return nil, engine.BadRequest("%s: %s", at, err.Error())
 		}
 		out = append(out, g)

@@ -162,11 +162,12 @@ func TestDependencyDeclarationErrors(t *testing.T) {
 		groups, dependents []map[string]any
 		want               string
 	}{
-		{[]map[string]any{{"name": "g", "grouping": "require_some", "members": []string{}}}, nil, "dependencies.groups[0]: Dependency group \\\"g\\\": grouping must be one of"},
-		{[]map[string]any{{"name": "g", "grouping": "require_all", "restart_on": "always"}}, nil, "restart_on must be one of none, error, restart or refresh"},
+		{[]map[string]any{{"name": "g", "grouping": "require_some", "members": []string{}}}, nil, "dependencies.groups[0].grouping: Dependency group \\\"g\\\": grouping must be one of"},
+		{[]map[string]any{{"name": "g", "grouping": "require_all", "restart_on": "always"}}, nil, "dependencies.groups[0].restart_on: Dependency group \\\"g\\\": restart_on must be one of none, error, restart or refresh"},
 		{[]map[string]any{{"name": "g", "grouping": "require_all", "members": []string{"nosuch"}}}, nil, "dependencies.groups[0].members[0]: the cluster \\\"nosuch\\\" could not be found."},
 		{[]map[string]any{{"name": "g", "grouping": "require_all", "members": []string{"milestone:nosuch"}}}, nil, "there is no milestone \\\"nosuch\\\""},
-		{[]map[string]any{{"name": "g", "grouping": "require_all", "members": []string{"path:relative"}}}, nil, "must be an absolute path"},
+		{[]map[string]any{{"name": "g", "grouping": "require_all", "members": []string{"path:relative"}}}, nil, "dependencies.groups[0].members[0]: Dependency group \\\"g\\\": member \\\"path:relative\\\" must be an absolute path"},
+		{[]map[string]any{{"name": "g", "grouping": "require_all"}, {"name": "h", "grouping": "require_all", "members": []string{"web", "db", "web"}}}, nil, "dependencies.groups[1].members[2]: Dependency group \\\"h\\\": member \\\"web\\\" is listed twice."},
 		{[]map[string]any{{"name": "g", "grouping": "require_all", "colour": "red"}}, nil, "dependencies.groups[0].colour is not a recognised field"},
 		{nil, []map[string]any{{"name": "d", "grouping": "require_all", "members": []string{"path:/x"}}}, "a dependent names the clusters that wait on this one"},
 		{[]map[string]any{{"name": "g", "grouping": "require_all"}, {"name": "g", "grouping": "require_any"}}, nil, "would hold two dependency groups named \\\"g\\\""},

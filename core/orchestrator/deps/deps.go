@@ -227,28 +227,46 @@ func memberKind(m string) (kind, ref string) {
 	return "cluster", m
 }
 
-// ValidateGroup checks one group's fields; the error names the field and
-// the rule.
+// GroupError is a rule one group's field breaks. Field names the field as
+// a caller's path would end: name, grouping, restart_on or members[i]
+// (Member is then i, and -1 otherwise), so an API error or a diagnostic
+// can point at the field without reading the message.
+type GroupError struct {
+	Field  string
+	Member int
+	Msg    string
+}
+
+func (e *GroupError) Error() string { return e.Msg }
+
+// ValidateGroup checks one group's fields; the error, a *GroupError, names
+// the field and the rule.
 func ValidateGroup(gr Group) error {
+	field := func(f, format string, args ...any) error {
+		return &GroupError{Field: f, Member: -1, Msg: fmt.Sprintf(format, args...)}
+	}
 	if gr.Name == "" {
-		return fmt.Errorf("A dependency group's name must not be empty.")
+		return field("name", "A dependency group's name must not be empty.")
 	}
 	if !gr.Grouping.Valid() {
-		return fmt.Errorf("Dependency group %q: grouping must be one of require_all, require_any, optional_all or exclude_all, not %q.", gr.Name, gr.Grouping)
+		return field("grouping", "Dependency group %q: grouping must be one of require_all, require_any, optional_all or exclude_all, not %q.", gr.Name, gr.Grouping)
 	}
 	if !gr.RestartOn.Valid() {
-		return fmt.Errorf("Dependency group %q: restart_on must be one of none, error, restart or refresh, not %q.", gr.Name, gr.RestartOn)
+		return field("restart_on", "Dependency group %q: restart_on must be one of none, error, restart or refresh, not %q.", gr.Name, gr.RestartOn)
 	}
 	seen := map[string]bool{}
-	for _, m := range gr.Members {
+	for i, m := range gr.Members {
+		member := func(format string) error {
+			return &GroupError{Field: fmt.Sprintf("members[%d]", i), Member: i, Msg: fmt.Sprintf(format, gr.Name, m)}
+		}
 		kind, ref := memberKind(m)
 		switch {
 		case ref == "":
-			return fmt.Errorf("Dependency group %q: member %q names nothing.", gr.Name, m)
+			return member("Dependency group %q: member %q names nothing.")
 		case kind == "path" && !strings.HasPrefix(ref, "/"):
-			return fmt.Errorf("Dependency group %q: member %q must be an absolute path (path:/...).", gr.Name, m)
+			return member("Dependency group %q: member %q must be an absolute path (path:/...).")
 		case seen[m]:
-			return fmt.Errorf("Dependency group %q: member %q is listed twice.", gr.Name, m)
+			return member("Dependency group %q: member %q is listed twice.")
 		}
 		seen[m] = true
 	}
