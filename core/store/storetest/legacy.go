@@ -88,6 +88,27 @@ func CheckUpgraded(t testing.TB, s *store.SQL) {
 	if o, err := s.OwnerOf(ctx, "profile", "dead0000-0000-4000-8000-000000000000"); err != nil || o == nil || o.Project != "default" {
 		t.Errorf("the set record of a deleted profile after the upgrade: %+v, %v", o, err)
 	}
+	// Version 19 moved records kept by name or short id to the id they
+	// name; the record under the id stays the owner, the others give way,
+	// and a name that names two objects is left as it was.
+	for _, c := range []struct{ kind, id, set, name string }{
+		{"cluster", "c5000000-0000-4000-8000-000000000005", "ops", "db"},
+		{"cluster", "db", "", ""},
+		{"cluster", "C5000000-0000", "", ""},
+		{"profile", "0f000000-0000-4000-8000-000000000002", "ops", "pd"},
+		{"profile", "pd", "", ""},
+		{"profile", "twin", "ops", "twin"},
+	} {
+		o, err := s.OwnerOf(ctx, c.kind, c.id)
+		switch {
+		case err != nil:
+			t.Errorf("the owner of %s %s after the upgrade: %v", c.kind, c.id, err)
+		case c.set == "" && o != nil:
+			t.Errorf("%s %s is still recorded after the upgrade: %+v", c.kind, c.id, o)
+		case c.set != "" && (o == nil || o.Set != c.set || o.Name != c.name):
+			t.Errorf("the owner of %s %s after the upgrade: %+v; want set %s naming it %s", c.kind, c.id, o, c.set, c.name)
+		}
+	}
 	// Version 13 counted the nodes and child actions already there.
 	if got, err := s.CountNodesByStatus(ctx, "c1000000-0000-4000-8000-000000000001"); err != nil || fmt.Sprint(got) != "map[ACTIVE:2 ERROR:1]" {
 		t.Errorf("node counts after the upgrade: %v, %v; want 2 ACTIVE and 1 ERROR", got, err)

@@ -189,3 +189,17 @@ INSERT INTO actions VALUES ('a1000000-0000-4000-8000-000000000001', 'node_create
 INSERT INTO actions VALUES ('a1000001-0000-4000-8000-000000000001', 'node_create', 'c1000000-0000-4000-8000-000000000001', 'd0000001-0000-4000-8000-000000000001', 'NODE_CREATE', 'Derived Action', '', 0, 0, 0, 3600, 'SUCCEEDED', '', '', '{}', '{}', '{}', 'a0000000-0000-4000-8000-000000000001', 'u', 'p1', 1767322800000001, NULL);
 INSERT INTO actions VALUES ('a1000002-0000-4000-8000-000000000001', 'node_create', 'c1000000-0000-4000-8000-000000000001', 'd0000002-0000-4000-8000-000000000001', 'NODE_CREATE', 'Derived Action', '', 0, 0, 0, 3600, 'FAILED', '', '', '{}', '{}', '{}', 'a0000000-0000-4000-8000-000000000001', 'u', 'p1', 1767322800000002, NULL);
 INSERT INTO set_objects VALUES ('web', 'profile', 'gone', 'dead0000-0000-4000-8000-000000000000');
+-- Claims written before a claim's reference was resolved (version 19): in
+-- project default, cluster db is owned by set ops under its id and claimed
+-- by set web under its name and by set batch under a short id; profile pd
+-- is claimed by set ops under its name only; two profiles share the name
+-- twin, which names neither.
+INSERT INTO profiles VALUES ('0f000000-0000-4000-8000-000000000002', 'pd', 'local.process', '1.0', '{}', '{}', '{}', 'u', 'default', '', 1767322800000000, NULL);
+INSERT INTO profiles VALUES ('0f000000-0000-4000-8000-000000000003', 'twin', 'local.process', '1.0', '{}', '{}', '{}', 'u', 'default', '', 1767322800000000, NULL);
+INSERT INTO profiles VALUES ('0f000000-0000-4000-8000-000000000004', 'twin', 'local.process', '1.0', '{}', '{}', '{}', 'u', 'default', '', 1767322800000000, NULL);
+INSERT INTO clusters VALUES ('c5000000-0000-4000-8000-000000000005', 'db', '0f000000-0000-4000-8000-000000000002', 'u', 'default', '', 1767322800000000, NULL, NULL, 0, -1, 0, 1, 3600, 'ACTIVE', '', '{}', '{}', '{}', '{}');
+INSERT INTO set_objects VALUES ('ops', 'cluster', 'db', 'c5000000-0000-4000-8000-000000000005');
+INSERT INTO set_objects VALUES ('web', 'cluster', 'database', 'db');
+INSERT INTO set_objects VALUES ('batch', 'cluster', 'db', 'C5000000-0000');
+INSERT INTO set_objects VALUES ('ops', 'profile', 'pd', 'pd');
+INSERT INTO set_objects VALUES ('ops', 'profile', 'twin', 'twin');
