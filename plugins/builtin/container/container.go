@@ -23,6 +23,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/grovehq/grove/plugins/builtin/internal/fanout"
 	"github.com/grovehq/grove/plugins/builtin/internal/props"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/schema"
@@ -331,20 +332,8 @@ func nodePort(n sdk.Node) int {
 }
 
 func (d *Driver) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
-	out := make([]sdk.Result, len(nodes))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8) // engines take creations in parallel, within reason
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[i] = d.create(ctx, p, n)
-		}()
-	}
-	wg.Wait()
-	return out
+	// Engines take creations in parallel, within reason.
+	return fanout.Each(nodes, 8, func(n sdk.Node) sdk.Result { return d.create(ctx, p, n) })
 }
 
 // create is idempotent per node id: the container is named after the node,

@@ -7,6 +7,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 
+	"github.com/grovehq/grove/plugins/builtin/internal/fanout"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
@@ -24,10 +25,10 @@ type observed struct {
 func (d *Driver) observe(ctx context.Context, p sdk.Spec, nodes []sdk.Node) (c *clients, pr Properties, got []observed, fail []sdk.Result) {
 	pr, err := propsOf(p)
 	if err != nil {
-		return nil, pr, nil, failAll(ctx, nodes, err)
+		return nil, pr, nil, fanout.FailAll(ctx, nodes, err)
 	}
 	if c, err = d.connect(ctx, pr.Context); err != nil {
-		return nil, pr, nil, failAll(ctx, nodes, err)
+		return nil, pr, nil, fanout.FailAll(ctx, nodes, err)
 	}
 	var names []string
 	for _, n := range nodes {
@@ -44,7 +45,7 @@ func (d *Driver) observe(ctx context.Context, p sdk.Spec, nodes []sdk.Node) (c *
 	if len(names) > 0 {
 		all, err := listNamed(ctx, c, names)
 		if err != nil {
-			return nil, pr, nil, failAll(ctx, nodes, apiError(ctx, "list the servers of the batch", err))
+			return nil, pr, nil, fanout.FailAll(ctx, nodes, apiError(ctx, "list the servers of the batch", err))
 		}
 		for _, s := range all {
 			byID[s.ID] = s
@@ -65,7 +66,7 @@ func (d *Driver) observe(ctx context.Context, p sdk.Spec, nodes []sdk.Node) (c *
 		switch {
 		case gophercloud.ResponseCodeIs(err, 404):
 		case err != nil:
-			return nil, pr, nil, failAll(ctx, nodes, apiError(ctx, "read server "+id, err))
+			return nil, pr, nil, fanout.FailAll(ctx, nodes, apiError(ctx, "read server "+id, err))
 		default:
 			got[i].server = s
 		}

@@ -10,13 +10,13 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/keypairs"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 
+	"github.com/grovehq/grove/plugins/builtin/internal/fanout"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
@@ -50,32 +50,7 @@ func serverName(pr Properties, n sdk.Node) string {
 
 // each runs f for every node, at most bootConcurrency at once.
 func each(nodes []sdk.Node, f func(sdk.Node) sdk.Result) []sdk.Result {
-	out := make([]sdk.Result, len(nodes))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, bootConcurrency)
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[i] = f(n)
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
-// failAll fails every node with err; retryable when ctx was cut.
-func failAll(ctx context.Context, nodes []sdk.Node, err error) []sdk.Result {
-	if ctx.Err() != nil && !sdk.IsRetryable(err) {
-		err = sdk.Retryable(fmt.Errorf("%w (%v)", err, ctx.Err()))
-	}
-	out := make([]sdk.Result, len(nodes))
-	for i, n := range nodes {
-		out[i] = sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State, Err: err}
-	}
-	return out
+	return fanout.Each(nodes, bootConcurrency, f)
 }
 
 // commonPrefix is the longest prefix all names share.
@@ -136,11 +111,11 @@ func owned(ctx context.Context, c *clients, pr Properties, nodes []sdk.Node) (ma
 func (d *Driver) createIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	r, err := d.resolve(ctx, p)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	have, err := owned(ctx, r.c, r.pr, nodes)
 	if err != nil {
-		return failAll(ctx, nodes, apiError(ctx, "list the servers of the batch", err))
+		return fanout.FailAll(ctx, nodes, apiError(ctx, "list the servers of the batch", err))
 	}
 	return each(nodes, func(n sdk.Node) sdk.Result {
 		if s, ok := have[n.ID]; ok {

@@ -13,6 +13,7 @@ import (
 	"github.com/gophercloud/gophercloud/v2"
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 
+	"github.com/grovehq/grove/plugins/builtin/internal/fanout"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
@@ -27,15 +28,15 @@ const deleteLimit = 10 * time.Minute
 func (d *Driver) deleteIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	pr, err := propsOf(p)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	c, err := d.connect(ctx, pr.Context)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	strays, err := owned(ctx, c, pr, nodes)
 	if err != nil {
-		return failAll(ctx, nodes, apiError(ctx, "list the servers of the batch", err))
+		return fanout.FailAll(ctx, nodes, apiError(ctx, "list the servers of the batch", err))
 	}
 	neutron := slices.ContainsFunc(pr.Networks, needsNeutron)
 	return each(nodes, func(n sdk.Node) sdk.Result {
@@ -126,22 +127,22 @@ func NotUpdatable(old, new sdk.Spec) []string {
 // property that is not updatable is refused, naming it.
 func (d *Driver) updateIn(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	if bad := NotUpdatable(old, new); len(bad) > 0 {
-		return failAll(ctx, nodes, fmt.Errorf("properties %s cannot be updated on existing servers; make a new profile and replace the nodes", strings.Join(bad, ", ")))
+		return fanout.FailAll(ctx, nodes, fmt.Errorf("properties %s cannot be updated on existing servers; make a new profile and replace the nodes", strings.Join(bad, ", ")))
 	}
 	oldPr, err := propsOf(old)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	r, err := d.resolve(ctx, new)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	var oldNets []netEntry
 	if !sameNetworks(oldPr.Networks, r.pr.Networks) {
 		// The old profile's names, resolved as they were (its own cache).
 		or, err := d.resolve(ctx, old)
 		if err != nil {
-			return failAll(ctx, nodes, fmt.Errorf("resolve the networks of the profile being replaced: %w", err))
+			return fanout.FailAll(ctx, nodes, fmt.Errorf("resolve the networks of the profile being replaced: %w", err))
 		}
 		oldNets = or.entries
 	} else {
@@ -275,30 +276,7 @@ func resize(ctx context.Context, c *clients, id, name, flavorID, flavorName stri
 // recreate deletes each node's server and boots a new one from p.
 func (d *Driver) recreate(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	gone := d.Delete(ctx, p, nodes)
-	out := make([]sdk.Result, len(nodes))
-	var todo []int
-	for i, r := range gone {
-		if r.Err != nil {
-			out[i] = r
-			continue
-		}
-		todo = append(todo, i)
-	}
-	batch := make([]sdk.Node, len(todo))
-	for j, i := range todo {
-		n := nodes[i]
-		n.State, n.PhysicalID = nil, ""
-		if n.Data != nil {
-			n.Data = maps.Clone(n.Data)
-			delete(n.Data, "server_id")
-		}
-		batch[j] = n
-	}
-	made := d.Create(ctx, p, batch)
-	for j, i := range todo {
-		out[i] = made[j]
-	}
-	return out
+	return fanout.Replace(nodes, gone, "server_id", func(batch []sdk.Node) []sdk.Result { return d.Create(ctx, p, batch) })
 }
 
 // RecoverParams are the parameters of a recovery: REBOOT's type.
@@ -320,11 +298,11 @@ func (d *Driver) recoverIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op
 		if isOperation(strings.ToLower(operation)) {
 			return d.Operate(ctx, p, nodes, strings.ToLower(operation), params)
 		}
-		return failAll(ctx, nodes, fmt.Errorf("%s cannot recover with %q; it knows %s", TypeName, operation, strings.Join(Operations, ", ")))
+		return fanout.FailAll(ctx, nodes, fmt.Errorf("%s cannot recover with %q; it knows %s", TypeName, operation, strings.Join(Operations, ", ")))
 	}
 	var in RecoverParams
 	if err := sdk.Decode("params", params, &in); err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	kind := servers.HardReboot
 	switch strings.ToUpper(in.Type) {
@@ -332,13 +310,13 @@ func (d *Driver) recoverIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op
 	case "SOFT":
 		kind = servers.SoftReboot
 	default:
-		return failAll(ctx, nodes, fmt.Errorf("params.type: %q is not a reboot type; use SOFT or HARD", in.Type))
+		return fanout.FailAll(ctx, nodes, fmt.Errorf("params.type: %q is not a reboot type; use SOFT or HARD", in.Type))
 	}
 	var r *resolved
 	if op == "REBUILD" {
 		var err error
 		if r, err = d.resolve(ctx, p); err != nil {
-			return failAll(ctx, nodes, err)
+			return fanout.FailAll(ctx, nodes, err)
 		}
 	}
 	c, pr, got, fail := d.observe(ctx, p, nodes)

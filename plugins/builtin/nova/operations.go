@@ -7,6 +7,7 @@ import (
 
 	"github.com/gophercloud/gophercloud/v2/openstack/compute/v2/servers"
 
+	"github.com/grovehq/grove/plugins/builtin/internal/fanout"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
@@ -67,11 +68,11 @@ var after = map[string][]string{
 // afterwards when its server is ACTIVE.
 func (d *Driver) operateIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op string, params map[string]any) []sdk.Result {
 	if !isOperation(op) {
-		return failAll(ctx, nodes, fmt.Errorf("%s has no operation %q; it has %s", TypeName, op, sdk.NodeOperationNames(NodeOperations())))
+		return fanout.FailAll(ctx, nodes, fmt.Errorf("%s has no operation %q; it has %s", TypeName, op, sdk.NodeOperationNames(NodeOperations())))
 	}
 	var in OperationParams
 	if err := sdk.Decode("params", params, &in); err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	kind := servers.SoftReboot
 	switch strings.ToUpper(in.Type) {
@@ -79,24 +80,24 @@ func (d *Driver) operateIn(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op
 	case "HARD":
 		kind = servers.HardReboot
 	default:
-		return failAll(ctx, nodes, fmt.Errorf("params.type: %q is not a reboot type; use SOFT or HARD", in.Type))
+		return fanout.FailAll(ctx, nodes, fmt.Errorf("params.type: %q is not a reboot type; use SOFT or HARD", in.Type))
 	}
 	if op == "change_password" && in.AdminPass == "" {
-		return failAll(ctx, nodes, fmt.Errorf("params.admin_pass: change_password needs the new password"))
+		return fanout.FailAll(ctx, nodes, fmt.Errorf("params.admin_pass: change_password needs the new password"))
 	}
 	pr, err := propsOf(p)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	c, err := d.connect(ctx, pr.Context)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	rescueImage := ""
 	if op == "rescue" && in.ImageRef != "" {
 		id, diag := findImage(ctx, c, "params.image_ref", in.ImageRef)
 		if diag != nil {
-			return failAll(ctx, nodes, diag)
+			return fanout.FailAll(ctx, nodes, diag)
 		}
 		rescueImage = id
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/grovehq/grove/plugins/builtin/internal/fanout"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
@@ -106,10 +107,10 @@ func gone(oc types.ObjectContent) bool {
 func (d *Driver) powerStates(ctx context.Context, p sdk.Spec, nodes []sdk.Node) (s *session, got map[string]vmStatus, fail []sdk.Result) {
 	pr, err := propsOf(p)
 	if err != nil {
-		return nil, nil, failAll(ctx, nodes, err)
+		return nil, nil, fanout.FailAll(ctx, nodes, err)
 	}
 	if s, err = d.session(ctx, pr.Connection); err != nil {
-		return nil, nil, failAll(ctx, nodes, err)
+		return nil, nil, fanout.FailAll(ctx, nodes, err)
 	}
 	var refs []types.ManagedObjectReference
 	for _, n := range nodes {
@@ -118,7 +119,7 @@ func (d *Driver) powerStates(ctx context.Context, p sdk.Spec, nodes []sdk.Node) 
 		}
 	}
 	if got, err = d.statuses(ctx, s, refs); err != nil {
-		return nil, nil, failAll(ctx, nodes, vmError(ctx, "read the VMs' power states", err))
+		return nil, nil, fanout.FailAll(ctx, nodes, vmError(ctx, "read the VMs' power states", err))
 	}
 	return s, got, nil
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/vmware/govmomi/fault"
@@ -13,6 +12,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/grovehq/grove/plugins/builtin/internal/fanout"
 	"github.com/grovehq/grove/plugins/sdk"
 )
 
@@ -46,32 +46,7 @@ func vmName(n sdk.Node) string {
 
 // each runs f for every node, at most cloneConcurrency at once.
 func each(nodes []sdk.Node, f func(sdk.Node) sdk.Result) []sdk.Result {
-	out := make([]sdk.Result, len(nodes))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, cloneConcurrency)
-	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[i] = f(n)
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
-// failAll fails every node with err; retryable when ctx was cut.
-func failAll(ctx context.Context, nodes []sdk.Node, err error) []sdk.Result {
-	if ctx.Err() != nil && !sdk.IsRetryable(err) {
-		err = sdk.Retryable(fmt.Errorf("%w (%v)", err, ctx.Err()))
-	}
-	out := make([]sdk.Result, len(nodes))
-	for i, n := range nodes {
-		out[i] = sdk.Result{ID: n.ID, PhysicalID: n.PhysicalID, State: n.State, Err: err}
-	}
-	return out
+	return fanout.Each(nodes, cloneConcurrency, f)
 }
 
 // Create clones one VM per node from the template, at most cloneConcurrency
@@ -79,10 +54,10 @@ func failAll(ctx context.Context, nodes []sdk.Node, err error) []sdk.Result {
 func (d *Driver) Create(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	inv, pr, err := d.inventory(ctx, p)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	if inv.template == nil {
-		return failAll(ctx, nodes, noTemplate(pr, "Creating a vsphere.vm node"))
+		return fanout.FailAll(ctx, nodes, noTemplate(pr, "Creating a vsphere.vm node"))
 	}
 	out := each(nodes, func(n sdk.Node) sdk.Result { return d.create(ctx, inv, pr, n) })
 	if inv.cluster != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/types"
 
+	"github.com/grovehq/grove/plugins/builtin/internal/fanout"
 	"github.com/grovehq/grove/plugins/sdk"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
@@ -78,11 +78,11 @@ func destroy(ctx context.Context, vm *object.VirtualMachine) error {
 func (d *Driver) Delete(ctx context.Context, p sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	pr, err := propsOf(p)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	s, err := d.session(ctx, pr.Connection)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	// The inventory finds VMs whose create was cut short before their id
 	// was recorded; without it (a template deleted since) only recorded
@@ -254,17 +254,17 @@ func replacing(old, new sdk.Spec) []string {
 func (d *Driver) Update(ctx context.Context, old, new sdk.Spec, nodes []sdk.Node) []sdk.Result {
 	if replaces(old, new) {
 		if pr, err := propsOf(new); err == nil && pr.Template == "" {
-			return failAll(ctx, nodes, noTemplate(pr, fmt.Sprintf("Changing %s replaces the VM, which", strings.Join(replacing(old, new), ", "))))
+			return fanout.FailAll(ctx, nodes, noTemplate(pr, fmt.Sprintf("Changing %s replaces the VM, which", strings.Join(replacing(old, new), ", "))))
 		}
 		return d.recreate(ctx, old, new, nodes)
 	}
 	pr, err := propsOf(new)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	s, err := d.session(ctx, pr.Connection)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	return each(nodes, func(n sdk.Node) sdk.Result { return d.reconfigure(ctx, s, pr, n) })
 }
@@ -338,37 +338,16 @@ func (d *Driver) recreate(ctx context.Context, old, new sdk.Spec, nodes []sdk.No
 	// Refused before anything is destroyed: without a template the VMs
 	// could not be cloned again.
 	if pr, err := propsOf(new); err == nil && pr.Template == "" {
-		return failAll(ctx, nodes, noTemplate(pr, "Cloning the VM again"))
+		return fanout.FailAll(ctx, nodes, noTemplate(pr, "Cloning the VM again"))
 	}
 	gone := d.Delete(ctx, old, nodes)
 	inv, pr, err := d.inventory(ctx, new)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
-	out := make([]sdk.Result, len(nodes))
-	var todo []int
-	for i, r := range gone {
-		if r.Err != nil {
-			out[i] = r
-			continue
-		}
-		todo = append(todo, i)
-	}
-	batch := make([]sdk.Node, len(todo))
-	for j, i := range todo {
-		n := nodes[i]
-		n.State, n.PhysicalID = nil, ""
-		if n.Data != nil {
-			n.Data = maps.Clone(n.Data)
-			delete(n.Data, "moid")
-		}
-		batch[j] = n
-	}
-	made := each(batch, func(n sdk.Node) sdk.Result { return d.create(ctx, inv, pr, n) })
-	for j, i := range todo {
-		out[i] = made[j]
-	}
-	return out
+	return fanout.Replace(nodes, gone, "moid", func(batch []sdk.Node) []sdk.Result {
+		return each(batch, func(n sdk.Node) sdk.Result { return d.create(ctx, inv, pr, n) })
+	})
 }
 
 // Recover brings nodes back. REBOOT (health recovery's) powers a stopped or
@@ -383,7 +362,7 @@ func (d *Driver) Recover(ctx context.Context, p sdk.Spec, nodes []sdk.Node, oper
 	case isOperation(op):
 		return d.Operate(ctx, p, nodes, op, params)
 	case op != "" && op != "reboot":
-		return failAll(ctx, nodes, fmt.Errorf("vsphere.vm cannot recover with %q; it knows %s", operation, strings.Join(Operations, ", ")))
+		return fanout.FailAll(ctx, nodes, fmt.Errorf("vsphere.vm cannot recover with %q; it knows %s", operation, strings.Join(Operations, ", ")))
 	}
 	s, got, fail := d.powerStates(ctx, p, nodes)
 	if fail != nil {
@@ -488,22 +467,22 @@ type OperationParams struct {
 // accepts these names too.
 func (d *Driver) Operate(ctx context.Context, p sdk.Spec, nodes []sdk.Node, op string, params map[string]any) []sdk.Result {
 	if !isOperation(op) {
-		return failAll(ctx, nodes, fmt.Errorf("vsphere.vm has no operation %q; it has %s", op, sdk.NodeOperationNames(NodeOperations())))
+		return fanout.FailAll(ctx, nodes, fmt.Errorf("vsphere.vm has no operation %q; it has %s", op, sdk.NodeOperationNames(NodeOperations())))
 	}
 	var in OperationParams
 	if err := sdk.Decode("params", params, &in); err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	if op == "snapshot_create" && in.Name == "" {
-		return failAll(ctx, nodes, errors.New("params.name: snapshot_create needs the snapshot's name"))
+		return fanout.FailAll(ctx, nodes, errors.New("params.name: snapshot_create needs the snapshot's name"))
 	}
 	pr, err := propsOf(p)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	s, err := d.session(ctx, pr.Connection)
 	if err != nil {
-		return failAll(ctx, nodes, err)
+		return fanout.FailAll(ctx, nodes, err)
 	}
 	return each(nodes, func(n sdk.Node) sdk.Result {
 		st := stateOf(n)
