@@ -60,6 +60,9 @@ func runAgent(ctx context.Context, env *Env, args []string) error {
 			cfg.UI = uiFlag
 		}
 	})
+	if !agent.ValidLogLevel(*logLevel) {
+		return usagef("-log-level must be trace, debug, info, warn or error, got %q", *logLevel)
+	}
 	if cfg.LogLevel != "" && *logLevel == "info" {
 		*logLevel = cfg.LogLevel
 	}

@@ -42,3 +42,16 @@ func TestAgentRefusesExposedBind(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentRefusesUnknownLogLevel: -log-level names a level hclog knows; a
+// misspelt one is a usage error rather than a logger at no level.
+func TestAgentRefusesUnknownLogLevel(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	out, errOut, code := grove(t, "agent", "-dev", "-log-level", "loud", "-data-dir", dir)
+	if code != 2 || !strings.Contains(errOut, `-log-level must be trace, debug, info, warn or error, got "loud"`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and the rule", code, out, errOut)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the refused agent created its data dir: %v", err)
+	}
+}

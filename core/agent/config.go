@@ -192,6 +192,9 @@ func (c *Config) Validate() error {
 	default:
 		return fmt.Errorf("store.driver must be sqlite or postgres, got %q", c.Store.Driver)
 	}
+	if c.LogLevel != "" && !ValidLogLevel(c.LogLevel) {
+		return fmt.Errorf("log_level must be trace, debug, info, warn or error, got %q", c.LogLevel)
+	}
 	switch c.LogFormat {
 	case "", "text", "json":
 	default:
@@ -209,13 +212,8 @@ func (c *Config) Validate() error {
 	if c.Orchestrator == nil {
 		c.Orchestrator = &OrchestratorConfig{}
 	}
-	for field, v := range map[string]string{"orchestrator.check_interval": c.Orchestrator.CheckInterval, "orchestrator.reap_interval": c.Orchestrator.ReapInterval} {
-		if v == "" {
-			continue
-		}
-		if d, err := time.ParseDuration(v); err != nil || d < 0 {
-			return fmt.Errorf("%s must be a duration such as \"5s\", got %q", field, v)
-		}
+	if err := c.checkSizes(); err != nil {
+		return err
 	}
 	for field, v := range map[string]*string{"api.read_timeout": &c.API.ReadTimeout, "api.idle_timeout": &c.API.IdleTimeout} {
 		if *v == "" {
@@ -262,6 +260,67 @@ func (c *Config) Validate() error {
 		}
 		if len(p.SHA256) != 64 {
 			return fmt.Errorf("plugin %q: sha256 must be the 64-character hex checksum of the binary", p.Name)
+		}
+	}
+	return nil
+}
+
+// ValidLogLevel reports whether level names one of hclog's levels, the
+// ones log_level and -log-level take.
+func ValidLogLevel(level string) bool {
+	switch strings.ToLower(strings.TrimSpace(level)) {
+	case "trace", "debug", "info", "warn", "error":
+		return true
+	}
+	return false
+}
+
+// The bounds of the agent's sizes and intervals. Leaving a size out, or
+// giving 0, takes the engine's default. The upper bounds are far above
+// what any machine needs, and keep a typo from starving this one: an agent
+// given 100,000,000 cluster workers spent minutes starting them and did
+// not answer a signal meanwhile. The least intervals keep a loop that
+// writes the store from turning into a busy one ("1ns" was accepted).
+const (
+	maxWorkers         = 1024
+	maxNodeBatch       = 10000
+	maxNodesPerCluster = 1000000
+	maxLeaseSeconds    = 86400
+	minCheckInterval   = 100 * time.Millisecond
+	minReapInterval    = time.Second
+	minHeartbeat       = 100 * time.Millisecond
+)
+
+// checkSizes holds the workers and orchestrator blocks to their bounds;
+// each error names the field, the rule and the value.
+func (c *Config) checkSizes() error {
+	w := c.Workers
+	for _, f := range []struct {
+		field string
+		v, hi int
+	}{
+		{"workers.cluster", w.Cluster, maxWorkers},
+		{"workers.node", w.Node, maxWorkers},
+		{"workers.node_batch", w.NodeBatch, maxNodeBatch},
+		{"workers.max_nodes_per_cluster", w.MaxNodesPerCluster, maxNodesPerCluster},
+		{"workers.lease_seconds", w.LeaseSeconds, maxLeaseSeconds},
+	} {
+		if f.v < 0 || f.v > f.hi {
+			return fmt.Errorf("%s must be from 1 to %d (0, or leaving it out, takes the default), got %d", f.field, f.hi, f.v)
+		}
+	}
+	o := c.Orchestrator
+	if o.Retention < -1 {
+		return fmt.Errorf("orchestrator.retention must be -1 (keep everything) or 0 or more, got %d", o.Retention)
+	}
+	if v := o.CheckInterval; v != "" {
+		if d, err := time.ParseDuration(v); err != nil || d < 0 || (d > 0 && d < minCheckInterval) {
+			return fmt.Errorf("orchestrator.check_interval must be a duration of at least %s such as \"5s\", or \"0s\" to turn health checks off, got %q", minCheckInterval, v)
+		}
+	}
+	if v := o.ReapInterval; v != "" {
+		if d, err := time.ParseDuration(v); err != nil || d < minReapInterval {
+			return fmt.Errorf("orchestrator.reap_interval must be a duration of at least %s such as \"1m\", got %q", minReapInterval, v)
 		}
 	}
 	return nil
@@ -392,6 +451,9 @@ func (c *Config) checkHost() error {
 	}
 	beat, _ := time.ParseDuration(c.HostHeartbeatInterval)
 	timeout, _ := time.ParseDuration(c.HostDownTimeout)
+	if beat < minHeartbeat {
+		return fmt.Errorf("host_heartbeat_interval must be at least %s: each heartbeat writes the store, got %q", minHeartbeat, c.HostHeartbeatInterval)
+	}
 	if timeout < 2*beat {
 		return fmt.Errorf("host_down_timeout (%s) must be at least twice host_heartbeat_interval (%s): one late heartbeat must not mark a live host down", timeout, beat)
 	}
