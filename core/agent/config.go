@@ -287,7 +287,7 @@ const (
 	maxNodesPerCluster = 1000000
 	maxLeaseSeconds    = 86400
 	minCheckInterval   = 100 * time.Millisecond
-	minReapInterval    = time.Second
+	minReapInterval    = 100 * time.Millisecond
 	minHeartbeat       = 100 * time.Millisecond
 )
 

@@ -31,7 +31,7 @@ func TestConfigBounds(t *testing.T) {
 			`orchestrator.check_interval must be a duration of at least 100ms such as "5s", or "0s" to turn health checks off, got "1ns"`},
 		{"negative checks", Config{Orchestrator: &OrchestratorConfig{CheckInterval: "-1s"}}, "orchestrator.check_interval must be a duration"},
 		{"reaping every nanosecond", Config{Orchestrator: &OrchestratorConfig{ReapInterval: "1ns"}},
-			`orchestrator.reap_interval must be a duration of at least 1s such as "1m", got "1ns"`},
+			`orchestrator.reap_interval must be a duration of at least 100ms such as "1m", got "1ns"`},
 		{"heartbeat every nanosecond", Config{HostHeartbeatInterval: "1ns"},
 			`host_heartbeat_interval must be at least 100ms: each heartbeat writes the store, got "1ns"`},
 		{"log level", Config{LogLevel: "loud"}, `log_level must be trace, debug, info, warn or error, got "loud"`},
