@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // DefaultAddress is where `grove agent -dev` listens.
@@ -208,7 +209,14 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		return nil, c.reachError(err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	var data []byte
+	if resp.StatusCode >= 300 {
+		// An error's body is a sentence; what is beyond the bound is not
+		// one, and is not read.
+		data, err = io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	} else {
+		data, err = io.ReadAll(resp.Body)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read answer: %w", err)
 	}
@@ -223,14 +231,45 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 		if resp.StatusCode == http.StatusBadRequest && strings.Contains(string(data), "HTTP request to an HTTPS server") {
 			return r, &Error{Status: resp.StatusCode, Message: "The agent at " + c.Address + " serves HTTPS: use an https:// address."}
 		}
-		return r, &Error{Status: resp.StatusCode, Message: strings.TrimSpace(string(data)), RetryAfter: retry}
+		// Anything else did not come from a Grove agent's API: a proxy in
+		// front of it, or another service at the address. Saying so beats
+		// reading its status as the agent's (a proxy's 403 is not the
+		// token's role).
+		msg := fmt.Sprintf("The server at %s answered %s %s with HTTP %d %s but without a Grove error body; it may not be a Grove agent, or it is a proxy in front of one",
+			c.Address, method, path, resp.StatusCode, http.StatusText(resp.StatusCode))
+		if snippet := excerpt(data); snippet != "" {
+			msg += ": " + snippet
+		}
+		return r, &Error{Status: resp.StatusCode, Message: msg + ".", RetryAfter: retry, Foreign: true}
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {
-			return r, fmt.Errorf("decode answer from %s %s: %w", method, path, err)
+			return r, fmt.Errorf("The server at %s answered %s %s with a body that is not Grove's JSON (%v); it may not be a Grove agent: %s",
+				c.Address, method, path, err, excerpt(data))
 		}
 	}
 	return r, nil
+}
+
+// maxErrorBody bounds what is read of an error answer.
+const maxErrorBody = 64 << 10
+
+// excerpt is the beginning of a body that is not Grove's, fit to quote in
+// an error: at most 200 characters, with control characters (a terminal's
+// escapes among them) shown as spaces.
+func excerpt(body []byte) string {
+	s := strings.ToValidUTF8(string(body), "?")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 200 {
+		s = string(r[:200]) + "…"
+	}
+	return s
 }
 
 // IsNotFound reports whether err is an API 404.

@@ -294,9 +294,16 @@ type Error struct {
 	// RetryAfter is the agent's Retry-After, in seconds, on a 503: when a
 	// plugin that could not answer is worth asking again.
 	RetryAfter int
+	// Foreign is true when the answer did not carry Grove's error body:
+	// it came from something other than the agent's API, and its status
+	// says nothing about the request as the agent would judge it.
+	Foreign bool
 }
 
 func (e *Error) Error() string {
+	if e.Foreign {
+		return e.Message // it names the status
+	}
 	if e.Type == "" {
 		return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
 	}

@@ -213,6 +213,9 @@ func describeError(err error) string {
 	// What the CLI said around the agent's answer ("create cluster.web: ")
 	// stays in front of the sentence that explains the answer.
 	context := strings.TrimSuffix(err.Error(), ae.Error())
+	if ae.Foreign {
+		return err.Error()
+	}
 	switch ae.Status {
 	case 400:
 		return context + "The request was refused: " + ae.Message
