@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -94,9 +95,31 @@ func (l *liar) Recover(_ context.Context, _ sdk.Spec, nodes []sdk.Node, _ string
 	return l.each("recover", nodes)
 }
 
+// panicPolicy panics in its checks, and returns binding data JSON cannot
+// hold when its spec says so.
+type panicPolicy struct{}
+
+func (panicPolicy) Attach(_ context.Context, p sdk.Spec, _ sdk.Cluster) (map[string]any, error) {
+	if p.Properties["bad_data"] == true {
+		return map[string]any{"ratio": math.Inf(1)}, nil
+	}
+	return map[string]any{}, nil
+}
+
+func (panicPolicy) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) error { return nil }
+
+func (panicPolicy) Check(context.Context, sdk.CheckRequest) (sdk.CheckResult, error) {
+	var m map[string]int
+	m["x"]++
+	return sdk.CheckResult{}, nil
+}
+
 func liarPlugin(l *liar) *sdk.Plugin {
 	return &sdk.Plugin{Name: "liar", Version: "1.0", Profiles: []sdk.ProfileType{{Type: "test.liar", Versions: []string{"1.0"},
-		Description: "A driver whose answers a test makes up.", Schema: schema.Schema{}, Driver: l}}}
+		Description: "A driver whose answers a test makes up.", Schema: schema.Schema{}, Driver: l}},
+		Policies: []sdk.PolicyType{{Type: "test.panic", Versions: []string{"1.0"}, Description: "A policy that panics in its checks.",
+			Schema:  schema.Schema{"bad_data": {Type: schema.Boolean, Default: false}},
+			Targets: []sdk.Target{{Phase: engine.PhaseBefore, Action: model.ClusterScaleOutAction}}, Policy: panicPolicy{}}}}
 }
 
 func newLiarHarness(t *testing.T) (*harness, *liar) {
@@ -272,4 +295,68 @@ func TestSharedPhysicalIDRefused(t *testing.T) {
 	if slices.Contains(deleted, "one-vm") {
 		t.Errorf("deleting node late asked the driver to delete one-vm, node %s's resource", holder.Name)
 	}
+}
+
+// A driver that panics in a call, or returns data JSON cannot hold, fails
+// the nodes of that call with a message that says so, and the plugin
+// serves on: the panic does not end it (and with it every call in flight
+// in it), and a node whose data is unusable keeps the physical id the
+// driver made, so deleting it reaches the resource.
+func TestPanickingOrUnencodableDriverFailsItsNodesAlone(t *testing.T) {
+	h, l := newLiarHarness(t)
+	l.lie("create", func([]sdk.Node) []sdk.Result { panic("index out of range [3] with length 3") })
+	one := 1
+	cl, a, err := h.eng.CreateCluster(h.ctx(), caller, engine.ClusterCreate{Name: "panics", Profile: "lp", DesiredCapacity: &one})
+	if end := h.wait(a, err); end.Status != model.ActionFailed {
+		t.Fatalf("create with a panicking driver: %s (%s), want FAILED", end.Status, end.StatusReason)
+	}
+	n := h.nodes(cl.ID)[0]
+	want := "Failed in creating node " + n.Name + ": profile type test.liar panicked in create: index out of range [3] with length 3"
+	if n.Status != model.NodeError || n.StatusReason != want {
+		t.Errorf("node %s is %s (%q), want ERROR (%q)", n.Name, n.Status, n.StatusReason, want)
+	}
+
+	l.lie("create", func(ns []sdk.Node) []sdk.Result {
+		out := make([]sdk.Result, len(ns))
+		for i, n := range ns {
+			out[i] = sdk.Result{ID: n.ID, PhysicalID: "nan-" + n.ID, Healthy: true, Data: map[string]any{"addr": "10.0.0.1", "load": math.NaN()}}
+		}
+		return out
+	})
+	cl, a, err = h.eng.CreateCluster(h.ctx(), caller, engine.ClusterCreate{Name: "nan", Profile: "lp", DesiredCapacity: &one})
+	if end := h.wait(a, err); end.Status != model.ActionFailed {
+		t.Fatalf("create with unencodable data: %s (%s), want FAILED", end.Status, end.StatusReason)
+	}
+	n = h.nodes(cl.ID)[0]
+	want = "Failed in creating node " + n.Name + ": the driver's result for node " + n.ID + " is unusable: data.load cannot be encoded as JSON: json: unsupported value: NaN"
+	if n.Status != model.NodeError || n.StatusReason != want || n.PhysicalID != "nan-"+n.ID {
+		t.Errorf("node %s is %s (%q) with physical id %q, want ERROR (%q) with physical id nan-%s", n.Name, n.Status, n.StatusReason, n.PhysicalID, want, n.ID)
+	}
+
+	// The plugin still serves.
+	l.lie("create", nil)
+	liarCluster(h, "after", 2)
+}
+
+// A policy whose attach returns data JSON cannot hold fails the attach
+// saying so, and one that panics in its check fails the action it checks,
+// naming the policy type; the plugin serves on.
+func TestHostilePolicyFailsItsActionAlone(t *testing.T) {
+	h, _ := newLiarHarness(t)
+	cl := liarCluster(h, "guarded", 1)
+	h.policy("bad-data", "test.panic", "1.0", `{"bad_data": true}`)
+	end := h.wait(h.act(cl, `{"policy_attach": {"policy_id": "bad-data"}}`))
+	want := "policy type test.panic returned unusable binding data: binding data.ratio cannot be encoded as JSON: json: unsupported value: +Inf"
+	if end.Status != model.ActionFailed || !strings.Contains(end.StatusReason, want) {
+		t.Fatalf("attach: %s (%q), want FAILED saying %q", end.Status, end.StatusReason, want)
+	}
+
+	h.policy("panics", "test.panic", "1.0", `{}`)
+	h.attach(cl, "panics")
+	end = h.wait(h.act(cl, `{"scale_out": {"count": 1}}`))
+	want = "policy type test.panic panicked in check: assignment to entry in nil map"
+	if end.Status != model.ActionFailed || !strings.Contains(end.StatusReason, want) {
+		t.Fatalf("scale-out: %s (%q), want FAILED saying %q", end.Status, end.StatusReason, want)
+	}
+	h.assertSize(cl.ID, size{1, 1, 0, -1})
 }
