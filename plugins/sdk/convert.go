@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -142,7 +144,7 @@ func ErrorFromProto(e *pb.Error) error {
 	if e == nil {
 		return nil
 	}
-	pe := &PluginError{Message: e.Message, Field: e.Field, retryable: e.Retryable}
+	pe := &PluginError{Message: validUTF8(e.Message), Field: validUTF8(e.Field), retryable: e.Retryable}
 	if e.Retryable {
 		return &RetryableError{Err: pe}
 	}
@@ -166,13 +168,38 @@ func resultsToProto(rs []Result) []*pb.NodeResult {
 	return out
 }
 
+// resultsFromProto converts a plugin's results from the wire. The wire
+// code does not check that strings are UTF-8, and a plugin may pass on a
+// backend's bytes as they came; what the engine stores and shows must be
+// text (PostgreSQL refuses anything else, failing the whole batch's
+// record), so reasons and messages have invalid bytes replaced, and a
+// physical id, which cannot be changed without losing the resource it
+// names, fails its node with the bytes quoted instead.
 func resultsFromProto(rs []*pb.NodeResult) []Result {
 	out := make([]Result, len(rs))
 	for i, r := range rs {
 		out[i] = Result{ID: r.Id, PhysicalID: r.PhysicalId, State: r.State, Data: decodeMap(r.DataJson),
-			Healthy: r.Healthy, Completed: r.Completed, Reason: r.StatusReason, Err: ErrorFromProto(r.Error)}
+			Healthy: r.Healthy, Completed: r.Completed, Reason: validUTF8(r.StatusReason), Err: ErrorFromProto(r.Error)}
+		if !utf8.ValidString(r.PhysicalId) {
+			out[i].PhysicalID = ""
+			out[i].Err = fmt.Errorf("the driver returned a physical id that is not valid UTF-8: %q", r.PhysicalId)
+		}
+		if !utf8.ValidString(r.Id) {
+			// Matches no node; the engine reports the node it was meant
+			// for as having no result.
+			out[i].ID = validUTF8(r.Id)
+		}
 	}
 	return out
+}
+
+// validUTF8 is s with each run of invalid UTF-8 bytes replaced by U+FFFD,
+// as encoding/json writes them.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // ClusterToProto converts a cluster snapshot for the wire.

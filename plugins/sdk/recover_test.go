@@ -4,10 +4,13 @@ import (
 	"context"
 	"math"
 	"testing"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	pb "github.com/grovehq/grove/plugins/sdk/proto"
 )
 
 // A panic in a call the server does not guard itself (validation, hosts,
@@ -33,5 +36,28 @@ func TestUnencodableResultDataFailsItsNode(t *testing.T) {
 	}
 	if rs[1].Error != nil || string(rs[1].DataJson) != `{"ok":1}` {
 		t.Errorf("node b: %v, want its data and no error", rs[1])
+	}
+}
+
+// What a plugin sends that is not UTF-8 arrives as text: reasons and
+// messages with the bad bytes replaced, and a physical id that is not
+// UTF-8 as its node's failure, quoting it, rather than a value a store of
+// text cannot keep.
+func TestResultsFromPluginAreText(t *testing.T) {
+	rs := resultsFromProto([]*pb.NodeResult{
+		{Id: "a", PhysicalId: "vm-\xff", StatusReason: "exit \xfe"},
+		{Id: "b", PhysicalId: "vm-b", Error: &pb.Error{Message: "backend said \xff\xfe", Retryable: true}},
+	})
+	const wantA = `the driver returned a physical id that is not valid UTF-8: "vm-\xff"`
+	if rs[0].PhysicalID != "" || rs[0].Err == nil || rs[0].Err.Error() != wantA || rs[0].Reason != "exit \uFFFD" {
+		t.Errorf("node a: physical id %q, error %v, reason %q; want none, %q, %q", rs[0].PhysicalID, rs[0].Err, rs[0].Reason, wantA, "exit \uFFFD")
+	}
+	if rs[1].PhysicalID != "vm-b" || rs[1].Err == nil || rs[1].Err.Error() != "backend said \uFFFD" || !IsRetryable(rs[1].Err) {
+		t.Errorf("node b: physical id %q, error %v (retryable %v); want vm-b, a retryable %q", rs[1].PhysicalID, rs[1].Err, IsRetryable(rs[1].Err), "backend said \uFFFD")
+	}
+	for _, r := range rs {
+		if !utf8.ValidString(r.Reason) || (r.Err != nil && !utf8.ValidString(r.Err.Error())) {
+			t.Errorf("node %s: not text: %q %v", r.ID, r.Reason, r.Err)
+		}
 	}
 }
