@@ -116,7 +116,9 @@ func (panicPolicy) Check(context.Context, sdk.CheckRequest) (sdk.CheckResult, er
 
 func liarPlugin(l *liar) *sdk.Plugin {
 	return &sdk.Plugin{Name: "liar", Version: "1.0", Profiles: []sdk.ProfileType{{Type: "test.liar", Versions: []string{"1.0"},
-		Description: "A driver whose answers a test makes up.", Schema: schema.Schema{}, Driver: l}},
+		Description: "A driver whose answers a test makes up.", Schema: schema.Schema{}, Driver: l},
+		{Type: "test.liar.schema", Versions: []string{"1.0"}, Description: "A driver whose schema's default breaks the schema's own rule.",
+			Schema: schema.Schema{"level": {Type: schema.Integer, Default: int64(9), Constraints: []schema.Constraint{schema.Range(schema.F(0), schema.F(5))}}}, Driver: l}},
 		Policies: []sdk.PolicyType{{Type: "test.panic", Versions: []string{"1.0"}, Description: "A policy that panics in its checks.",
 			Schema:  schema.Schema{"bad_data": {Type: schema.Boolean, Default: false}},
 			Targets: []sdk.Target{{Phase: engine.PhaseBefore, Action: model.ClusterScaleOutAction}}, Policy: panicPolicy{}}}}
@@ -359,4 +361,25 @@ func TestHostilePolicyFailsItsActionAlone(t *testing.T) {
 		t.Fatalf("scale-out: %s (%q), want FAILED saying %q", end.Status, end.StatusReason, want)
 	}
 	h.assertSize(cl.ID, size{1, 1, 0, -1})
+}
+
+// A profile type whose schema gives a property a default that breaks the
+// property's own rule has a profile that leaves it unset refused, naming
+// the field to set, rather than stored with a value the driver's schema
+// promises it never gets.
+func TestLyingSchemaDefaultRefused(t *testing.T) {
+	h, _ := newLiarHarness(t)
+	spec := map[string]any{"type": "test.liar.schema", "version": "1.0", "properties": map[string]any{}}
+	_, err := h.eng.CreateProfile(h.ctx(), caller, "lying", spec, nil)
+	const want = "properties.level: is not set, and the default this type gives it breaks the type's own schema (must be at most 5, got 9); set it."
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("create a profile on the lying default: %v, want an error saying %q", err, want)
+	}
+	if status, _ := engine.HTTPStatus(err); status != 400 {
+		t.Errorf("status %d, want 400", status)
+	}
+	spec["properties"] = map[string]any{"level": 3}
+	if _, err := h.eng.CreateProfile(h.ctx(), caller, "set", spec, nil); err != nil {
+		t.Fatalf("create a profile that sets level: %v", err)
+	}
 }
