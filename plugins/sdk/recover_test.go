@@ -23,6 +23,15 @@ func TestRecoverUnaryTurnsPanicIntoError(t *testing.T) {
 	}
 }
 
+// The same holds for a stream, such as a driver's Watch.
+func TestRecoverStreamTurnsPanicIntoError(t *testing.T) {
+	info := &grpc.StreamServerInfo{FullMethod: "/grove.Profile/Watch", IsServerStream: true}
+	err := recoverStream(nil, nil, info, func(any, grpc.ServerStream) error { panic("boom") })
+	if status.Code(err) != codes.Internal || status.Convert(err).Message() != "the plugin panicked in watch: boom" {
+		t.Fatalf("got %v, want Internal: the plugin panicked in watch: boom", err)
+	}
+}
+
 // A result whose data JSON cannot hold fails its node alone, naming the
 // key, and keeps its physical id; the others go through.
 func TestUnencodableResultDataFailsItsNode(t *testing.T) {

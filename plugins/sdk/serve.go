@@ -649,11 +649,21 @@ func (s *server) logger() hclog.Logger {
 // recover on their own (validation, hosts, adoption, description): a panic
 // in them is the call's error rather than the plugin process's end.
 func recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(os.Stderr, "recovered from a panic in %s: %v\n%s", info.FullMethod, r, debug.Stack())
-			resp, err = nil, status.Errorf(codes.Internal, "the plugin panicked in %s: %v", callName(info.FullMethod), r)
-		}
-	}()
+	defer recoverInto(info.FullMethod, &err)
 	return handler(ctx, req)
+}
+
+// recoverStream is recoverUnary for streams (a driver's Watch).
+func recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	defer recoverInto(info.FullMethod, &err)
+	return handler(srv, ss)
+}
+
+// recoverInto, deferred, turns a panic into *err, with its stack on stderr
+// (which the host keeps in the plugin's log).
+func recoverInto(method string, err *error) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(os.Stderr, "recovered from a panic in %s: %v\n%s", method, r, debug.Stack())
+		*err = status.Errorf(codes.Internal, "the plugin panicked in %s: %v", callName(method), r)
+	}
 }
