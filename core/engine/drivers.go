@@ -93,12 +93,90 @@ func outcome(verb string, n *model.Node, r sdk.Result, ok bool, callErr error) e
 	return nil
 }
 
+// resultsByID indexes a batch's results by node id. A node the driver
+// answered for more than once gets its first result with an error in
+// place of its outcome: which answer is true cannot be told, and taking
+// the last one silently could record a success that did not happen.
 func resultsByID(res []sdk.Result) map[string]sdk.Result {
 	m := make(map[string]sdk.Result, len(res))
+	seen := map[string]int{}
 	for _, r := range res {
-		m[r.ID] = r
+		seen[r.ID]++
+		if seen[r.ID] == 1 {
+			m[r.ID] = r
+			continue
+		}
+		first := m[r.ID]
+		first.Err = fmt.Errorf("the driver returned %d results for it; one was expected", seen[r.ID])
+		m[r.ID] = first
 	}
 	return m
+}
+
+// claimShared fails the nodes of a batch whose result names a physical id
+// that another node of the batch, or a node of another batch of the same
+// profile type, already holds: two nodes on one resource would both act
+// on it, and deleting either would destroy the other's resource (the rule
+// adoption keeps, in checkUnowned). Such a node keeps none of its result,
+// so that nothing done to it later reaches the other node's resource.
+func (e *Engine) claimShared(ctx context.Context, typ string, nodes []*model.Node, byID map[string]sdk.Result, out map[string]error, verb string) {
+	holder := map[string]*model.Node{}
+	var pids []string
+	for _, n := range nodes {
+		r, ok := byID[n.ID]
+		if !ok || r.Err != nil || r.PhysicalID == "" || out[n.ID] != nil {
+			continue
+		}
+		if h := holder[r.PhysicalID]; h != nil {
+			out[n.ID] = fmt.Errorf("Failed in %s node %s: the driver returned physical id %q, which node %s of the same call also got; two nodes cannot hold one resource",
+				verb, n.Name, r.PhysicalID, h.Name)
+			delete(byID, n.ID)
+			continue
+		}
+		holder[r.PhysicalID] = n
+		pids = append(pids, r.PhysicalID)
+	}
+	if len(pids) == 0 {
+		return
+	}
+	held, err := store.ReadsOf(e.store).ListNodes(ctx, store.ListOpts{Filters: map[string][]string{"physical_id": pids}})
+	if err != nil {
+		// The driver did its work: a failed read must not undo it, and
+		// the start-up reconciliation has no better answer.
+		e.logger(ctx).Warn("cannot check the physical ids a driver returned against other nodes", "error", err)
+		return
+	}
+	inBatch := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		inBatch[n.ID] = true
+	}
+	types := map[string]string{}
+	for _, other := range held {
+		if inBatch[other.ID] {
+			continue
+		}
+		n := holder[other.PhysicalID]
+		if n == nil || out[n.ID] != nil {
+			continue
+		}
+		t, ok := types[other.ProfileID]
+		if !ok {
+			// A node whose profile cannot be read counts as one of this
+			// type: refusing is the safe mistake.
+			if p, err := store.ReadsOf(e.store).GetProfile(ctx, other.ProfileID); err == nil {
+				t = p.Type
+			} else {
+				t = typ
+			}
+			types[other.ProfileID] = t
+		}
+		if t != typ {
+			continue
+		}
+		out[n.ID] = fmt.Errorf("Failed in %s node %s: the driver returned physical id %q, which node %s (id %s) already holds; two nodes cannot hold one resource",
+			verb, n.Name, other.PhysicalID, other.Name, other.ID)
+		delete(byID, n.ID)
+	}
 }
 
 func failAll(nodes []*model.Node, err error) map[string]error {
@@ -122,11 +200,16 @@ func (e *Engine) createNodes(ctx context.Context, nodes []*model.Node) map[strin
 	})
 	out := map[string]error{}
 	byID := resultsByID(res)
+	if err == nil {
+		e.claimShared(ctx, spec.Type, nodes, byID, out, "creating")
+	}
 	now := e.cfg.Now()
 	for _, n := range nodes {
 		r, ok := byID[n.ID]
-		if err := outcome("creating", n, r, ok, err); err != nil {
-			out[n.ID] = err
+		if out[n.ID] == nil {
+			if err := outcome("creating", n, r, ok, err); err != nil {
+				out[n.ID] = err
+			}
 		}
 		if ok {
 			applyResult(n, r)
@@ -215,17 +298,16 @@ func (e *Engine) deleteNodes(ctx context.Context, nodes []*model.Node) map[strin
 	var failed []*model.Node
 	for _, n := range nodes {
 		r, ok := byID[n.ID]
-		switch {
-		case err != nil:
-			out[n.ID] = fmt.Errorf("Failed in deleting node %s: %w", n.Name, err)
-		case ok && r.Err != nil:
-			out[n.ID] = fmt.Errorf("Failed in deleting node %s: %w", n.Name, r.Err)
-		}
+		// A node the driver gave no result for is not known to be gone:
+		// dropping its row would leave its resource with nothing to
+		// delete it by.
+		out[n.ID] = outcome("deleting", n, r, ok, err)
 		if out[n.ID] != nil {
 			n.Status, n.StatusReason = model.NodeError, out[n.ID].Error()
 			failed = append(failed, n)
 			continue
 		}
+		delete(out, n.ID)
 		gone = append(gone, n.ID)
 	}
 	bg, cancel := detached(ctx)
@@ -324,12 +406,16 @@ func (e *Engine) checkNodes(ctx context.Context, nodes []*model.Node, failUnheal
 	byID := resultsByID(res)
 	now := e.cfg.Now()
 	for _, n := range nodes {
-		r := byID[n.ID]
+		r, ok := byID[n.ID]
 		n.UpdatedAt = &now
-		if r.Err == nil {
+		if ok && r.Err == nil {
 			refreshData(n, r.Data)
 		}
 		switch {
+		case !ok:
+			// No answer is not an unhealthy answer: the node is left as
+			// it was, and the check fails saying why.
+			out[n.ID] = fmt.Errorf("Failed in checking node %s: the driver returned no result for it", n.Name)
 		case r.Err != nil:
 			out[n.ID] = fmt.Errorf("Failed in checking node %s: %w", n.Name, r.Err)
 		case r.Healthy:
@@ -382,12 +468,17 @@ func (e *Engine) recoverNodes(ctx context.Context, nodes []*model.Node, in model
 		return c.Recover(ctx, spec, e.sdkNodes(ctx, todo), op, params)
 	})
 	byID := resultsByID(res)
+	if err == nil {
+		e.claimShared(ctx, spec.Type, todo, byID, out, "recovering")
+	}
 	now := e.cfg.Now()
 	for _, n := range todo {
 		r, ok := byID[n.ID]
 		oldPhysical := n.PhysicalID
-		if err := outcome("recovering", n, r, ok, err); err != nil {
-			out[n.ID] = err
+		if out[n.ID] == nil {
+			if err := outcome("recovering", n, r, ok, err); err != nil {
+				out[n.ID] = err
+			}
 		}
 		if ok {
 			applyResult(n, r)

@@ -476,6 +476,24 @@ func newHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 // no action: what it accepts stays READY.
 func newIdleHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 	t.Helper()
+	return newIdleHarnessWith(t, wrap)
+}
+
+// newHarnessWith is newHarness with more plugins served beside the
+// built-in and test ones.
+func newHarnessWith(t *testing.T, extra ...*sdk.Plugin) *harness {
+	t.Helper()
+	h := newIdleHarnessWith(t, nil, extra...)
+	if err := h.eng.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.eng.Stop() })
+	return h
+}
+
+// newIdleHarnessWith is newIdleHarness with more plugins served.
+func newIdleHarnessWith(t *testing.T, wrap func(store.Store) store.Store, extra ...*sdk.Plugin) *harness {
+	t.Helper()
 	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "grove.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -489,7 +507,7 @@ func newIdleHarness(t *testing.T, wrap func(store.Store) store.Store) *harness {
 	g := newGate()
 	t.Cleanup(func() { close(g.release) })
 	h := &harness{t: t, store: s, wrap: wrap, gate: g, clock: &clock{now: epoch},
-		plugins: serve(t, builtinPlugin(t), testPlugin(g))}
+		plugins: serve(t, append([]*sdk.Plugin{builtinPlugin(t), testPlugin(g)}, extra...)...)}
 	h.eng = h.newEngine("", nil)
 	return h
 }

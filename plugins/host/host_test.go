@@ -421,3 +421,44 @@ func TestPluginDirConfinedToDataDir(t *testing.T) {
 		t.Errorf("the plugin's log is in its directory: %v", err)
 	}
 }
+
+// A plugin whose driver panics, in a batch call or in validation, answers
+// that call with an error naming the panic, and the process serves on:
+// the same process answers the next call, and nothing is restarted.
+func TestPanickingPluginServesOn(t *testing.T) {
+	ctx := context.Background()
+	for _, in := range []string{"create", "validate"} {
+		t.Run(in, func(t *testing.T) {
+			h := host.New(hclog.NewNullLogger(), t.TempDir())
+			defer h.Close()
+			if err := h.Start(ctx, host.Config{Name: "panics", Command: []string{testPlugin}, Settings: map[string]any{"panic_in": in}}); err != nil {
+				t.Fatal(err)
+			}
+			pid := h.PluginPID("panics")
+			c, _, err := h.Client(ctx, "profile", "grove.noop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec := sdk.Spec{Type: "grove.noop", Version: "1.0"}
+			switch in {
+			case "create":
+				res, err := c.Batch(ctx, sdk.CallCreate, spec, []sdk.Node{{ID: "n1"}})
+				const want = "profile type grove.noop panicked in create: runtime error: index out of range [3] with length 0"
+				if err == nil || err.Error() != want || len(res) != 0 {
+					t.Errorf("create: %v, %v; want the call's error %q", res, err, want)
+				}
+			case "validate":
+				_, err := c.ValidateProfile(ctx, spec)
+				if err == nil || !strings.Contains(err.Error(), "the plugin panicked in validate: validate went wrong") {
+					t.Errorf("validate: %v; want an error naming the panic", err)
+				}
+			}
+			if _, err := c.Batch(ctx, sdk.CallCheck, spec, []sdk.Node{{ID: "n1"}}); err != nil {
+				t.Errorf("the next call: %v", err)
+			}
+			if st := h.Statuses()[0]; st.PID != pid || st.Restarts != 0 {
+				t.Errorf("after the panic: pid %d (was %d), %d restarts; want the same process", st.PID, pid, st.Restarts)
+			}
+		})
+	}
+}

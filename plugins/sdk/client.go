@@ -196,7 +196,7 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (CheckResult, erro
 		return CheckResult{}, ErrorFromProto(resp.Error)
 	}
 	if resp.Status == "ERROR" {
-		return CheckResult{Refuse: resp.Reason, Data: decodeMap(resp.ActionDataJson)}, nil
+		return CheckResult{Refuse: validUTF8(resp.Reason), Data: decodeMap(resp.ActionDataJson)}, nil
 	}
 	return CheckResult{Data: checkResultFromProto(resp)}, nil
 }

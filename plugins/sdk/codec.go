@@ -68,7 +68,8 @@ func unmarshalWire(data []byte, v any) error {
 
 // serverOptions are the gRPC server options of a plugin process.
 func serverOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.ForceServerCodecV2(wireCodec{})}
+	return []grpc.ServerOption{grpc.ForceServerCodecV2(wireCodec{}), grpc.ChainUnaryInterceptor(recoverUnary),
+		grpc.ChainStreamInterceptor(recoverStream)}
 }
 
 // dialOptions are the gRPC options of a connection to a plugin.

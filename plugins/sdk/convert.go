@@ -1,8 +1,12 @@
 package sdk
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
 
@@ -35,6 +39,32 @@ func encodeJSON(v any) []byte {
 		panic("grove sdk: cannot encode value as JSON: " + err.Error())
 	}
 	return b
+}
+
+// encodeData encodes a document a plugin's code built, which may hold
+// what JSON cannot (NaN, an infinity, a channel): such a document is an
+// error naming the first key at fault, in key order, for the caller to
+// report as the plugin's instead of a panic that would end the plugin
+// process and every call in flight in it.
+func encodeData(field string, m map[string]any) ([]byte, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err == nil {
+		return b, nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if _, kerr := json.Marshal(m[k]); kerr != nil {
+			return nil, fmt.Errorf("%s.%s cannot be encoded as JSON: %w", field, k, kerr)
+		}
+	}
+	return nil, fmt.Errorf("%s cannot be encoded as JSON: %w", field, err)
 }
 
 func decodeMap(b []byte) map[string]any {
@@ -114,29 +144,62 @@ func ErrorFromProto(e *pb.Error) error {
 	if e == nil {
 		return nil
 	}
-	pe := &PluginError{Message: e.Message, Field: e.Field, retryable: e.Retryable}
+	pe := &PluginError{Message: validUTF8(e.Message), Field: validUTF8(e.Field), retryable: e.Retryable}
 	if e.Retryable {
 		return &RetryableError{Err: pe}
 	}
 	return pe
 }
 
+// resultsToProto converts a driver's results for the wire. A result whose
+// data cannot be encoded fails its node alone, keeping its physical id and
+// state, so the engine still records the resource the driver made and can
+// delete it.
 func resultsToProto(rs []Result) []*pb.NodeResult {
 	out := make([]*pb.NodeResult, len(rs))
 	for i, r := range rs {
-		out[i] = &pb.NodeResult{Id: r.ID, PhysicalId: r.PhysicalID, State: r.State, DataJson: encodeJSON(r.Data),
+		data, err := encodeData("data", r.Data)
+		if err != nil && r.Err == nil {
+			r.Err = fmt.Errorf("the driver's result for node %s is unusable: %w", r.ID, err)
+		}
+		out[i] = &pb.NodeResult{Id: r.ID, PhysicalId: r.PhysicalID, State: r.State, DataJson: data,
 			Healthy: r.Healthy, Completed: r.Completed, StatusReason: r.Reason, Error: ErrorToProto(r.Err)}
 	}
 	return out
 }
 
+// resultsFromProto converts a plugin's results from the wire. The wire
+// code does not check that strings are UTF-8, and a plugin may pass on a
+// backend's bytes as they came; what the engine stores and shows must be
+// text (PostgreSQL refuses anything else, failing the whole batch's
+// record), so reasons and messages have invalid bytes replaced, and a
+// physical id, which cannot be changed without losing the resource it
+// names, fails its node with the bytes quoted instead.
 func resultsFromProto(rs []*pb.NodeResult) []Result {
 	out := make([]Result, len(rs))
 	for i, r := range rs {
 		out[i] = Result{ID: r.Id, PhysicalID: r.PhysicalId, State: r.State, Data: decodeMap(r.DataJson),
-			Healthy: r.Healthy, Completed: r.Completed, Reason: r.StatusReason, Err: ErrorFromProto(r.Error)}
+			Healthy: r.Healthy, Completed: r.Completed, Reason: validUTF8(r.StatusReason), Err: ErrorFromProto(r.Error)}
+		if !utf8.ValidString(r.PhysicalId) {
+			out[i].PhysicalID = ""
+			out[i].Err = fmt.Errorf("the driver returned a physical id that is not valid UTF-8: %q", r.PhysicalId)
+		}
+		if !utf8.ValidString(r.Id) {
+			// Matches no node; the engine reports the node it was meant
+			// for as having no result.
+			out[i].ID = validUTF8(r.Id)
+		}
 	}
 	return out
+}
+
+// validUTF8 is s with each run of invalid UTF-8 bytes replaced by U+FFFD,
+// as encoding/json writes them.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // ClusterToProto converts a cluster snapshot for the wire.
@@ -185,15 +248,16 @@ func apiAtLeast(v string, n int) bool {
 // checkResultToProto converts a policy's data for the wire. When typed is
 // set (the host speaks policy API 2 or later), data.deletion and
 // data.creation of the Decision shape travel typed and the rest as JSON.
-func checkResultToProto(data map[string]any, typed bool) *pb.CheckResponse {
+func checkResultToProto(data map[string]any, typed bool) (*pb.CheckResponse, error) {
 	resp := &pb.CheckResponse{Status: "OK"}
 	if typed {
 		resp.Deletion = decisionToProto(data["deletion"])
 		resp.Creation = decisionToProto(data["creation"])
 	}
+	var err error
 	if resp.Deletion == nil && resp.Creation == nil {
-		resp.ActionDataJson = encodeJSON(data)
-		return resp
+		resp.ActionDataJson, err = encodeData("data", data)
+		return resp, err
 	}
 	var rest map[string]any
 	for k, v := range data {
@@ -205,8 +269,8 @@ func checkResultToProto(data map[string]any, typed bool) *pb.CheckResponse {
 		}
 		rest[k] = v
 	}
-	resp.ActionDataJson = encodeJSON(rest)
-	return resp
+	resp.ActionDataJson, err = encodeData("data", rest)
+	return resp, err
 }
 
 // checkResultFromProto gives back the data a policy returned, as the JSON

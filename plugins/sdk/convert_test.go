@@ -44,7 +44,10 @@ func TestCheckResultTypedMatchesJSON(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			want := jsonRoundTrip(t, c.data)
 			for _, typed := range []bool{false, true} {
-				resp := checkResultToProto(c.data, typed)
+				resp, err := checkResultToProto(c.data, typed)
+				if err != nil {
+					t.Fatal(err)
+				}
 				// Through the wire, as a host would receive it.
 				b, err := resp.MarshalVT()
 				if err != nil {
@@ -75,7 +78,9 @@ func TestCheckResultTypedMatchesJSON(t *testing.T) {
 // The policy's own map is never changed by splitting it for the wire.
 func TestCheckResultLeavesPolicyDataAlone(t *testing.T) {
 	data := map[string]any{"deletion": map[string]any{"count": 1}, "other": 1}
-	checkResultToProto(data, true)
+	if _, err := checkResultToProto(data, true); err != nil {
+		t.Fatal(err)
+	}
 	if len(data) != 2 || data["deletion"] == nil {
 		t.Fatalf("data changed: %v", data)
 	}

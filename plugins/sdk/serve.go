@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -378,11 +380,12 @@ func (s *profileServer) Validate(ctx context.Context, req *pb.ValidateRequest) (
 	return validateSpec(ctx, pt.Schema, pt.Versions, pt.Validate, req.Spec), nil
 }
 
-func (s *profileServer) batch(ctx context.Context, spec *pb.Spec, nodes []*pb.Node, call func(context.Context, *ProfileType, Spec, []Node) []Result) (*pb.BatchResponse, error) {
+func (s *profileServer) batch(ctx context.Context, spec *pb.Spec, nodes []*pb.Node, call func(context.Context, *ProfileType, Spec, []Node) []Result) (resp *pb.BatchResponse, _ error) {
 	pt, sp, err := s.profile(spec)
 	if err != nil {
 		return &pb.BatchResponse{Error: ErrorToProto(err)}, nil
 	}
+	defer s.recoverCall(ctx, "profile type "+pt.Type, func(err error) { resp = &pb.BatchResponse{Error: ErrorToProto(err)} })
 	return &pb.BatchResponse{Results: resultsToProto(call(ctx, pt, sp, nodesFromProto(nodes)))}, nil
 }
 
@@ -547,29 +550,39 @@ func (s *policyServer) Validate(ctx context.Context, req *pb.ValidateRequest) (*
 	return validateSpec(ctx, pt.Schema, pt.Versions, pt.Validate, req.Spec), nil
 }
 
-func (s *policyServer) Attach(ctx context.Context, req *pb.AttachRequest) (*pb.AttachResponse, error) {
+func (s *policyServer) Attach(ctx context.Context, req *pb.AttachRequest) (resp *pb.AttachResponse, _ error) {
 	pt, sp, err := s.policy(req.Policy)
 	if err != nil {
 		return &pb.AttachResponse{Error: ErrorToProto(err)}, nil
 	}
+	defer s.recoverCall(ctx, "policy type "+pt.Type, func(err error) { resp = &pb.AttachResponse{Error: ErrorToProto(err)} })
 	data, err := pt.Policy.Attach(ctx, sp, ClusterFromProto(req.Cluster))
-	return &pb.AttachResponse{BindingDataJson: encodeJSON(data), Error: ErrorToProto(err)}, nil
+	if err != nil {
+		return &pb.AttachResponse{Error: ErrorToProto(err)}, nil
+	}
+	b, err := encodeData("binding data", data)
+	if err != nil {
+		return &pb.AttachResponse{Error: ErrorToProto(fmt.Errorf("policy type %s returned unusable binding data: %w", pt.Type, err))}, nil
+	}
+	return &pb.AttachResponse{BindingDataJson: b}, nil
 }
 
-func (s *policyServer) Detach(ctx context.Context, req *pb.AttachRequest) (*pb.AttachResponse, error) {
+func (s *policyServer) Detach(ctx context.Context, req *pb.AttachRequest) (resp *pb.AttachResponse, _ error) {
 	pt, sp, err := s.policy(req.Policy)
 	if err != nil {
 		return &pb.AttachResponse{Error: ErrorToProto(err)}, nil
 	}
+	defer s.recoverCall(ctx, "policy type "+pt.Type, func(err error) { resp = &pb.AttachResponse{Error: ErrorToProto(err)} })
 	err = pt.Policy.Detach(ctx, sp, ClusterFromProto(req.Cluster), decodeMap(req.BindingDataJson))
 	return &pb.AttachResponse{Error: ErrorToProto(err)}, nil
 }
 
-func (s *policyServer) Check(ctx context.Context, req *pb.CheckRequest) (*pb.CheckResponse, error) {
+func (s *policyServer) Check(ctx context.Context, req *pb.CheckRequest) (resp *pb.CheckResponse, _ error) {
 	pt, sp, err := s.policy(req.Policy)
 	if err != nil {
 		return &pb.CheckResponse{Error: ErrorToProto(err)}, nil
 	}
+	defer s.recoverCall(ctx, "policy type "+pt.Type, func(err error) { resp = &pb.CheckResponse{Error: ErrorToProto(err)} })
 	a := req.GetAction()
 	res, err := pt.Policy.Check(ctx, CheckRequest{
 		Policy: sp, Phase: req.Phase,
@@ -583,7 +596,74 @@ func (s *policyServer) Check(ctx context.Context, req *pb.CheckRequest) (*pb.Che
 	if res.Refuse != "" {
 		// Data a refusal carries (Senlin's status and status_reason) is
 		// kept in the action's data, so it travels as JSON like any.
-		return &pb.CheckResponse{Status: "ERROR", Reason: res.Refuse, ActionDataJson: encodeJSON(res.Data)}, nil
+		b, err := encodeData("data", res.Data)
+		if err != nil {
+			return &pb.CheckResponse{Error: ErrorToProto(fmt.Errorf("policy type %s refused with unusable data: %w", pt.Type, err))}, nil
+		}
+		return &pb.CheckResponse{Status: "ERROR", Reason: res.Refuse, ActionDataJson: b}, nil
 	}
-	return checkResultToProto(res.Data, s.typedDecisions.Load()), nil
+	out, err := checkResultToProto(res.Data, s.typedDecisions.Load())
+	if err != nil {
+		return &pb.CheckResponse{Error: ErrorToProto(fmt.Errorf("policy type %s returned unusable data: %w", pt.Type, err))}, nil
+	}
+	return out, nil
+}
+
+// recoverCall, deferred in a call into a driver's or policy's code, turns
+// a panic of that code into the call's error through fail: a panic would
+// otherwise end the plugin process, failing every call in flight in it,
+// those of other clusters included, and the engine would retry the call
+// into the same panic. The stack goes to the plugin's log, for its author.
+func (s *server) recoverCall(ctx context.Context, who string, fail func(error)) {
+	r := recover()
+	if r == nil {
+		return
+	}
+	method, _ := grpc.Method(ctx)
+	s.logger().Error("recovered from a panic in a plugin call", "component", who, "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	fail(fmt.Errorf("%s panicked in %s: %v", who, callName(method), r))
+}
+
+// callName is a gRPC method's call as the plugin guide names it:
+// /grove.Profile/Create is create.
+func callName(method string) string {
+	if i := strings.LastIndexByte(method, '/'); i >= 0 {
+		method = method[i+1:]
+	}
+	if method == "" {
+		return "a call"
+	}
+	return strings.ToLower(method)
+}
+
+// logger is where the plugin's own messages go: its Logger, or JSON on
+// stderr as Serve's default, which the host forwards.
+func (s *server) logger() hclog.Logger {
+	if s.plugin.Logger != nil {
+		return s.plugin.Logger
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: s.plugin.Name, JSONFormat: true, Output: os.Stderr})
+}
+
+// recoverUnary is the plugin server's safety net for the calls that do not
+// recover on their own (validation, hosts, adoption, description): a panic
+// in them is the call's error rather than the plugin process's end.
+func recoverUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	defer recoverInto(info.FullMethod, &err)
+	return handler(ctx, req)
+}
+
+// recoverStream is recoverUnary for streams (a driver's Watch).
+func recoverStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	defer recoverInto(info.FullMethod, &err)
+	return handler(srv, ss)
+}
+
+// recoverInto, deferred, turns a panic into *err, with its stack on stderr
+// (which the host keeps in the plugin's log).
+func recoverInto(method string, err *error) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(os.Stderr, "recovered from a panic in %s: %v\n%s", method, r, debug.Stack())
+		*err = status.Errorf(codes.Internal, "the plugin panicked in %s: %v", callName(method), r)
+	}
 }

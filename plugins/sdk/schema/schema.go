@@ -131,6 +131,15 @@ func (s Schema) Validate(prefix string, props map[string]any) (map[string]any, D
 				continue
 			}
 			if p.Default != nil {
+				// The default is the plugin author's, and the driver is
+				// promised values its schema allows: one that breaks the
+				// property's own rules is refused here, naming the field
+				// the user can set, rather than reaching the driver.
+				if _, ds := p.validate(join(prefix, name), p.Default); len(ds) > 0 {
+					diags = append(diags, Diagnostic{Field: join(prefix, name), Message: fmt.Sprintf(
+						"is not set, and the default this type gives it breaks the type's own schema (%s); set it.", strings.TrimSuffix(ds[0].Message, "."))})
+					continue
+				}
 				out[name] = p.Default
 			}
 			continue

@@ -197,3 +197,35 @@ func TestGoLiteralStringsAreNotNumbers(t *testing.T) {
 		t.Errorf("plain decimal strings: got %v %v", out, diags)
 	}
 }
+
+// A default that breaks its own property's rules (a plugin's schema that
+// lies) is refused when it would be used, naming the field the user can
+// set and the rule, instead of reaching the driver; set, the property is
+// judged as usual.
+func TestDefaultThatBreaksItsOwnSchemaRefused(t *testing.T) {
+	s := Schema{
+		"mode":  {Type: Integer, Default: "abc"},
+		"level": {Type: Integer, Default: int64(9), Constraints: []Constraint{Range(F(0), F(5))}},
+		"kind":  {Type: String, Default: "x", Constraints: []Constraint{AllowedValues("a", "b")}},
+		"inner": {Type: Map, Default: map[string]any{}, Schema: Schema{"port": {Type: Integer, Required: true}}},
+	}
+	_, diags := s.Validate("properties", map[string]any{})
+	want := []string{
+		`properties.inner: is not set, and the default this type gives it breaks the type's own schema (is required); set it.`,
+		`properties.kind: is not set, and the default this type gives it breaks the type's own schema ("x" is not one of the allowed values: a, b); set it.`,
+		`properties.level: is not set, and the default this type gives it breaks the type's own schema (must be at most 5, got 9); set it.`,
+		`properties.mode: is not set, and the default this type gives it breaks the type's own schema (must be an integer, got the string "abc"); set it.`,
+	}
+	if len(diags) != len(want) {
+		t.Fatalf("got %d diagnostics (%v), want %d", len(diags), diags, len(want))
+	}
+	for i, d := range diags {
+		if d.Error() != want[i] {
+			t.Errorf("diagnostic %d:\n got %s\nwant %s", i, d.Error(), want[i])
+		}
+	}
+	got, diags := s.Validate("properties", map[string]any{"mode": 1, "level": 2, "kind": "a", "inner": map[string]any{"port": 80}})
+	if len(diags) != 0 || got["level"] != int64(2) {
+		t.Errorf("set properties: %v %v, want them accepted", got, diags)
+	}
+}

@@ -1,12 +1,14 @@
 // Command testplugin misbehaves on purpose, as its GROVE_PLUGIN_CONFIG asks:
 // it crashes soon after starting, speaks a foreign API version, prints to
-// stdout before the handshake, speaks another handshake version, or logs a
-// line. The host's and the API's tests use it. It serves grove.noop, the
+// stdout before the handshake, speaks another handshake version, logs a
+// line, or panics in grove.noop's create and validation ("panic_in":
+// "create", "validate"). The host's and the API's tests use it. It serves grove.noop, the
 // deletion policy, so an older policy API can be tried against the host, and
 // test.secret, whose properties are sensitive.
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -34,7 +36,14 @@ func main() {
 		"public":       {Type: schema.String},
 		"create_delay": {Type: schema.Integer, Default: int64(0)},
 	}
-	p := &sdk.Plugin{Name: "testplugin", Version: "0.0.1", Profiles: []sdk.ProfileType{noop.Type(), secret}, Policies: []sdk.PolicyType{deletion.Type()}}
+	plain := noop.Type()
+	switch cfg["panic_in"] {
+	case "create":
+		plain.Driver = panicky{plain.Driver}
+	case "validate":
+		plain.Validate = func(context.Context, sdk.Spec) sdk.Diagnostics { panic("validate went wrong") }
+	}
+	p := &sdk.Plugin{Name: "testplugin", Version: "0.0.1", Profiles: []sdk.ProfileType{plain, secret}, Policies: []sdk.PolicyType{deletion.Type()}}
 	if v := cfg["profile_api"]; v != "" {
 		p.ProfileAPIVersions = []string{v}
 	}
@@ -65,4 +74,13 @@ func main() {
 		return
 	}
 	sdk.Main(p)
+}
+
+// panicky is a driver that panics in Create, as a plugin with a bug does.
+type panicky struct{ sdk.Profile }
+
+func (panicky) Create(context.Context, sdk.Spec, []sdk.Node) []sdk.Result {
+	var nodes []sdk.Node
+	_ = nodes[3]
+	return nil
 }
