@@ -71,6 +71,8 @@ func (ap actionParams) check(name, prefix string, p map[string]any) error {
 		field := prefix + "." + k
 		rule, ok := ap.rules[k]
 		switch {
+		case k == "":
+			return BadRequest("%s holds a parameter with an empty name (a query's \"&=1\", a body's \"\": 1); every parameter needs a name.", prefix)
 		case ok:
 			if err := rule(field, p[k]); err != nil {
 				return err

@@ -141,6 +141,11 @@ func TestReceiverWebhookScales(t *testing.T) {
 	if ans.status != http.StatusBadRequest || !strings.Contains(ans.body, "scale_out.count") {
 		t.Errorf("count=0: %d %s; want 400 naming scale_out.count", ans.status, ans.body)
 	}
+	// A parameter without a name is refused as such, not as "scale_out.".
+	ans = a.call("", http.MethodPost, strings.TrimPrefix(url, a.url)+"&=1", nil)
+	if ans.status != http.StatusBadRequest || !strings.Contains(ans.body, "scale_out holds a parameter with an empty name") {
+		t.Errorf("&=1: %d %s; want 400 naming the empty parameter", ans.status, ans.body)
+	}
 
 	// The secret is not shown again, in a show or a list.
 	show := a.call(member, http.MethodGet, "/v1/receivers/up", nil)
