@@ -203,7 +203,9 @@ func unhealthy(n api.Node) (string, bool) {
 // it; a driver that streams exits (local.process) has a dead node checked
 // at once. What a failed check leaves is read from the nodes (see
 // unhealthy), not from a check of the CLI's own, so nothing the CLI does
-// changes the cluster. It stops early when every node failed.
+// changes the cluster. It stops early when every node failed, and when a
+// node's failure is the cluster's being stopped on purpose (stoppedCluster):
+// its nodes were stopped, and the line shown says why.
 func watchHealth(ctx context.Context, p *progress, c *api.Client, clusterID, name, what string, window time.Duration) (int, []nodeFailure, error) {
 	if window <= 0 {
 		return 0, nil, nil
@@ -227,6 +229,14 @@ func watchHealth(ctx context.Context, p *progress, c *api.Client, clusterID, nam
 			}
 		}
 		elapsed := time.Since(start)
+		if len(failed) > 0 {
+			if why, stopped := stoppedCluster(ctx, c, clusterID); stopped {
+				p.end()
+				p.show(fmt.Sprintf("%s: stopped, so not watched for a health check: %s", what, why), elapsed)
+				p.end()
+				return len(nodes), nil, nil
+			}
+		}
 		if len(nodes) > 0 {
 			p.show(fmt.Sprintf("%s: watching %s for %s for their first health check, %d failed", what,
 				plural(len(nodes), "node", "nodes"), formatElapsed(window), len(failed)), min(elapsed, window))
@@ -247,6 +257,26 @@ func watchHealth(ctx context.Context, p *progress, c *api.Client, clusterID, nam
 		case <-time.After(min(250*time.Millisecond, window-elapsed)):
 		}
 	}
+}
+
+// stoppedCluster tells whether a cluster is stopped on purpose, and why: by
+// an operator, a milestone, or its dependencies (a cluster created while
+// they are not satisfied has its nodes stopped at once, docs/dependencies.md).
+// Its stopped nodes are WARNING then without having failed anything.
+func stoppedCluster(ctx context.Context, c *api.Client, clusterID string) (string, bool) {
+	cl, err := c.GetCluster(ctx, clusterID)
+	if err != nil {
+		return "", false
+	}
+	run, _ := cl.Data["run"].(map[string]any)
+	if stopped, _ := run["stopped"].(bool); !stopped {
+		return "", false
+	}
+	if cl.RunReason != "" {
+		return cl.RunReason, true
+	}
+	why, _ := run["reason"].(string)
+	return why, true
 }
 
 // healthError is how nodes that failed their first health check fail the

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -190,5 +192,37 @@ func TestInterruptedRequest(t *testing.T) {
 	code := Run(ctx, &Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}, []string{"cluster", "list", "-address", "127.0.0.1:1"})
 	if code != 130 || stderr.String() != "Interrupted.\n" {
 		t.Errorf("exit %d, stderr %q; want 130 and Interrupted.", code, stderr.String())
+	}
+}
+
+// TestWatchHealthOfAStoppedCluster: a cluster created while its
+// dependencies are not satisfied has its nodes stopped at once (WARNING,
+// "stopped by operation stop"); that is no failed health check, so the
+// watch says why the cluster waits instead of failing the command.
+func TestWatchHealthOfAStoppedCluster(t *testing.T) {
+	run := map[string]any{"cause": "dependency", "reason": "Waiting on excluded maintenance_page running", "stopped": true}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/v1/clusters/c1":
+			_ = json.NewEncoder(w).Encode(map[string]any{"cluster": map[string]any{"id": "c1", "name": "web", "status": "WARNING",
+				"run_state": "offline", "run_reason": run["reason"], "data": map[string]any{"run": run}}})
+		case "/v1/nodes":
+			_ = json.NewEncoder(w).Encode(map[string]any{"nodes": []any{
+				map[string]any{"id": "n1", "name": "node-1", "status": "WARNING", "status_reason": "Operation 'stop' succeeded: stopped by operation stop", "data": map[string]any{}},
+			}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	var stderr bytes.Buffer
+	p := newProgress(&Env{Stderr: &stderr}, false)
+	total, failed, err := watchHealth(context.Background(), p, api.NewClient(srv.URL), "c1", "web", "  cluster.web", time.Second)
+	if err != nil || len(failed) != 0 {
+		t.Fatalf("watchHealth = %d, %v, %v; want no failure", total, failed, err)
+	}
+	if want := "cluster.web: stopped, so not watched for a health check: Waiting on excluded maintenance_page running"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("the watch does not say why the cluster is stopped; got %q, want %q", stderr.String(), want)
 	}
 }

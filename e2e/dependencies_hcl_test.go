@@ -66,8 +66,8 @@ func TestHCLDependsOnApply(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("apply: %d\n%s\n%s", code, out, errOut)
 	}
-	steps := []string{"cluster.db: creating", "cluster.app: creating", "cluster.app: declaring 1 dependency groups", "milestone.backend: creating",
-		"cluster.web: creating", "cluster.web: declaring 1 dependency groups"}
+	steps := []string{"cluster.db: creating", "cluster.app: creating", "cluster.app: declaring 1 dependency group\n", "milestone.backend: creating",
+		"cluster.web: creating", "cluster.web: declaring 1 dependency group\n"}
 	at := -1
 	for _, s := range steps {
 		i := strings.Index(out+errOut, s)
@@ -185,7 +185,7 @@ func TestHCLDependentApply(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("apply: %d\n%s\n%s", code, out, errOut)
 	}
-	steps := []string{"cluster.db: creating", "cluster.app: creating", "cluster.report: creating", "cluster.db: declaring 0 dependency groups and 1 dependents"}
+	steps := []string{"cluster.db: creating", "cluster.app: creating", "cluster.report: creating", "cluster.db: declaring 0 dependency groups and 1 dependent\n"}
 	at := -1
 	for _, s := range steps {
 		i := strings.Index(out+errOut, s)

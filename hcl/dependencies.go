@@ -313,10 +313,17 @@ func (a *Applier) dependsOn(ctx context.Context, ref Ref, d *Cluster) error {
 	for _, g := range d.Dependents {
 		req.Dependents = append(req.Dependents, api.DependencyGroup{Name: g.Name, Grouping: g.Grouping, RestartOn: g.RestartOn, Members: g.Members})
 	}
-	if len(req.Dependents) > 0 {
-		a.say("%s: declaring %d dependency groups and %d dependents", ref, len(req.Groups), len(req.Dependents))
-	} else {
-		a.say("%s: declaring %d dependency groups", ref, len(req.Groups))
+	groups := fmt.Sprintf("%d dependency groups", len(req.Groups))
+	if len(req.Groups) == 1 {
+		groups = "1 dependency group"
+	}
+	switch len(req.Dependents) {
+	case 0:
+		a.say("%s: declaring %s", ref, groups)
+	case 1:
+		a.say("%s: declaring %s and 1 dependent", ref, groups)
+	default:
+		a.say("%s: declaring %s and %d dependents", ref, groups, len(req.Dependents))
 	}
 	if _, err := a.Client.PutDependencies(ctx, d.Name, req); err != nil {
 		return fmt.Errorf("declare the dependencies of %s: %w", ref, err)

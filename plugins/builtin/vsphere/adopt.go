@@ -17,7 +17,7 @@ import (
 
 // vmMoref is a VirtualMachine managed object id, bare ("vm-42") or typed
 // ("VirtualMachine:vm-42"); any other identity is an inventory path or a
-// name as govc takes them.
+// name as govc takes them, and so is a bare one no VM has as its id.
 var vmMoref = regexp.MustCompile(`^(?:VirtualMachine:)?(vm-[0-9]+)$`)
 
 // adoptProps are the VM properties an adoption reads.
@@ -47,36 +47,28 @@ func (d *Driver) Adopt(ctx context.Context, req sdk.AdoptRequest) (sdk.Adoption,
 		return sdk.Adoption{}, err
 	}
 	c := s.vim()
+	f := find.NewFinder(c, true)
 	var ref types.ManagedObjectReference
-	if m := vmMoref.FindStringSubmatch(req.Identity); m != nil {
-		ref = types.ManagedObjectReference{Type: "VirtualMachine", Value: m[1]}
-	} else {
-		f := find.NewFinder(c, true)
-		if !strings.HasPrefix(req.Identity, "/") {
-			dc, err := f.DefaultDatacenter(ctx)
-			if name := d.defaults.get("vsphere_datacenter", "GOVC_DATACENTER", "VSPHERE_DATACENTER"); name != "" {
-				dc, err = f.Datacenter(ctx, name)
-			}
-			if err != nil {
-				return sdk.Adoption{}, fmt.Errorf("identity %q is a VM name, which needs a datacenter to look in: %w; give the VM's inventory path (/DC/vm/NAME) or its managed object id (vm-42)", req.Identity, err)
-			}
-			f.SetDatacenter(dc)
-		}
-		vm, err := f.VirtualMachine(ctx, req.Identity)
-		var nf *find.NotFoundError
-		var dup *find.MultipleFoundError
-		switch {
-		case errors.As(err, &nf):
-			return sdk.Adoption{}, fmt.Errorf("no VM %q was found", req.Identity)
-		case errors.As(err, &dup):
-			return sdk.Adoption{}, fmt.Errorf("%q names several VMs; give its inventory path or its managed object id", req.Identity)
-		case err != nil:
-			return sdk.Adoption{}, vmError(ctx, "look for VM "+req.Identity, err)
-		}
-		ref = vm.Reference()
-	}
 	var m mo.VirtualMachine
-	if err := object.NewVirtualMachine(c, ref).Properties(ctx, ref, adoptProps, &m); err != nil {
+	read := func() error { return object.NewVirtualMachine(c, ref).Properties(ctx, ref, adoptProps, &m) }
+	if id := vmMoref.FindStringSubmatch(req.Identity); id != nil {
+		ref = types.ManagedObjectReference{Type: "VirtualMachine", Value: id[1]}
+		err = read()
+		// A bare "vm-01" is also a name VMs have (examples/hcl/vsphere names
+		// its VMs vm-$2I): with no VM of that id, it is looked up as a name.
+		if isNotFound(err) && id[0] == id[1] {
+			if named, ferr := d.findVM(ctx, f, req.Identity); ferr == nil {
+				ref = named
+				err = read()
+			}
+		}
+	} else {
+		if ref, err = d.findVM(ctx, f, req.Identity); err != nil {
+			return sdk.Adoption{}, err
+		}
+		err = read()
+	}
+	if err != nil {
 		if isNotFound(err) {
 			return sdk.Adoption{}, fmt.Errorf("vCenter has no VM %s", ref.Value)
 		}
@@ -200,4 +192,31 @@ func portGroups(ctx context.Context, s *session, devices object.VirtualDeviceLis
 func noTemplate(pr Properties, what string) error {
 	return fmt.Errorf("%s needs a template to clone from, and this profile has none: it was adopted from VM %s, whose origin vSphere does not record; "+
 		"update the node (or cluster) to a profile that names a template", what, pr.AdoptedFrom)
+}
+
+// findVM looks a VM up by its inventory path, or by its name in the
+// configured (or the only) datacenter, as govc does.
+func (d *Driver) findVM(ctx context.Context, f *find.Finder, identity string) (types.ManagedObjectReference, error) {
+	if !strings.HasPrefix(identity, "/") {
+		dc, err := f.DefaultDatacenter(ctx)
+		if name := d.defaults.get("vsphere_datacenter", "GOVC_DATACENTER", "VSPHERE_DATACENTER"); name != "" {
+			dc, err = f.Datacenter(ctx, name)
+		}
+		if err != nil {
+			return types.ManagedObjectReference{}, fmt.Errorf("identity %q is a VM name, which needs a datacenter to look in: %w; give the VM's inventory path (/DC/vm/NAME) or its managed object id (vm-42)", identity, err)
+		}
+		f.SetDatacenter(dc)
+	}
+	vm, err := f.VirtualMachine(ctx, identity)
+	var nf *find.NotFoundError
+	var dup *find.MultipleFoundError
+	switch {
+	case errors.As(err, &nf):
+		return types.ManagedObjectReference{}, fmt.Errorf("no VM %q was found", identity)
+	case errors.As(err, &dup):
+		return types.ManagedObjectReference{}, fmt.Errorf("%q names several VMs; give its inventory path or its managed object id", identity)
+	case err != nil:
+		return types.ManagedObjectReference{}, vmError(ctx, "look for VM "+identity, err)
+	}
+	return vm.Reference(), nil
 }

@@ -1162,6 +1162,22 @@ func TestAdopt(t *testing.T) {
 			t.Errorf("adopt %s: %v, want %q", identity, err, msg)
 		}
 	}
+	// A name shaped like a managed object id, as examples/hcl/vsphere names
+	// its VMs (vm-$2I), is looked up as a name when no VM has that id.
+	named := e.legacyVM(t, "vm-01")
+	if a, err := d.Adopt(ctx, sdk.AdoptRequest{Type: vsphere.TypeName, Version: "1.0", Identity: "vm-01", Preview: true}); err != nil || a.Properties["adopted_from"] != "/DC0/vm/vm-01" {
+		t.Errorf("adopt vm-01 by its name: %v, %v", a.Properties, err)
+	}
+	if _, err := d.Adopt(ctx, sdk.AdoptRequest{Type: vsphere.TypeName, Version: "1.0", Identity: "VirtualMachine:vm-01", Preview: true}); err == nil || !strings.Contains(err.Error(), "vCenter has no VM vm-01") {
+		t.Errorf("adopt VirtualMachine:vm-01, an id only: %v", err)
+	}
+	if task, err := named.PowerOff(ctx); err == nil {
+		_ = task.Wait(ctx)
+	}
+	if task, err := named.Destroy(ctx); err != nil || task.Wait(ctx) != nil {
+		t.Fatalf("destroy vm-01: %v", err)
+	}
+
 	gp := e.spec("grove", nil)
 	gn := nodes("own", 1)
 	apply(t, "create", gn, d.Create(ctx, gp, gn))
