@@ -149,23 +149,18 @@ func (e *Engine) checkUnowned(ctx context.Context, st store.Store, c Caller, typ
 	if physicalID == "" {
 		return nil
 	}
-	nodes, err := st.PhysicalNodes(ctx, physicalID)
+	holders, err := st.PhysicalHolders(ctx, []string{physicalID})
 	if err != nil {
 		return err
 	}
-	for _, n := range nodes {
-		p, err := st.GetProfile(ctx, n.ProfileID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-		case err != nil:
-			return err
-		case p.Type != typ:
+	for _, h := range holders {
+		if h.ProfileType != "" && h.ProfileType != typ {
 			continue
 		}
-		if n.Project != c.Project && !c.IsAdmin() {
+		if h.Project != c.Project && !c.IsAdmin() {
 			return Conflict("ResourceInUse", "The %s resource %q (physical id %s) is already a node of another project; a resource cannot be adopted twice.", typ, identity, physicalID)
 		}
-		return Conflict("ResourceInUse", "The %s resource %q (physical id %s) is already node %s (id %s); a resource cannot be adopted twice.", typ, identity, physicalID, n.Name, n.ID)
+		return Conflict("ResourceInUse", "The %s resource %q (physical id %s) is already node %s (id %s); a resource cannot be adopted twice.", typ, identity, physicalID, h.Name, h.NodeID)
 	}
 	return nil
 }

@@ -139,7 +139,7 @@ func (e *Engine) claimShared(ctx context.Context, typ string, nodes []*model.Nod
 	if len(pids) == 0 {
 		return
 	}
-	held, err := store.ReadsOf(e.store).ListNodes(ctx, store.ListOpts{Filters: map[string][]string{"physical_id": pids}})
+	held, err := store.ReadsOf(e.store).PhysicalHolders(ctx, pids)
 	if err != nil {
 		// The driver did its work: a failed read must not undo it, and
 		// the start-up reconciliation has no better answer.
@@ -150,31 +150,18 @@ func (e *Engine) claimShared(ctx context.Context, typ string, nodes []*model.Nod
 	for _, n := range nodes {
 		inBatch[n.ID] = true
 	}
-	types := map[string]string{}
 	for _, other := range held {
-		if inBatch[other.ID] {
+		// A node whose profile is gone counts as one of this type:
+		// refusing is the safe mistake.
+		if inBatch[other.NodeID] || other.ProfileType != "" && other.ProfileType != typ {
 			continue
 		}
 		n := holder[other.PhysicalID]
 		if n == nil || out[n.ID] != nil {
 			continue
 		}
-		t, ok := types[other.ProfileID]
-		if !ok {
-			// A node whose profile cannot be read counts as one of this
-			// type: refusing is the safe mistake.
-			if p, err := store.ReadsOf(e.store).GetProfile(ctx, other.ProfileID); err == nil {
-				t = p.Type
-			} else {
-				t = typ
-			}
-			types[other.ProfileID] = t
-		}
-		if t != typ {
-			continue
-		}
 		out[n.ID] = fmt.Errorf("Failed in %s node %s: the driver returned physical id %q, which node %s (id %s) already holds; two nodes cannot hold one resource",
-			verb, n.Name, other.PhysicalID, other.Name, other.ID)
+			verb, n.Name, other.PhysicalID, other.Name, other.NodeID)
 		delete(byID, n.ID)
 	}
 }

@@ -276,6 +276,13 @@ type PlacedNode struct {
 	Data map[string]any
 }
 
+// PhysicalHolder is a node that holds a physical id (the store's
+// PhysicalHolders), with the type of its profile: "" when the profile is
+// gone.
+type PhysicalHolder struct {
+	NodeID, Name, Project, PhysicalID, ProfileType string
+}
+
 // Action is a persisted unit of work.
 type Action struct {
 	ID           string

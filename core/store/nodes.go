@@ -55,6 +55,9 @@ func (s *SQL) CreateNodes(ctx context.Context, nodes []*model.Node) error {
 		if err := t.insertMany(ctx, "nodes", nodeCols, len(nodes), func(i int) []any { return nodeArgs(nodes[i]) }); err != nil {
 			return err
 		}
+		if err := t.notePhysical(ctx, nodes); err != nil {
+			return err
+		}
 		if err := t.countInserted(ctx, "node_counts", []string{"cluster_id", "status"}, len(nodes), func(i int) ([3]string, bool) {
 			return [3]string{nodes[i].ClusterID, nodes[i].Status}, nodes[i].ClusterID != ""
 		}); err != nil {
@@ -159,21 +162,79 @@ func (s *SQL) ListNodes(ctx context.Context, o ListOpts) ([]*model.Node, error) 
 	return out, err
 }
 
-// physicalLock keys the PostgreSQL advisory locks of PhysicalNodes: the
-// high half marks them, the low half is a hash of the physical id, so they
-// do not meet migrationLock.
+// physicalLock keys the PostgreSQL advisory locks of PhysicalHolders:
+// the high half marks them, the low half is a hash of the physical id, so
+// they do not meet migrationLock.
 const physicalLock int64 = 0x7068_7973 << 32 // "phys"
 
-// PhysicalNodes implements Store.
-func (s *SQL) PhysicalNodes(ctx context.Context, physicalID string) ([]*model.Node, error) {
+// PhysicalHolders implements Store. It finds the ids in node_physical
+// (migration 0020) and keeps the rows whose node still holds its id.
+func (s *SQL) PhysicalHolders(ctx context.Context, physicalIDs []string) ([]model.PhysicalHolder, error) {
+	ids := slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(physicalIDs), func(id string) bool { return id == "" })))
+	ids = slices.Compact(ids)
+	if len(ids) == 0 {
+		return nil, nil
+	}
 	if s.dialect == "postgres" && s.inTx() {
-		h := fnv.New32a()
-		h.Write([]byte(physicalID))
-		if _, err := s.exec(ctx, "SELECT pg_advisory_xact_lock(?)", physicalLock|int64(h.Sum32())); err != nil {
-			return nil, fmt.Errorf("lock physical id %q: %w", physicalID, err)
+		// In the ids' order, so that two transactions locking some of
+		// the same ids cannot each wait for the other.
+		for _, id := range ids {
+			h := fnv.New32a()
+			h.Write([]byte(id))
+			if _, err := s.exec(ctx, "SELECT pg_advisory_xact_lock(?)", physicalLock|int64(h.Sum32())); err != nil {
+				return nil, fmt.Errorf("lock physical id %q: %w", id, err)
+			}
 		}
 	}
-	return s.ListNodes(ctx, ListOpts{Filters: map[string][]string{"physical_id": {physicalID}}})
+	in, args := s.idsIn("h.physical_id", ids)
+	rows, err := s.query(ctx, `SELECT n.id, n.name, n.project, n.physical_id, COALESCE(p.type, '') FROM node_physical h
+		JOIN nodes n ON n.id = h.node_id AND n.physical_id = h.physical_id
+		LEFT JOIN profiles p ON p.id = n.profile_id WHERE `+in+` ORDER BY n.physical_id, n.id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("find the nodes holding physical ids: %w", err)
+	}
+	defer rows.Close()
+	var out []model.PhysicalHolder
+	for rows.Next() {
+		var h model.PhysicalHolder
+		if err := rows.Scan(&h.NodeID, &h.Name, &h.Project, &h.PhysicalID, &h.ProfileType); err != nil {
+			return nil, fmt.Errorf("find the nodes holding physical ids: %w", err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// notePhysical records in node_physical the physical id each of nodes
+// holds, for PhysicalHolders; nodes without one are skipped (a row of a
+// node that gave its id up is ignored by the reads). One statement per
+// 500 nodes; a row already holding the id is not written again.
+func (s *SQL) notePhysical(ctx context.Context, nodes []*model.Node) error {
+	var ids, pids []string
+	for _, n := range nodes {
+		if n.PhysicalID != "" {
+			ids, pids = append(ids, n.ID), append(pids, n.PhysicalID)
+		}
+	}
+	const upsert = ` ON CONFLICT (node_id) DO UPDATE SET physical_id = excluded.physical_id WHERE node_physical.physical_id <> excluded.physical_id`
+	for start := 0; start < len(ids); start += 500 {
+		end := min(start+500, len(ids))
+		var err error
+		if s.dialect == "postgres" {
+			_, err = s.exec(ctx, `INSERT INTO node_physical (node_id, physical_id) SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[]))`+upsert,
+				ids[start:end], pids[start:end])
+		} else {
+			args := make([]any, 0, 2*(end-start))
+			for i := start; i < end; i++ {
+				args = append(args, ids[i], pids[i])
+			}
+			_, err = s.exec(ctx, `INSERT INTO node_physical (node_id, physical_id) VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?), ", end-start), ", ")+upsert, args...)
+		}
+		if err != nil {
+			return fmt.Errorf("record the physical ids of %d nodes: %w", end-start, err)
+		}
+	}
+	return nil
 }
 
 // PlacedNodes implements Store. The filter on the data's text lets
@@ -474,6 +535,9 @@ func (s *SQL) UpdateNodes(ctx context.Context, nodes []*model.Node) error {
 				left = append(left, was)
 			}
 		}
+		if err := t.notePhysical(ctx, nodes); err != nil {
+			return err
+		}
 		if err := t.bumpNodeChanges(ctx, left); err != nil {
 			return err
 		}
@@ -514,6 +578,9 @@ func (s *SQL) RecordNodeResults(ctx context.Context, nodes []*model.Node) error 
 			}
 			if err != nil {
 				return fmt.Errorf("record the results of %d nodes: %w", len(chunk), err)
+			}
+			if err := t.notePhysical(ctx, chunk); err != nil {
+				return err
 			}
 			clusters = append(clusters, got...)
 		}
@@ -583,6 +650,9 @@ func (s *SQL) DeleteNodes(ctx context.Context, ids []string) error {
 			in, args = t.idsIn("node_id", chunk)
 			if _, err := t.exec(ctx, "DELETE FROM node_locks WHERE "+in, args...); err != nil {
 				return fmt.Errorf("delete node locks: %w", err)
+			}
+			if _, err := t.exec(ctx, "DELETE FROM node_physical WHERE "+in, args...); err != nil {
+				return fmt.Errorf("delete the physical ids of nodes: %w", err)
 			}
 		}
 		return nil

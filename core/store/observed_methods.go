@@ -207,10 +207,10 @@ func (w *Observed) GetNodes(ctx context.Context, ids []string) ([]*model.Node, e
 	return w.s.GetNodes(ctx, ids)
 }
 
-// PhysicalNodes implements Store.
-func (w *Observed) PhysicalNodes(ctx context.Context, physicalID string) ([]*model.Node, error) {
-	defer w.observe("PhysicalNodes", time.Now())
-	return w.s.PhysicalNodes(ctx, physicalID)
+// PhysicalHolders implements Store.
+func (w *Observed) PhysicalHolders(ctx context.Context, physicalIDs []string) ([]model.PhysicalHolder, error) {
+	defer w.observe("PhysicalHolders", time.Now())
+	return w.s.PhysicalHolders(ctx, physicalIDs)
 }
 
 // CheckNodes implements Store.

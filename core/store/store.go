@@ -227,12 +227,14 @@ type Store interface {
 	// ClusterNodes returns a cluster's nodes ordered by index.
 	ClusterNodes(ctx context.Context, clusterID string) ([]*model.Node, error)
 	GetNodes(ctx context.Context, ids []string) ([]*model.Node, error)
-	// PhysicalNodes returns the nodes, of any project, that hold a
-	// physical id. Inside a transaction on PostgreSQL it first takes a
-	// transaction lock keyed by the id, so two transactions that check an
-	// id before recording a node with it run one after the other (SQLite's
+	// PhysicalHolders returns the nodes, of any project, that hold one of
+	// the physical ids, with their profiles' types, through an index of
+	// the ids held (a driver's batch of results is checked with one read).
+	// Inside a transaction on PostgreSQL it first takes a transaction lock
+	// keyed by each id, so two transactions that check an id before
+	// recording a node with it run one after the other (SQLite's
 	// transactions already do: they begin immediate).
-	PhysicalNodes(ctx context.Context, physicalID string) ([]*model.Node, error)
+	PhysicalHolders(ctx context.Context, physicalIDs []string) ([]model.PhysicalHolder, error)
 	// CheckNodes returns a cluster's nodes as a health check reads them,
 	// ordered by index: the fields a driver's check gets, with data and
 	// metadata left as the JSON the store holds, so a round does not decode

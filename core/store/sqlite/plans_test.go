@@ -129,6 +129,25 @@ func TestHostNodesPlan(t *testing.T) {
 	}
 }
 
+// TestPhysicalHoldersPlan: the check of a driver's batch of physical ids
+// against the nodes holding them walks the node_physical_id index and
+// looks each node up by id; without them every batch of results read the
+// whole nodes table, and a create of n nodes cost n².
+func TestPhysicalHoldersPlan(t *testing.T) {
+	ctx := context.Background()
+	s := tempStore(t)
+	var q string
+	var args []any
+	s.TraceQueries(func(query string, a []any) { q, args = query, a })
+	if _, err := s.PhysicalHolders(ctx, []string{"vm-1", "vm-2"}); err != nil {
+		t.Fatal(err)
+	}
+	s.TraceQueries(nil)
+	if p := explain(t, s, q, args); !strings.Contains(p, "INDEX node_physical_id") || strings.Contains(p, "SCAN ") {
+		t.Errorf("PhysicalHolders does not walk node_physical_id:\n  %s\n  plan: %s", q, p)
+	}
+}
+
 // TestWritesByIDLookUpTheirIDs: the statements that name the actions they
 // claim, renew or finish by id look those ids up, whatever else they
 // check. Without statistics SQLite preferred the index of the status they

@@ -60,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"CountsUnderConcurrentWriters", testCountsConcurrent},
 		{"CheckNodesAndHostNodes", testCheckNodes},
 		{"PlacedNodes", testPlacedNodes},
+		{"PhysicalHolders", testPhysicalHolders},
 		{"NodeChangesFollowEveryWrite", testNodeChanges},
 		{"NodeViewsAsNodes", testNodeViews},
 		{"RecordNodeResultsLeavesTheRest", testRecordNodeResults},
@@ -360,6 +361,69 @@ func testClusterNodes(t *testing.T, s store.Store) {
 	got2, _ := s.GetCluster(ctx, c.ID)
 	if got2.Metadata["k"] != "v" {
 		t.Errorf("cluster metadata lost")
+	}
+}
+
+// testPhysicalHolders: PhysicalHolders finds the nodes of every project
+// holding any of the ids asked, each with its profile's type ("" once the
+// profile is gone); an empty id, held by every node waiting for its
+// create, finds nothing, and a repeated id counts once.
+func testPhysicalHolders(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	web := profile("web", t0)
+	must(t, s.CreateProfile(ctx, web))
+	node := func(name, project, profileID, physical string) *model.Node {
+		return &model.Node{ID: uuid.NewString(), Name: name, ProfileID: profileID, Project: project, Index: -1, InitAt: t0,
+			Status: model.NodeActive, PhysicalID: physical, Data: map[string]any{}}
+	}
+	a, b := node("a", "p1", web.ID, "vm-1"), node("b", "p2", "gone-profile", "vm-2")
+	waiting := node("w", "p1", web.ID, "")
+	must(t, s.CreateNodes(ctx, []*model.Node{a, b, waiting, node("c", "p1", web.ID, "vm-3")}))
+	got, err := s.PhysicalHolders(ctx, []string{"vm-2", "", "vm-1", "vm-1", "vm-9"})
+	must(t, err)
+	want := []model.PhysicalHolder{
+		{NodeID: a.ID, Name: "a", Project: "p1", PhysicalID: "vm-1", ProfileType: web.Type},
+		{NodeID: b.ID, Name: "b", Project: "p2", PhysicalID: "vm-2", ProfileType: ""},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("holders %+v, want %+v", got, want)
+	}
+	for _, ids := range [][]string{nil, {""}} {
+		if got, err := s.PhysicalHolders(ctx, ids); err != nil || len(got) != 0 {
+			t.Errorf("holders of %q: %+v, %v; want none", ids, got, err)
+		}
+	}
+	// Inside a transaction too (PostgreSQL takes a lock per id there).
+	must(t, s.InTx(ctx, func(tx store.Store) error {
+		got, err := tx.PhysicalHolders(ctx, []string{"vm-3", "vm-1"})
+		if err == nil && len(got) != 2 {
+			t.Errorf("holders in a transaction: %+v", got)
+		}
+		return err
+	}))
+	// Every write that gives a node an id is followed: a result, an
+	// update (a recreate's new resource), and the old id is held no more;
+	// a deleted node holds nothing.
+	waiting.PhysicalID, waiting.Status = "vm-4", model.NodeActive
+	must(t, s.RecordNodeResults(ctx, []*model.Node{waiting}))
+	a.PhysicalID = "vm-5"
+	must(t, s.UpdateNodes(ctx, []*model.Node{a}))
+	must(t, s.DeleteNodes(ctx, []string{b.ID}))
+	got, err = s.PhysicalHolders(ctx, []string{"vm-1", "vm-2", "vm-4", "vm-5"})
+	must(t, err)
+	if len(got) != 2 || got[0].NodeID != waiting.ID || got[0].PhysicalID != "vm-4" || got[1].NodeID != a.ID || got[1].PhysicalID != "vm-5" {
+		t.Errorf("holders after a result, an update and a delete: %+v; want w on vm-4 and a on vm-5", got)
+	}
+	// A node that gives its id up and takes it back holds it again.
+	a.PhysicalID = ""
+	must(t, s.UpdateNodes(ctx, []*model.Node{a}))
+	if got, _ := s.PhysicalHolders(ctx, []string{"vm-5"}); len(got) != 0 {
+		t.Errorf("a node without a physical id still holds vm-5: %+v", got)
+	}
+	a.PhysicalID = "vm-5"
+	must(t, s.UpdateNodes(ctx, []*model.Node{a}))
+	if got, _ := s.PhysicalHolders(ctx, []string{"vm-5"}); len(got) != 1 || got[0].NodeID != a.ID {
+		t.Errorf("holders of vm-5 after it was taken back: %+v", got)
 	}
 }
 

@@ -293,6 +293,30 @@ func checkProfile(t *testing.T, p *Plugin, pc ProfileCase) {
 	}
 	apply(t, "create", ns, res)
 	t.Cleanup(func() { p.Client.Batch(context.Background(), sdk.CallDelete, spec, ns) })
+	// Each node is its own resource, in one call and across calls: the
+	// engine refuses a physical id another node of the type holds, since
+	// deleting either node would destroy the other's resource.
+	held := map[string]string{}
+	for _, n := range ns {
+		if other, ok := held[n.PhysicalID]; ok && n.PhysicalID != "" {
+			t.Errorf("create gave nodes %s and %s one physical id %q; give each node its own resource", other, n.Name, n.PhysicalID)
+		}
+		held[n.PhysicalID] = n.Name
+	}
+	// The node after the batch's, with the data the engine would give it
+	// (its own port, for a driver that asks for one).
+	one := nodes(ProfileCase{BatchSize: len(ns) + 1, NodeData: pc.NodeData}, "one")[len(ns):]
+	if res, err := p.Client.Batch(ctx, sdk.CallCreate, spec, one); err == nil {
+		apply(t, "create in a call of its own", one, res)
+		if other, ok := held[one[0].PhysicalID]; ok && one[0].PhysicalID != "" {
+			t.Errorf("a create in a call of its own gave node %s the physical id %q node %s holds; give each node its own resource", one[0].Name, one[0].PhysicalID, other)
+		}
+		if _, err := p.Client.Batch(ctx, sdk.CallDelete, spec, one); err != nil {
+			t.Errorf("delete the node created in a call of its own: %v", err)
+		}
+	} else {
+		t.Errorf("create in a call of its own: %v", err)
+	}
 
 	again, err := p.Client.Batch(ctx, sdk.CallCreate, spec, ns)
 	if err != nil {
