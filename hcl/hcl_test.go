@@ -2,6 +2,7 @@ package hcl
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -362,4 +363,41 @@ cluster "c" {
 	def, diags = load(t, src, Options{})
 	diagAt(t, def, diags, "failover.topology", 13, 19)
 	diagAt(t, def, diags, "failover.orchestrate", 14, 19)
+}
+
+// TestNamesTheAgentRefuses checks that validate refuses the names the agent
+// would refuse or could not address, instead of plan or apply failing on
+// them halfway.
+func TestNamesTheAgentRefuses(t *testing.T) {
+	spec := func(kind, name string) string {
+		return fmt.Sprintf("%s %q {\n  type    = \"local.process\"\n  version = \"1.0\"\n}\n", kind, name)
+	}
+	for name, tc := range map[string]struct {
+		src, want string
+		opts      Options
+	}{
+		"dot cluster":        {src: spec("profile", "p") + `cluster "." { profile = profile.p }`, want: `"." is not a valid cluster name: "." and ".." cannot name an object`},
+		"dot-dot profile":    {src: spec("profile", ".."), want: `".." is not a valid profile name`},
+		"accented letter":    {src: spec("profile", "p") + `cluster "wéb" { profile = profile.p }`, want: `"wéb" is not a valid cluster name: use 1 to 255 characters`},
+		"bidi override":      {src: spec("policy", "a\u202eb"), want: `is not a valid policy name: use 1 to 255 characters`},
+		"long profile":       {src: spec("profile", strings.Repeat("p", 247)), want: "a profile name may have at most 246 characters"},
+		"long policy":        {src: spec("policy", strings.Repeat("p", 247)), want: "a policy name may have at most 246 characters"},
+		"dot set by flag":    {src: spec("profile", "p"), opts: Options{Set: ".."}, want: `The definition set's name ".." (from -set) is not valid`},
+		"control in set":     {src: "grove {\n  set = \"a\\nb\"\n}\n" + spec("profile", "p"), want: "cannot hold control characters"},
+		"dot set by block":   {src: "grove {\n  set = \".\"\n}\n" + spec("profile", "p"), want: `(from the grove block's set) is not valid`},
+		"empty set by block": {src: "grove {\n  set = \"\"\n}\n" + spec("profile", "p"), want: "a set's name cannot be empty"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, diags := load(t, tc.src, tc.opts)
+			if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) {
+				t.Errorf("want an error containing %q, got %v", tc.want, diags)
+			}
+		})
+	}
+	// The longest names the agent takes, and letters of CJK scripts, stay valid.
+	ok := spec("profile", strings.Repeat("p", 246)) + spec("policy", strings.Repeat("q", 246)) +
+		fmt.Sprintf("cluster %q { profile = profile.%s }\n", strings.Repeat("c", 255), strings.Repeat("p", 246)) + `cluster "ウェブ" { profile = profile.` + strings.Repeat("p", 246) + " }\n"
+	if _, diags := load(t, ok, Options{}); diags.HasErrors() {
+		t.Errorf("names the agent accepts are refused: %v", diags)
+	}
 }
