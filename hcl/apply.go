@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -95,6 +96,9 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan, saved bool) error {
 
 func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 	if saved {
+		if err := plan.Check(); err != nil {
+			return err
+		}
 		r, err := fetch(ctx, a.Client, plan.Set)
 		if err != nil {
 			return err
@@ -116,6 +120,9 @@ func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 		}
 		if r.fingerprint() != plan.Fingerprint {
 			return fmt.Errorf("%w: the objects of definition set %q changed on the agent since the plan was made; run plan again", ErrStalePlan, plan.Set)
+		}
+		if err := sameChanges(r, plan); err != nil {
+			return err
 		}
 	}
 	ids := map[Ref]string{} // agent ids of what the desired state uses
@@ -168,6 +175,32 @@ func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// sameChanges refuses a saved plan whose changes are not the ones its
+// desired state calls for on the agent it was made against: the fingerprint
+// matched, so the agent is as it was, and MakePlan would compute exactly
+// these. Anything else (a delete added by hand, a change of another set's
+// object, a field edited) is not what the plan showed when it was made.
+func sameChanges(r *remote, plan *Plan) error {
+	want := diff(r, plan.Desired)
+	var have []Change
+	for _, c := range plan.Changes {
+		if plan.Destroy && c.Action == Delete && c.Ref.Kind == "milestone" {
+			// A destroy's milestones come from the definition, not from
+			// its (empty) desired state: each must be the agent's
+			// milestone of that name, as the fingerprint recorded it.
+			if m := r.milestones[c.Ref.Name]; m == nil || m.ID != c.ID || c.Name != c.Ref.Name {
+				return fmt.Errorf("%w: it deletes milestone %q (id %s), which is not the agent's milestone of that name; make it again with `grove plan -out`", ErrDamagedPlan, c.Ref.Name, c.ID)
+			}
+			continue
+		}
+		have = append(have, c)
+	}
+	if !reflect.DeepEqual(normal(want), normal(have)) {
+		return fmt.Errorf("%w: its changes are not the ones its desired state calls for on the agent, so it was edited after `grove plan -out` wrote it; make it again with `grove plan -out`", ErrDamagedPlan)
 	}
 	return nil
 }
