@@ -60,6 +60,11 @@ type Plan struct {
 	Changes     []Change  `json:"changes"`
 	Desired     *Snapshot `json:"desired"`
 	Destroy     bool      `json:"destroy,omitempty"`
+	// Keep holds the agent ids of the profiles and policies that exist
+	// as desired, by reference ("profile.web"): clusters are given them
+	// by id, since two objects may share a name. A plan saved before it
+	// existed names them by their agent names.
+	Keep map[string]string `json:"keep,omitempty"`
 }
 
 // Snapshot is the evaluated definition a plan applies.
@@ -360,6 +365,7 @@ func MakePlan(ctx context.Context, c *api.Client, def *Definition, destroy bool)
 	}
 	plan.Fingerprint = r.fingerprint()
 	plan.Changes = append(diff(r, snap), dropMilestones...)
+	plan.Keep = keptIDs(r, snap)
 	return plan, nil
 }
 
@@ -423,6 +429,50 @@ func (r *remote) idByName(kind, name string) string {
 	return ""
 }
 
+// current picks the object a desired block is: the set's object with its
+// agent name, or else one no set owns with that name (adopted). Two applies
+// that raced may each have created and recorded an object of the same
+// name: the one a cluster of the set uses is kept (a profile in use cannot
+// be deleted), else the smallest id, so every plan picks the same; the
+// others are deleted as the set's objects the definition does not keep.
+func (r *remote) current(ref Ref, name string) (id string, owned bool) {
+	used := map[string]bool{}
+	for cid, cl := range r.clusters {
+		used[cl.ProfileID] = true
+		for _, b := range r.bindings[cid] {
+			used[b.PolicyID] = true
+		}
+	}
+	for _, o := range r.owned[ref] {
+		if r.nameOf(ref.Kind, o.ID) != name {
+			continue
+		}
+		if id == "" || used[o.ID] && !used[id] || used[o.ID] == used[id] && o.ID < id {
+			id = o.ID
+		}
+	}
+	if id != "" {
+		return id, true
+	}
+	return r.idByName(ref.Kind, name), false
+}
+
+// keptIDs are the agent ids of the profiles and policies the desired state
+// keeps as they are (owned, or adopted), by reference ("profile.web"):
+// apply names them to clusters by id, since two objects may share a name.
+func keptIDs(r *remote, s *Snapshot) map[string]string {
+	out := map[string]string{}
+	for _, ref := range s.Order {
+		if ref.Kind != "profile" && ref.Kind != "policy" {
+			continue
+		}
+		if id, _ := r.current(ref, s.agentName(ref)); id != "" {
+			out[ref.String()] = id
+		}
+	}
+	return out
+}
+
 func diff(r *remote, s *Snapshot) []Change {
 	var changes []Change
 	keep := map[string]bool{} // object ids the desired state keeps
@@ -434,21 +484,14 @@ func diff(r *remote, s *Snapshot) []Change {
 			}
 			continue
 		}
-		var current string // id of the owned object with the current agent name
-		owned := false
+		// current is the object with the current agent name, owned or
+		// (same content, unowned) adopted at apply.
+		current, owned := r.current(ref, name)
 		var others []api.SetObject
 		for _, o := range r.owned[ref] {
-			if r.nameOf(ref.Kind, o.ID) == "" {
-				continue // owned but gone from the agent
+			if n := r.nameOf(ref.Kind, o.ID); n != "" && n != name {
+				others = append(others, o) // owned objects gone from the agent have no name
 			}
-			if r.nameOf(ref.Kind, o.ID) == name {
-				current, owned = o.ID, true
-			} else {
-				others = append(others, o)
-			}
-		}
-		if current == "" {
-			current = r.idByName(ref.Kind, name) // same content, unowned: adopted at apply
 		}
 		switch {
 		case current != "" && ref.Kind == "cluster":
