@@ -983,6 +983,14 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 				if other.Policy == bd.Policy {
 					diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Duplicate binding",
 						Detail: fmt.Sprintf("policy.%s is bound to cluster %q twice.", bd.Policy, c.Name), Subject: sb.DefRange.Ptr()})
+					continue
+				}
+				// The agent refuses a second policy of a type on a cluster,
+				// after apply created the cluster and bound the first.
+				if p, q := e.def.Policies[bd.Policy], e.def.Policies[other.Policy]; p != nil && q != nil && p.Type == q.Type {
+					diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Two policies of one type",
+						Detail:  fmt.Sprintf("policy.%s and policy.%s are both of type %s; a cluster takes at most one policy of a type, so bind one of them to cluster %q.", other.Policy, bd.Policy, p.Type, c.Name),
+						Subject: sb.DefRange.Ptr()})
 				}
 			}
 			c.Bindings = append(c.Bindings, bd)

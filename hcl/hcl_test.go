@@ -401,3 +401,56 @@ func TestNamesTheAgentRefuses(t *testing.T) {
 		t.Errorf("names the agent accepts are refused: %v", diags)
 	}
 }
+
+// TestTwoPoliciesOfOneType checks that validate refuses a cluster bound to
+// two policies of one type, which the agent refuses at the second attach,
+// after apply created the cluster; policies of different types may be bound
+// together.
+func TestTwoPoliciesOfOneType(t *testing.T) {
+	src := `
+cluster "web" {
+  profile = profile.p
+  binding {
+    policy = policy.oldest
+  }
+  binding {
+    policy = policy.youngest
+  }
+}
+profile "p" {
+  type    = "local.process"
+  version = "1.0"
+  properties {
+    command = ["/bin/true"]
+  }
+}
+policy "oldest" {
+  type    = "senlin.policy.deletion"
+  version = "1.1"
+}
+policy "youngest" {
+  type    = "senlin.policy.deletion"
+  version = "1.1"
+  properties {
+    criteria = "YOUNGEST_FIRST"
+  }
+}
+`
+	def, diags := load(t, src, Options{})
+	diagAt(t, def, diags, "policy.oldest and policy.youngest are both of type senlin.policy.deletion; a cluster takes at most one policy of a type", 7, 3)
+	if n := len(diags); n != 1 {
+		t.Errorf("want one diagnostic, got %d: %v", n, diags)
+	}
+	other := strings.Replace(src, `type    = "senlin.policy.deletion"
+  version = "1.1"
+  properties {
+    criteria = "YOUNGEST_FIRST"
+  }`, `type    = "senlin.policy.scaling"
+  version = "1.0"
+  properties {
+    event = "CLUSTER_SCALE_IN"
+  }`, 1)
+	if _, diags := load(t, other, Options{}); diags.HasErrors() {
+		t.Errorf("policies of two types: %v", diags)
+	}
+}
