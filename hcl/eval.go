@@ -213,6 +213,16 @@ func objectOf(m map[string]cty.Value) cty.Value {
 	return cty.ObjectVal(m)
 }
 
+// checkMetadata applies the agent's rules for metadata (api.ValidateMetadata)
+// at the attribute, so that apply does not stop at the first object the
+// agent refuses, after creating the ones before it.
+func checkMetadata(a *hclv2.Attribute, m map[string]any) hclv2.Diagnostics {
+	if err := api.ValidateMetadata("metadata", m); err != nil {
+		return hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: "Invalid metadata", Detail: err.Error(), Subject: a.Expr.Range().Ptr()}}
+	}
+	return nil
+}
+
 // setNameRule returns the rule a definition set's name breaks, or "". The
 // agent takes any name for a set, but the name travels in URL paths
 // (/v1/sets/NAME), which cannot hold "." or "..", and is printed in plans.
@@ -723,6 +733,7 @@ func (e *evaluator) decodeSpec(b *hclv2.Block) (*spec, hclv2.Diagnostics) {
 	if a := content.Attributes["metadata"]; a != nil {
 		m, ds := e.object(a)
 		diags = append(diags, ds...)
+		diags = append(diags, checkMetadata(a, m)...)
 		s.metadata = m
 	}
 	for i, pb := range content.Blocks {
@@ -871,6 +882,7 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 	if a := content.Attributes["metadata"]; a != nil {
 		m, ds := e.object(a)
 		diags = append(diags, ds...)
+		diags = append(diags, checkMetadata(a, m)...)
 		c.Metadata = m
 	}
 	if a := content.Attributes["config"]; a != nil {

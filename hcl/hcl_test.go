@@ -454,3 +454,34 @@ policy "youngest" {
 		t.Errorf("policies of two types: %v", diags)
 	}
 }
+
+// TestMetadataTheAgentRefuses checks that validate applies the agent's rules
+// for metadata (api.ValidateMetadata) at the attribute, for profiles and
+// clusters: before, apply stopped at the object the agent refused, after
+// creating the ones before it.
+func TestMetadataTheAgentRefuses(t *testing.T) {
+	profile := func(meta string) string {
+		return "profile \"p\" {\n  type     = \"local.process\"\n  version  = \"1.0\"\n  metadata = " + meta + "\n}\n"
+	}
+	cluster := func(meta string) string {
+		return profile("{}") + "cluster \"c\" {\n  profile  = profile.p\n  metadata = " + meta + "\n}\n"
+	}
+	for name, tc := range map[string]struct {
+		src, want string
+		line, col int
+	}{
+		"empty key":        {cluster(`{ "" = "x" }`), "metadata: keys must not be empty.", 8, 14},
+		"too many keys":    {cluster(`{ for i in range(129) : "k${i}" => i }`), "metadata has 129 keys; at most 128 are allowed.", 8, 14},
+		"value too large":  {cluster(`{ a = format("%16383s", "") }`), "metadata.a is 16385 bytes as JSON; a metadata value may be at most 16384 bytes.", 8, 14},
+		"profile metadata": {profile(`{ "" = 1 }`), "metadata: keys must not be empty.", 4, 14},
+	} {
+		t.Run(name, func(t *testing.T) {
+			def, diags := load(t, tc.src, Options{})
+			diagAt(t, def, diags, tc.want, tc.line, tc.col)
+		})
+	}
+	edges := cluster(`merge({ for i in range(127) : "k${i}" => i }, { a = format("%16382s", "") })`)
+	if _, diags := load(t, edges, Options{}); diags.HasErrors() {
+		t.Errorf("metadata at the edges of the rules: %v", diags)
+	}
+}
