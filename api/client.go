@@ -182,6 +182,13 @@ func (c *Client) Do(ctx context.Context, method, path string, query url.Values, 
 	if c.err != nil {
 		return nil, c.err
 	}
+	if msg := unaddressable(path); msg != "" {
+		// The agent's router cleans "." and ".." and empty segments out of
+		// a path and sends the request on to what remains
+		// ("/v1/clusters/." becomes the list of clusters), so the answer
+		// would be another resource's.
+		return nil, &Error{Status: http.StatusNotFound, Type: "NotFound", Message: msg}
+	}
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -270,6 +277,21 @@ func excerpt(body []byte) string {
 		s = string(r[:200]) + "…"
 	}
 	return s
+}
+
+// unaddressable says why path cannot name what its caller meant, or "": a
+// segment is ".", ".." or empty (an empty name or id was put in it).
+func unaddressable(path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	for i, seg := range strings.Split(path, "/") {
+		switch {
+		case seg == "." || seg == "..":
+			return fmt.Sprintf("No object is named %q: the names \".\" and \"..\" cannot be looked up, since a URL path drops them.", seg)
+		case seg == "" && i > 0:
+			return "No object has an empty name or id."
+		}
+	}
+	return ""
 }
 
 // IsNotFound reports whether err is an API 404.

@@ -210,32 +210,43 @@ func describeError(err error) string {
 	if !errors.As(err, &ae) {
 		return err.Error()
 	}
-	// What the CLI said around the agent's answer ("create cluster.web: ")
-	// stays in front of the sentence that explains the answer.
-	context := strings.TrimSuffix(err.Error(), ae.Error())
+	// What the CLI said around the agent's answer ("create cluster.web: "
+	// before it, "; profile.web was removed again" after it) stays where it
+	// was, and the answer is replaced by the sentence that explains it.
+	msg := err.Error()
+	i := strings.LastIndex(msg, ae.Error())
+	if i < 0 {
+		return msg
+	}
+	return msg[:i] + explainAPIError(ae) + msg[i+len(ae.Error()):]
+}
+
+// explainAPIError is the sentence the CLI prints for an answer of the agent:
+// what its status means, then the agent's message.
+func explainAPIError(ae *api.Error) string {
 	if ae.Foreign {
-		return err.Error()
+		return ae.Error() // it says what answered, and that it may not be Grove
 	}
 	switch ae.Status {
 	case 400:
-		return context + "The request was refused: " + ae.Message
+		return "The request was refused: " + ae.Message
 	case 401:
-		return context + "The agent needs a valid token: pass one with -token or GROVE_TOKEN (this one is missing, unknown, expired or revoked): " + ae.Message
+		return "The agent needs a valid token: pass one with -token or GROVE_TOKEN (this one is missing, unknown, expired or revoked): " + ae.Message
 	case 403:
-		return context + "The token's role or project does not allow this: " + ae.Message
+		return "The token's role or project does not allow this: " + ae.Message
 	case 404:
-		return context + ae.Message
+		return ae.Message
 	case 409:
-		return context + "The request conflicts with the current state: " + ae.Message
+		return "The request conflicts with the current state: " + ae.Message
 	case 413:
-		return context + "The request is too large: " + ae.Message
+		return "The request is too large: " + ae.Message
 	case 503:
 		if ae.RetryAfter > 0 {
-			return fmt.Sprintf("%sThe agent cannot serve this now; try again in %s: %s", context, plural(ae.RetryAfter, "second", "seconds"), ae.Message)
+			return fmt.Sprintf("The agent cannot serve this now; try again in %s: %s", plural(ae.RetryAfter, "second", "seconds"), ae.Message)
 		}
-		return context + "The agent cannot serve this now; try again shortly: " + ae.Message
+		return "The agent cannot serve this now; try again shortly: " + ae.Message
 	}
-	return err.Error()
+	return ae.Error()
 }
 
 // parseFlags parses flags that may come before or after positional

@@ -240,6 +240,9 @@ func runApply(ctx context.Context, env *Env, args []string) error {
 		if err := json.Unmarshal(b, plan); err != nil || plan.Version != 1 || plan.Desired == nil {
 			return fmt.Errorf("%s is not a plan saved by `grove plan -out`", path)
 		}
+		if err := plan.Check(); err != nil {
+			return exitError{code: 1, msg: fmt.Sprintf("%s: %s", path, err)}
+		}
 		saved = true
 		*auto = true // a saved plan was reviewed when it was made
 	} else {
@@ -268,7 +271,8 @@ func applyPlan(ctx context.Context, env *Env, d *defFlags, plan *hcl.Plan, saved
 		return watchAction(ctx, p, c, id, "  "+what)
 	}
 	if err := a.Apply(ctx, plan, saved); err != nil {
-		if errors.Is(err, hcl.ErrStalePlan) {
+		if errors.Is(err, hcl.ErrStalePlan) || errors.Is(err, hcl.ErrDamagedPlan) {
+			// Refused before anything was sent.
 			return exitError{code: 1, msg: err.Error()}
 		}
 		var stopped exitError

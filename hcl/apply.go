@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 
@@ -95,6 +96,9 @@ func (a *Applier) Apply(ctx context.Context, plan *Plan, saved bool) error {
 
 func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 	if saved {
+		if err := plan.Check(); err != nil {
+			return err
+		}
 		r, err := fetch(ctx, a.Client, plan.Set)
 		if err != nil {
 			return err
@@ -117,8 +121,17 @@ func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 		if r.fingerprint() != plan.Fingerprint {
 			return fmt.Errorf("%w: the objects of definition set %q changed on the agent since the plan was made; run plan again", ErrStalePlan, plan.Set)
 		}
+		if err := sameChanges(r, plan); err != nil {
+			return err
+		}
 	}
-	ids := map[Ref]string{} // agent ids of what the desired state uses
+	// Agent ids of the profiles and policies the desired state uses: those
+	// kept as they are, then those this apply creates.
+	ids := map[Ref]string{}
+	for k, id := range plan.Keep {
+		kind, name, _ := strings.Cut(k, ".")
+		ids[Ref{Kind: kind, Name: name}] = id
+	}
 	for _, step := range plan.Changes {
 		if step.Action == Adopt {
 			a.say("%s: adopting %s", step.Ref, step.Name)
@@ -145,7 +158,7 @@ func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 		var err error
 		switch step.Ref.Kind {
 		case "cluster":
-			if err = a.cluster(ctx, plan, step); err == nil {
+			if err = a.cluster(ctx, plan, step, ids); err == nil {
 				err = decls.done(ctx, a, step.Ref.Name)
 			}
 		case "milestone":
@@ -168,6 +181,35 @@ func (a *Applier) apply(ctx context.Context, plan *Plan, saved bool) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// sameChanges refuses a saved plan whose changes are not the ones its
+// desired state calls for on the agent it was made against: the fingerprint
+// matched, so the agent is as it was, and MakePlan would compute exactly
+// these. Anything else (a delete added by hand, a change of another set's
+// object, a field edited) is not what the plan showed when it was made.
+func sameChanges(r *remote, plan *Plan) error {
+	want := diff(r, plan.Desired)
+	var have []Change
+	for _, c := range plan.Changes {
+		if plan.Destroy && c.Action == Delete && c.Ref.Kind == "milestone" {
+			// A destroy's milestones come from the definition, not from
+			// its (empty) desired state: each must be the agent's
+			// milestone of that name, as the fingerprint recorded it.
+			if m := r.milestones[c.Ref.Name]; m == nil || m.ID != c.ID || c.Name != c.Ref.Name {
+				return fmt.Errorf("%w: it deletes milestone %q (id %s), which is not the agent's milestone of that name; make it again with `grove plan -out`", ErrDamagedPlan, c.Ref.Name, c.ID)
+			}
+			continue
+		}
+		have = append(have, c)
+	}
+	if plan.Keep != nil && !reflect.DeepEqual(plan.Keep, keptIDs(r, plan.Desired)) {
+		return fmt.Errorf("%w: the ids it keeps are not the agent's objects its desired state names; make it again with `grove plan -out`", ErrDamagedPlan)
+	}
+	if !reflect.DeepEqual(normal(want), normal(have)) {
+		return fmt.Errorf("%w: its changes are not the ones its desired state calls for on the agent, so it was edited after `grove plan -out` wrote it; make it again with `grove plan -out`", ErrDamagedPlan)
 	}
 	return nil
 }
@@ -304,9 +346,19 @@ func (a *Applier) clusterAction(ctx context.Context, cluster, action string, par
 	return a.wait(ctx, what, r)
 }
 
-func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
+// specID names a profile or policy of the desired state to the agent: by
+// id when the apply knows it, since another object may have the same name
+// (two applies that raced), else by its agent name.
+func specID(plan *Plan, ids map[Ref]string, ref Ref) string {
+	if id := ids[ref]; id != "" {
+		return id
+	}
+	return plan.Desired.agentName(ref)
+}
+
+func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change, ids map[Ref]string) error {
 	d := plan.Desired.Clusters[step.Ref.Name]
-	profile := plan.Desired.agentName(Ref{Kind: "profile", Name: d.Profile})
+	profile := specID(plan, ids, Ref{Kind: "profile", Name: d.Profile})
 	if step.Action == Replace {
 		if err := a.delete(ctx, plan.Set, Change{Action: Delete, Ref: step.Ref, ID: step.ID, Name: step.Ref.Name}); err != nil {
 			return err
@@ -340,8 +392,7 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 			return err
 		}
 		for _, b := range d.Bindings {
-			name := plan.Desired.agentName(Ref{Kind: "policy", Name: b.Policy})
-			params := map[string]any{"policy_id": name, "enabled": b.Enabled}
+			params := map[string]any{"policy_id": specID(plan, ids, Ref{Kind: "policy", Name: b.Policy}), "enabled": b.Enabled}
 			if b.Priority != nil {
 				params["priority"] = *b.Priority
 			}
@@ -358,7 +409,7 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 	for _, f := range step.Fields {
 		switch {
 		case f.Path == "profile":
-			patch["profile_id"] = f.New
+			patch["profile_id"] = profile
 		case f.Path == "metadata":
 			patch["metadata"] = f.New
 		case strings.HasPrefix(f.Path, "config."):
@@ -399,8 +450,15 @@ func (a *Applier) cluster(ctx context.Context, plan *Plan, step Change) error {
 		}
 		name := strings.TrimPrefix(f.Path, "binding.")
 		params := map[string]any{"policy_id": name}
-		for k, v := range f.New.(map[string]any) {
-			params[k] = v
+		for _, b := range d.Bindings {
+			if ref := (Ref{Kind: "policy", Name: b.Policy}); plan.Desired.agentName(ref) == name {
+				params["policy_id"] = specID(plan, ids, ref)
+			}
+		}
+		if nv, ok := f.New.(map[string]any); ok {
+			for k, v := range nv {
+				params[k] = v
+			}
 		}
 		action := "policy_update"
 		if f.Old == nil {

@@ -6,9 +6,12 @@ import (
 	"math"
 	"math/big"
 	"os"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/ext/typeexpr"
@@ -81,6 +84,8 @@ type evaluator struct {
 	budget *budget
 	// srcLeft is what MaxSourceBytes leaves for variable files and values.
 	srcLeft int
+	// setRange is where a grove block named the set, for its diagnostic.
+	setRange *hclv2.Range
 }
 
 func newEvaluator(def *Definition, opts Options, b *budget, srcLeft int) *evaluator {
@@ -105,6 +110,7 @@ func (e *evaluator) run(files []*hclv2.File) hclv2.Diagnostics {
 					diags = append(diags, ds...)
 					if !ds.HasErrors() && v.Type() == cty.String {
 						e.def.Set = v.AsString()
+						e.setRange = a.Expr.Range().Ptr()
 					}
 				}
 			case "variable":
@@ -118,9 +124,9 @@ func (e *evaluator) run(files []*hclv2.File) hclv2.Diagnostics {
 						Detail: fmt.Sprintf("%s is declared twice; the first is at %s.", ref, prev.DefRange), Subject: b.DefRange.Ptr()})
 					continue
 				}
-				if !validName(ref.Name) {
+				if rule := nameRule(b.Type, ref.Name); rule != "" {
 					diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid name",
-						Detail: fmt.Sprintf("%q is not a valid %s name: use letters, digits, '.', '_', '~' and '-'.", ref.Name, b.Type), Subject: b.LabelRanges[0].Ptr()})
+						Detail: fmt.Sprintf("%q is not a valid %s name: %s.", ref.Name, b.Type, rule), Subject: b.LabelRanges[0].Ptr()})
 				}
 				e.blocks[ref] = b
 				order = append(order, ref)
@@ -207,16 +213,60 @@ func objectOf(m map[string]cty.Value) cty.Value {
 	return cty.ObjectVal(m)
 }
 
-func validName(s string) bool {
-	if s == "" || len(s) > 255 {
-		return false
+// checkMetadata applies the agent's rules for metadata (api.ValidateMetadata)
+// at the attribute, so that apply does not stop at the first object the
+// agent refuses, after creating the ones before it.
+func checkMetadata(a *hclv2.Attribute, m map[string]any) hclv2.Diagnostics {
+	if err := api.ValidateMetadata("metadata", m); err != nil {
+		return hclv2.Diagnostics{{Severity: hclv2.DiagError, Summary: "Invalid metadata", Detail: err.Error(), Subject: a.Expr.Range().Ptr()}}
 	}
-	for _, r := range s {
-		if !(r == '.' || r == '_' || r == '~' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 127) {
-			return false
-		}
+	return nil
+}
+
+// setNameRule returns the rule a definition set's name breaks, or "". The
+// agent takes any name for a set, but the name travels in URL paths
+// (/v1/sets/NAME), which cannot hold "." or "..", and is printed in plans.
+func setNameRule(name string) string {
+	switch {
+	case name == "":
+		return "a set's name cannot be empty"
+	case name == "." || name == "..":
+		return `"." and ".." cannot name a set, since a URL path cannot hold them`
+	case utf8.RuneCountInString(name) > api.MaxNameChars:
+		return fmt.Sprintf("a set's name may have at most %d characters", api.MaxNameChars)
+	case strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name):
+		return "a set's name cannot hold control characters or invalid UTF-8"
 	}
-	return true
+	return ""
+}
+
+// nameRE is the agent's rule for names (api.NamePattern): what validate
+// accepts, the agent must accept too.
+var nameRE = regexp.MustCompile(api.NamePattern)
+
+// specNameSuffix is what AgentName adds to a profile's or policy's name: "-"
+// and 8 hex digits of its spec.
+const specNameSuffix = 9
+
+// nameRule returns the rule a block's name breaks, or "". The name must be
+// one the agent accepts as it will be sent: a profile's or policy's with the
+// digest AgentName appends. "." and ".." match the agent's pattern but
+// cannot be sent in a URL path, which clients clean of such segments, so
+// the object could be created but never found again.
+func nameRule(kind, name string) string {
+	limit := api.MaxNameChars
+	if kind == "profile" || kind == "policy" {
+		limit -= specNameSuffix
+	}
+	switch {
+	case name == "." || name == "..":
+		return `"." and ".." cannot name an object, since a URL path cannot hold them`
+	case !nameRE.MatchString(name):
+		return "use 1 to 255 characters of letters, digits, '.', '_', '~' and '-'"
+	case utf8.RuneCountInString(name) > limit:
+		return fmt.Sprintf("a %s name may have at most %d characters, since the agent's name for it adds %d (\"-\" and a digest of the spec) to make at most %d", kind, limit, specNameSuffix, api.MaxNameChars)
+	}
+	return ""
 }
 
 // --- variables
@@ -683,6 +733,7 @@ func (e *evaluator) decodeSpec(b *hclv2.Block) (*spec, hclv2.Diagnostics) {
 	if a := content.Attributes["metadata"]; a != nil {
 		m, ds := e.object(a)
 		diags = append(diags, ds...)
+		diags = append(diags, checkMetadata(a, m)...)
 		s.metadata = m
 	}
 	for i, pb := range content.Blocks {
@@ -831,6 +882,7 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 	if a := content.Attributes["metadata"]; a != nil {
 		m, ds := e.object(a)
 		diags = append(diags, ds...)
+		diags = append(diags, checkMetadata(a, m)...)
 		c.Metadata = m
 	}
 	if a := content.Attributes["config"]; a != nil {
@@ -943,6 +995,14 @@ func (e *evaluator) decodeCluster(b *hclv2.Block) (*Cluster, hclv2.Diagnostics) 
 				if other.Policy == bd.Policy {
 					diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Duplicate binding",
 						Detail: fmt.Sprintf("policy.%s is bound to cluster %q twice.", bd.Policy, c.Name), Subject: sb.DefRange.Ptr()})
+					continue
+				}
+				// The agent refuses a second policy of a type on a cluster,
+				// after apply created the cluster and bound the first.
+				if p, q := e.def.Policies[bd.Policy], e.def.Policies[other.Policy]; p != nil && q != nil && p.Type == q.Type {
+					diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Two policies of one type",
+						Detail:  fmt.Sprintf("policy.%s and policy.%s are both of type %s; a cluster takes at most one policy of a type, so bind one of them to cluster %q.", other.Policy, bd.Policy, p.Type, c.Name),
+						Subject: sb.DefRange.Ptr()})
 				}
 			}
 			c.Bindings = append(c.Bindings, bd)

@@ -1,12 +1,15 @@
 package hcl
 
 import (
+	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 	"github.com/zclconf/go-cty/cty/function"
 	"github.com/zclconf/go-cty/cty/function/stdlib"
@@ -22,7 +25,7 @@ func functions(executable string) map[string]function.Function {
 	if executable == "" {
 		executable, _ = os.Executable()
 	}
-	return map[string]function.Function{
+	fns := map[string]function.Function{
 		"abs": stdlib.AbsoluteFunc, "ceil": stdlib.CeilFunc, "floor": stdlib.FloorFunc, "log": stdlib.LogFunc,
 		"max": stdlib.MaxFunc, "min": stdlib.MinFunc, "parseint": stdlib.ParseIntFunc, "pow": stdlib.PowFunc, "signum": stdlib.SignumFunc,
 		"chomp": stdlib.ChompFunc, "format": guard(stdlib.FormatFunc, checkFormat), "formatlist": guard(stdlib.FormatListFunc, checkFormatList),
@@ -47,6 +50,10 @@ func functions(executable string) map[string]function.Function {
 			Impl: func([]cty.Value, cty.Type) (cty.Value, error) { return cty.StringVal(executable), nil },
 		}),
 	}
+	for name, f := range fns {
+		fns[name] = calm(f)
+	}
+	return fns
 }
 
 // guard runs check on a function's arguments before the function.
@@ -64,6 +71,50 @@ func guard(f function.Function, check func(args []cty.Value) error) function.Fun
 		},
 	})
 }
+
+// calm turns a panic in a function into an error that says what went wrong
+// in a sentence. go-cty recovers such panics itself, but its error carries
+// the Go stack trace, which the diagnostic would print whole; arithmetic
+// whose result is not a number (log(-1, 10), pow(-1, 0.5), infinity % 2)
+// panics in math/big.
+func calm(f function.Function) function.Function {
+	return function.New(&function.Spec{
+		Description: f.Description(),
+		Params:      f.Params(),
+		VarParam:    f.VarParam(),
+		Type: func(args []cty.Value) (cty.Type, error) {
+			t, err := f.ReturnTypeForValues(args)
+			return t, calmError(err)
+		},
+		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
+			v, err := f.Call(args)
+			return v, calmError(err)
+		},
+	})
+}
+
+func calmError(err error) error {
+	var pe function.PanicError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	var nan big.ErrNaN
+	if e, ok := pe.Value.(error); ok && errors.As(e, &nan) {
+		return errors.New("the result is not a number (as the logarithm of a negative number, a negative number to a fractional power, or infinity divided by itself), which a definition cannot hold")
+	}
+	return errors.New("the result cannot be computed from these arguments")
+}
+
+// calmModulo is the % operator, refusing infinity, which has no remainder
+// and panics in go-cty.
+var calmModulo = &hclsyntax.Operation{Impl: calm(guard(stdlib.ModuloFunc, func(args []cty.Value) error {
+	for _, a := range args {
+		if a, _ := a.Unmark(); a.IsKnown() && !a.IsNull() && a.Type() == cty.Number && a.AsBigFloat().IsInf() {
+			return errors.New("the % operator needs finite numbers: infinity (such as 1/0) has no remainder")
+		}
+	}
+	return nil
+})), Type: cty.Number}
 
 func tooManyBytes(what string, n int) error {
 	return fmt.Errorf("%s would be a string of about %d bytes; one value may hold at most %d MiB of strings (%s)", what, n, MaxValueBytes>>20, limitsDoc)

@@ -2,6 +2,7 @@ package hcl
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -362,4 +363,125 @@ cluster "c" {
 	def, diags = load(t, src, Options{})
 	diagAt(t, def, diags, "failover.topology", 13, 19)
 	diagAt(t, def, diags, "failover.orchestrate", 14, 19)
+}
+
+// TestNamesTheAgentRefuses checks that validate refuses the names the agent
+// would refuse or could not address, instead of plan or apply failing on
+// them halfway.
+func TestNamesTheAgentRefuses(t *testing.T) {
+	spec := func(kind, name string) string {
+		return fmt.Sprintf("%s %q {\n  type    = \"local.process\"\n  version = \"1.0\"\n}\n", kind, name)
+	}
+	for name, tc := range map[string]struct {
+		src, want string
+		opts      Options
+	}{
+		"dot cluster":        {src: spec("profile", "p") + `cluster "." { profile = profile.p }`, want: `"." is not a valid cluster name: "." and ".." cannot name an object`},
+		"dot-dot profile":    {src: spec("profile", ".."), want: `".." is not a valid profile name`},
+		"accented letter":    {src: spec("profile", "p") + `cluster "wéb" { profile = profile.p }`, want: `"wéb" is not a valid cluster name: use 1 to 255 characters`},
+		"bidi override":      {src: spec("policy", "a\u202eb"), want: `is not a valid policy name: use 1 to 255 characters`},
+		"long profile":       {src: spec("profile", strings.Repeat("p", 247)), want: "a profile name may have at most 246 characters"},
+		"long policy":        {src: spec("policy", strings.Repeat("p", 247)), want: "a policy name may have at most 246 characters"},
+		"dot set by flag":    {src: spec("profile", "p"), opts: Options{Set: ".."}, want: `The definition set's name ".." (from -set) is not valid`},
+		"control in set":     {src: "grove {\n  set = \"a\\nb\"\n}\n" + spec("profile", "p"), want: "cannot hold control characters"},
+		"dot set by block":   {src: "grove {\n  set = \".\"\n}\n" + spec("profile", "p"), want: `(from the grove block's set) is not valid`},
+		"empty set by block": {src: "grove {\n  set = \"\"\n}\n" + spec("profile", "p"), want: "a set's name cannot be empty"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, diags := load(t, tc.src, tc.opts)
+			if !diags.HasErrors() || !strings.Contains(diags.Error(), tc.want) {
+				t.Errorf("want an error containing %q, got %v", tc.want, diags)
+			}
+		})
+	}
+	// The longest names the agent takes, and letters of CJK scripts, stay valid.
+	ok := spec("profile", strings.Repeat("p", 246)) + spec("policy", strings.Repeat("q", 246)) +
+		fmt.Sprintf("cluster %q { profile = profile.%s }\n", strings.Repeat("c", 255), strings.Repeat("p", 246)) + `cluster "ウェブ" { profile = profile.` + strings.Repeat("p", 246) + " }\n"
+	if _, diags := load(t, ok, Options{}); diags.HasErrors() {
+		t.Errorf("names the agent accepts are refused: %v", diags)
+	}
+}
+
+// TestTwoPoliciesOfOneType checks that validate refuses a cluster bound to
+// two policies of one type, which the agent refuses at the second attach,
+// after apply created the cluster; policies of different types may be bound
+// together.
+func TestTwoPoliciesOfOneType(t *testing.T) {
+	src := `
+cluster "web" {
+  profile = profile.p
+  binding {
+    policy = policy.oldest
+  }
+  binding {
+    policy = policy.youngest
+  }
+}
+profile "p" {
+  type    = "local.process"
+  version = "1.0"
+  properties {
+    command = ["/bin/true"]
+  }
+}
+policy "oldest" {
+  type    = "senlin.policy.deletion"
+  version = "1.1"
+}
+policy "youngest" {
+  type    = "senlin.policy.deletion"
+  version = "1.1"
+  properties {
+    criteria = "YOUNGEST_FIRST"
+  }
+}
+`
+	def, diags := load(t, src, Options{})
+	diagAt(t, def, diags, "policy.oldest and policy.youngest are both of type senlin.policy.deletion; a cluster takes at most one policy of a type", 7, 3)
+	if n := len(diags); n != 1 {
+		t.Errorf("want one diagnostic, got %d: %v", n, diags)
+	}
+	other := strings.Replace(src, `type    = "senlin.policy.deletion"
+  version = "1.1"
+  properties {
+    criteria = "YOUNGEST_FIRST"
+  }`, `type    = "senlin.policy.scaling"
+  version = "1.0"
+  properties {
+    event = "CLUSTER_SCALE_IN"
+  }`, 1)
+	if _, diags := load(t, other, Options{}); diags.HasErrors() {
+		t.Errorf("policies of two types: %v", diags)
+	}
+}
+
+// TestMetadataTheAgentRefuses checks that validate applies the agent's rules
+// for metadata (api.ValidateMetadata) at the attribute, for profiles and
+// clusters: before, apply stopped at the object the agent refused, after
+// creating the ones before it.
+func TestMetadataTheAgentRefuses(t *testing.T) {
+	profile := func(meta string) string {
+		return "profile \"p\" {\n  type     = \"local.process\"\n  version  = \"1.0\"\n  metadata = " + meta + "\n}\n"
+	}
+	cluster := func(meta string) string {
+		return profile("{}") + "cluster \"c\" {\n  profile  = profile.p\n  metadata = " + meta + "\n}\n"
+	}
+	for name, tc := range map[string]struct {
+		src, want string
+		line, col int
+	}{
+		"empty key":        {cluster(`{ "" = "x" }`), "metadata: keys must not be empty.", 8, 14},
+		"too many keys":    {cluster(`{ for i in range(129) : "k${i}" => i }`), "metadata has 129 keys; at most 128 are allowed.", 8, 14},
+		"value too large":  {cluster(`{ a = format("%16383s", "") }`), "metadata.a is 16385 bytes as JSON; a metadata value may be at most 16384 bytes.", 8, 14},
+		"profile metadata": {profile(`{ "" = 1 }`), "metadata: keys must not be empty.", 4, 14},
+	} {
+		t.Run(name, func(t *testing.T) {
+			def, diags := load(t, tc.src, Options{})
+			diagAt(t, def, diags, tc.want, tc.line, tc.col)
+		})
+	}
+	edges := cluster(`merge({ for i in range(127) : "k${i}" => i }, { a = format("%16382s", "") })`)
+	if _, diags := load(t, edges, Options{}); diags.HasErrors() {
+		t.Errorf("metadata at the edges of the rules: %v", diags)
+	}
 }

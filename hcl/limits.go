@@ -297,6 +297,9 @@ func (b *budget) bound(e hclsyntax.Expression, depth int, diags *hclv2.Diagnosti
 		x.Source, x.Each = sub(x.Source), sub(x.Each)
 	case *hclsyntax.BinaryOpExpr:
 		x.LHS, x.RHS = sub(x.LHS), sub(x.RHS)
+		if x.Op == hclsyntax.OpModulo {
+			x.Op = calmModulo
+		}
 	case *hclsyntax.UnaryOpExpr:
 		x.Val = sub(x.Val)
 	case *hclsyntax.TemplateExpr:

@@ -173,3 +173,33 @@ cluster "c" {
 		t.Errorf("references: %+v %v", def.Clusters["c"], def.Order)
 	}
 }
+
+// TestArithmeticWithoutANumber evaluates arithmetic whose result is not a
+// number: each is a diagnostic at the call that says so in a sentence,
+// without the Go stack trace of the panic go-cty recovered from.
+func TestArithmeticWithoutANumber(t *testing.T) {
+	for expr, want := range map[string]string{
+		"log(-1, 10)":       `Call to function "log" failed: the result is not a number`,
+		"log(1, 1)":         `Call to function "log" failed: the result is not a number`,
+		"log(1/0, 1/0)":     `Call to function "log" failed: the result is not a number`,
+		"pow(-1, 0.5)":      `Call to function "pow" failed: the result is not a number`,
+		"(1/0) % 2":         "the % operator needs finite numbers",
+		"7 % (-1/0)":        "the % operator needs finite numbers",
+		"floor(log(-8, 2))": `Call to function "log" failed`,
+	} {
+		t.Run(expr, func(t *testing.T) {
+			_, diags := load(t, "locals {\n  x = "+expr+"\n}\n", Options{})
+			if len(diags) != 1 || !strings.Contains(diags[0].Summary+": "+diags[0].Detail, want) {
+				t.Fatalf("want one diagnostic saying %q, got %v", want, diags)
+			}
+			if d := diags[0]; strings.Contains(d.Detail, "goroutine") || strings.Contains(d.Detail, "panic") || d.Subject == nil || d.Subject.Start.Line != 2 {
+				t.Errorf("the diagnostic must be a sentence at the expression: %q at %v", d.Detail, d.Subject)
+			}
+		})
+	}
+	// Arithmetic on ordinary numbers is untouched.
+	def, diags := load(t, "profile \"p\" {\n  type = \"local.process\"\n  version = \"1.0\"\n  properties {\n    stop_timeout = floor(log(8, 2)) + pow(2, 3) + 7 % 4\n  }\n}\n", Options{})
+	if diags.HasErrors() || def.Profiles["p"].Properties["stop_timeout"] != float64(14) && fmt.Sprint(def.Profiles["p"].Properties["stop_timeout"]) != "14" {
+		t.Errorf("ordinary arithmetic: %v %v", diags, def.Profiles["p"])
+	}
+}

@@ -213,12 +213,27 @@ func loadSources(srcs map[string][]byte, opts Options, set string) (*Definition,
 	}
 	e := newEvaluator(def, opts, b, MaxSourceBytes-total)
 	diags = append(diags, e.run(bodies)...)
+	if rule := setNameRule(def.Set); rule != "" {
+		diags = append(diags, &hclv2.Diagnostic{Severity: hclv2.DiagError, Summary: "Invalid definition set name",
+			Detail: fmt.Sprintf("The definition set's name %q (from %s) is not valid: %s.", def.Set, setSource(opts, e.setRange), rule), Subject: e.setRange})
+	}
 	// A stopped evaluation reports its diagnostic through the expression
 	// that stopped it; make sure no enclosing expression dropped it.
 	if b.diag != nil && !slices.Contains(diags, b.diag) {
 		diags = append(diags, b.diag)
 	}
 	return def, diags
+}
+
+// setSource says where the set's name came from, for its diagnostic.
+func setSource(opts Options, rng *hclv2.Range) string {
+	switch {
+	case opts.Set != "":
+		return "-set"
+	case rng != nil:
+		return "the grove block's set"
+	}
+	return "the directory's or file's name; name the set with -set or a grove block's set"
 }
 
 func sourceTooLarge(what string) *hclv2.Diagnostic {

@@ -5,11 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -58,6 +60,11 @@ type Plan struct {
 	Changes     []Change  `json:"changes"`
 	Desired     *Snapshot `json:"desired"`
 	Destroy     bool      `json:"destroy,omitempty"`
+	// Keep holds the agent ids of the profiles and policies that exist
+	// as desired, by reference ("profile.web"): clusters are given them
+	// by id, since two objects may share a name. A plan saved before it
+	// existed names them by their agent names.
+	Keep map[string]string `json:"keep,omitempty"`
 }
 
 // Snapshot is the evaluated definition a plan applies.
@@ -69,6 +76,87 @@ type Snapshot struct {
 	// set's objects.
 	Milestones map[string]*Milestone `json:"milestones,omitempty"`
 	Order      []Ref                 `json:"order"`
+}
+
+// ErrDamagedPlan is returned for a saved plan that `grove plan -out` cannot
+// have written: edited, truncated or made by another program.
+var ErrDamagedPlan = errors.New("the saved plan is damaged")
+
+// Check refuses a plan whose desired state does not hold together: every
+// block in Order once, each with its entry under its own name, every entry
+// in Order, and what clusters reference declared. Apply looks objects up by
+// these names, so a saved plan is checked before anything is sent.
+func (p *Plan) Check() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s; make it again with `grove plan -out`", ErrDamagedPlan, fmt.Sprintf(format, args...))
+	}
+	if p.Version != 1 || p.Desired == nil {
+		return bad("it is not a version 1 plan with a desired state")
+	}
+	s := p.Desired
+	if p.Set == "" {
+		return bad("it names no definition set")
+	}
+	seen := map[Ref]bool{}
+	for _, ref := range s.Order {
+		name, ok := s.declared(ref)
+		switch {
+		case !slices.Contains([]string{"profile", "policy", "cluster", "milestone"}, ref.Kind):
+			return bad("its order lists a %q, which is not a profile, policy, cluster or milestone", ref.Kind)
+		case !ok:
+			return bad("its order lists %s, which its desired state does not hold", ref)
+		case name != ref.Name:
+			return bad("%s of its desired state is named %q", ref, name)
+		case seen[ref]:
+			return bad("its order lists %s twice", ref)
+		}
+		seen[ref] = true
+	}
+	count := len(s.Profiles) + len(s.Policies) + len(s.Clusters) + len(s.Milestones)
+	if count != len(seen) {
+		return bad("its desired state holds %d blocks but its order lists %d", count, len(seen))
+	}
+	for _, name := range sortedKeys(keysOfClusters(s.Clusters)) {
+		c := s.Clusters[name]
+		if !seen[Ref{Kind: "profile", Name: c.Profile}] {
+			return bad("cluster.%s uses profile %q, which its desired state does not hold", name, c.Profile)
+		}
+		for _, b := range c.Bindings {
+			if !seen[Ref{Kind: "policy", Name: b.Policy}] {
+				return bad("cluster.%s binds policy %q, which its desired state does not hold", name, b.Policy)
+			}
+		}
+	}
+	for _, c := range p.Changes {
+		if !slices.Contains([]string{Create, Update, Replace, Delete, Adopt}, c.Action) {
+			return bad("it has a change %q of %s, which is not create, update, replace, delete or adopt", c.Action, c.Ref)
+		}
+	}
+	return nil
+}
+
+// declared answers the name a desired block has under its own, and whether
+// the snapshot holds it.
+func (s *Snapshot) declared(ref Ref) (string, bool) {
+	switch ref.Kind {
+	case "profile":
+		if p := s.Profiles[ref.Name]; p != nil {
+			return p.Name, true
+		}
+	case "policy":
+		if p := s.Policies[ref.Name]; p != nil {
+			return p.Name, true
+		}
+	case "cluster":
+		if c := s.Clusters[ref.Name]; c != nil {
+			return c.Name, true
+		}
+	case "milestone":
+		if m := s.Milestones[ref.Name]; m != nil {
+			return m.Name, true
+		}
+	}
+	return "", false
 }
 
 // Empty reports whether the plan changes nothing.
@@ -277,6 +365,7 @@ func MakePlan(ctx context.Context, c *api.Client, def *Definition, destroy bool)
 	}
 	plan.Fingerprint = r.fingerprint()
 	plan.Changes = append(diff(r, snap), dropMilestones...)
+	plan.Keep = keptIDs(r, snap)
 	return plan, nil
 }
 
@@ -340,6 +429,50 @@ func (r *remote) idByName(kind, name string) string {
 	return ""
 }
 
+// current picks the object a desired block is: the set's object with its
+// agent name, or else one no set owns with that name (adopted). Two applies
+// that raced may each have created and recorded an object of the same
+// name: the one a cluster of the set uses is kept (a profile in use cannot
+// be deleted), else the smallest id, so every plan picks the same; the
+// others are deleted as the set's objects the definition does not keep.
+func (r *remote) current(ref Ref, name string) (id string, owned bool) {
+	used := map[string]bool{}
+	for cid, cl := range r.clusters {
+		used[cl.ProfileID] = true
+		for _, b := range r.bindings[cid] {
+			used[b.PolicyID] = true
+		}
+	}
+	for _, o := range r.owned[ref] {
+		if r.nameOf(ref.Kind, o.ID) != name {
+			continue
+		}
+		if id == "" || used[o.ID] && !used[id] || used[o.ID] == used[id] && o.ID < id {
+			id = o.ID
+		}
+	}
+	if id != "" {
+		return id, true
+	}
+	return r.idByName(ref.Kind, name), false
+}
+
+// keptIDs are the agent ids of the profiles and policies the desired state
+// keeps as they are (owned, or adopted), by reference ("profile.web"):
+// apply names them to clusters by id, since two objects may share a name.
+func keptIDs(r *remote, s *Snapshot) map[string]string {
+	out := map[string]string{}
+	for _, ref := range s.Order {
+		if ref.Kind != "profile" && ref.Kind != "policy" {
+			continue
+		}
+		if id, _ := r.current(ref, s.agentName(ref)); id != "" {
+			out[ref.String()] = id
+		}
+	}
+	return out
+}
+
 func diff(r *remote, s *Snapshot) []Change {
 	var changes []Change
 	keep := map[string]bool{} // object ids the desired state keeps
@@ -351,21 +484,14 @@ func diff(r *remote, s *Snapshot) []Change {
 			}
 			continue
 		}
-		var current string // id of the owned object with the current agent name
-		owned := false
+		// current is the object with the current agent name, owned or
+		// (same content, unowned) adopted at apply.
+		current, owned := r.current(ref, name)
 		var others []api.SetObject
 		for _, o := range r.owned[ref] {
-			if r.nameOf(ref.Kind, o.ID) == "" {
-				continue // owned but gone from the agent
+			if n := r.nameOf(ref.Kind, o.ID); n != "" && n != name {
+				others = append(others, o) // owned objects gone from the agent have no name
 			}
-			if r.nameOf(ref.Kind, o.ID) == name {
-				current, owned = o.ID, true
-			} else {
-				others = append(others, o)
-			}
-		}
-		if current == "" {
-			current = r.idByName(ref.Kind, name) // same content, unowned: adopted at apply
 		}
 		switch {
 		case current != "" && ref.Kind == "cluster":
@@ -409,7 +535,12 @@ func diff(r *remote, s *Snapshot) []Change {
 		if rank[dels[i].Ref.Kind] != rank[dels[j].Ref.Kind] {
 			return rank[dels[i].Ref.Kind] < rank[dels[j].Ref.Kind]
 		}
-		return dels[i].Name < dels[j].Name
+		if dels[i].Name != dels[j].Name {
+			return dels[i].Name < dels[j].Name
+		}
+		// Two objects of one name (two applies that raced) go in the order
+		// of their ids, so that the same agent state gives the same plan.
+		return dels[i].ID < dels[j].ID
 	})
 	return append(changes, dels...)
 }

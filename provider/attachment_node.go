@@ -172,16 +172,35 @@ func (r *attachmentResource) ImportState(ctx context.Context, req resource.Impor
 		resp.Diagnostics.AddError("Invalid import id", "Import an attachment as CLUSTER/POLICY (ids or names).")
 		return
 	}
-	var cl, pol struct {
-		ID string `json:"id"`
+	// Each part is looked up on its own, so that the error names the one
+	// missing, or says why the agent did not answer (a refused token is
+	// not a missing cluster).
+	ids := map[string]string{}
+	for _, part := range []struct{ kind, ident string }{{"cluster", cluster}, {"policy", policy}} {
+		var obj struct {
+			ID string `json:"id"`
+		}
+		found, err := get(ctx, r.client, part.kind, part.ident, &obj)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot import the attachment", fmt.Sprintf("Reading the %s %q failed: %s", part.kind, part.ident, apiError(err)))
+			return
+		}
+		if !found {
+			resp.Diagnostics.AddError("Cannot import the attachment", fmt.Sprintf("No %s has the id or name %q.", part.kind, part.ident))
+			return
+		}
+		ids[part.kind] = obj.ID
 	}
-	okC, err1 := get(ctx, r.client, "cluster", cluster, &cl)
-	okP, err2 := get(ctx, r.client, "policy", policy, &pol)
-	if err1 != nil || err2 != nil || !okC || !okP {
-		resp.Diagnostics.AddError("Cannot import the attachment", fmt.Sprintf("No cluster %q with a policy %q.", cluster, policy))
+	_, err := r.client.Do(ctx, http.MethodGet, "/v1/clusters/"+url.PathEscape(ids["cluster"])+"/policies/"+url.PathEscape(ids["policy"]), nil, nil, nil)
+	if api.IsNotFound(err) {
+		resp.Diagnostics.AddError("Cannot import the attachment", fmt.Sprintf("The policy %q is not attached to the cluster %q.", policy, cluster))
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), cl.ID+"/"+pol.ID)...)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot import the attachment", fmt.Sprintf("Reading the attachment of the policy %q to the cluster %q failed: %s", policy, cluster, apiError(err)))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), ids["cluster"]+"/"+ids["policy"])...)
 }
 
 // nodeResource is grove_node: one node, orphan or in a cluster.

@@ -124,7 +124,7 @@ func (r *clusterResource) Schema(ctx context.Context, _ resource.SchemaRequest, 
 			"max_size":         sized("The most nodes; -1 is unbounded (default).", int64validator.Between(-1, api.MaxCount)),
 			"timeout":          sized("Seconds each of the cluster's actions may take (default 3600).", int64validator.Between(0, api.MaxTimeout)),
 			"metadata": schema.MapAttribute{ElementType: types.StringType, Optional: true, Computed: true, Description: "Free key-value metadata.",
-				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}},
+				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}, Validators: []validator.Map{metadataRule{}}},
 			"config": schema.MapAttribute{ElementType: types.StringType, Optional: true, Computed: true, Description: "Cluster config, such as node.name.format. The orchestration settings have their own attributes; keys starting with grove. are theirs.",
 				PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}, Validators: []validator.Map{notSetting}},
 			"restart": schema.SingleNestedAttribute{Optional: true, Description: "What happens when a node dies.", Attributes: map[string]schema.Attribute{

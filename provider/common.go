@@ -46,7 +46,14 @@ func get(ctx context.Context, c *api.Client, kind, ident string, out any) (bool,
 	if err != nil {
 		return false, err
 	}
-	return true, json.Unmarshal(body[kind], out)
+	raw, ok := body[kind]
+	if !ok {
+		return false, fmt.Errorf("the agent's answer for the %s %q holds no %q object", kind, ident, kind)
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return false, fmt.Errorf("read the agent's answer for the %s %q: %w", kind, ident, err)
+	}
+	return true, nil
 }
 
 // wait follows an action to its end within the timeout; a failed action's

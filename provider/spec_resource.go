@@ -81,7 +81,8 @@ func (r *specResource) Schema(_ context.Context, _ resource.SchemaRequest, resp 
 			PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()}},
 	}
 	if r.kind == "profile" {
-		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Optional: true, Description: "Free key-value metadata; updated in place."}
+		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Optional: true, Description: "Free key-value metadata; updated in place.",
+			Validators: []validator.Map{metadataRule{}}}
 	} else {
 		attrs["metadata"] = schema.MapAttribute{ElementType: types.StringType, Computed: true, Description: "Not used by policies.",
 			PlanModifiers: []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}}

@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/grovehq/grove/api"
 )
 
 // This file holds the plan-time checks terraform-plugin-framework-validators
@@ -85,5 +87,38 @@ func (sizeOrder) ValidateResource(ctx context.Context, req resource.ValidateConf
 	if bounded && desired.ValueInt64() > maxSize.ValueInt64() {
 		resp.Diagnostics.AddAttributeError(path.Root("desired_capacity"), "Invalid cluster size",
 			fmt.Sprintf("desired_capacity (%d) must not be greater than max_size (%d).", desired.ValueInt64(), maxSize.ValueInt64()))
+	}
+}
+
+// metadataRule holds a metadata map to the agent's rules
+// (api.ValidateMetadata): at most api.MaxMetadataKeys keys, none empty, each
+// value at most api.MaxMetadataValueBytes as JSON. Without it a profile or
+// cluster the agent refuses fails at apply, after what comes before it in
+// the plan was created.
+type metadataRule struct{}
+
+var _ validator.Map = metadataRule{}
+
+func (metadataRule) Description(context.Context) string {
+	return fmt.Sprintf("must have at most %d keys, none empty, each value at most %d bytes as JSON", api.MaxMetadataKeys, api.MaxMetadataValueBytes)
+}
+
+func (m metadataRule) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (metadataRule) ValidateMap(ctx context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	// Keys are known whenever the map is; a value known only at apply
+	// counts as empty here, and the agent checks it then.
+	m := map[string]any{}
+	for k, v := range req.ConfigValue.Elements() {
+		m[k] = ""
+		if s, ok := v.(types.String); ok && !s.IsUnknown() && !s.IsNull() {
+			m[k] = s.ValueString()
+		}
+	}
+	if err := api.ValidateMetadata(req.Path.String(), m); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid metadata", err.Error())
 	}
 }

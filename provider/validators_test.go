@@ -120,6 +120,15 @@ var planCases = []planCase{
 	{name: "name", tf: `name = "tf bad"`,
 		want: `Attribute name must be 1 to 255 characters of letters, digits, '.', '_', '~' and '-', got: tf bad`,
 		body: map[string]any{"name": "tf bad"}},
+	{name: "metadata key", tf: `metadata = { "" = "x" }`,
+		want: `metadata: keys must not be empty.`,
+		body: map[string]any{"metadata": map[string]any{"": "x"}}},
+	{name: "metadata keys", tf: `metadata = { for i in range(129) : "k${i}" => "v" }`,
+		want: `metadata has 129 keys; at most 128 are allowed.`,
+		body: map[string]any{"metadata": manyKeys(129)}},
+	{name: "metadata value", tf: `metadata = { a = format("%16383s", "") }`,
+		want: `metadata.a is 16385 bytes as JSON; a metadata value may be at most 16384 bytes.`,
+		body: map[string]any{"metadata": map[string]any{"a": strings.Repeat(" ", 16383)}}},
 	{name: "priority", attach: true, tf: `priority = -1`,
 		want: `Attribute priority value must be between 0 and 2147483647, got: -1`,
 		body: map[string]any{"priority": -1}},
@@ -251,10 +260,20 @@ resource "grove_cluster" "equal" {
   desired_capacity = 3
   min_size         = 3
   max_size         = 3
+  metadata         = { for i in range(128) : "k${i}" => "v" }
+}
+
+resource "grove_profile" "edges" {
+  name       = "tf-edges"
+  type       = "grove.noop"
+  version    = "1.0"
+  properties = jsonencode({})
+  metadata   = { a = format("%16382s", "") }
 }
 `, PlanOnly: true, ExpectNonEmptyPlan: true})
 	// The agent takes the same edges.
 	edges := map[string]any{"name": "tf-edges", "profile_id": "tf-agree", "desired_capacity": 0, "min_size": 0, "max_size": -1, "timeout": 0,
+		"metadata": mergeMaps(manyKeys(127), map[string]any{"a": strings.Repeat(" ", 16382)}),
 		"config": map[string]any{
 			"g": "1", "grove": "2", "grove-x": "3", "grove_.y": "4", "node.grove.x": "5",
 			api.ConfigRestart:      map[string]any{"condition": "none", "delay": "0s", "max_attempts": 0, "window": "1h30m"},
@@ -279,4 +298,13 @@ func mergeMaps(a, b map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// manyKeys is a metadata object of n keys.
+func manyKeys(n int) map[string]any {
+	m := map[string]any{}
+	for i := range n {
+		m[fmt.Sprintf("k%d", i)] = "v"
+	}
+	return m
 }

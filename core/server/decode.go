@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/grovehq/grove/api"
 	"github.com/grovehq/grove/core/engine"
 	"github.com/grovehq/grove/plugins/sdk/schema"
 )
@@ -34,10 +34,11 @@ const (
 	// MaxNameChars bounds names, roles and references to other objects
 	// (ids or names), as Senlin's 255-character names.
 	MaxNameChars = 255
-	// MaxMetadataKeys bounds the entries of a metadata object.
-	MaxMetadataKeys = 128
+	// MaxMetadataKeys bounds the entries of a metadata object
+	// (api.ValidateMetadata, which the CLI and the provider apply too).
+	MaxMetadataKeys = api.MaxMetadataKeys
 	// MaxMetadataValueBytes bounds one metadata value written as JSON.
-	MaxMetadataValueBytes = 16 << 10
+	MaxMetadataValueBytes = api.MaxMetadataValueBytes
 )
 
 // bodyTooLarge is the 413 for a body over the limit.
@@ -298,20 +299,8 @@ func metadata(body map[string]any, k string) (map[string]any, error) {
 	if err != nil || m == nil {
 		return m, err
 	}
-	if len(m) > MaxMetadataKeys {
-		return nil, engine.BadRequest("%s has %d keys; at most %d are allowed.", k, len(m), MaxMetadataKeys)
-	}
-	for key, v := range m {
-		if key == "" {
-			return nil, engine.BadRequest("%s: keys must not be empty.", k)
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("measure %s.%s: %w", k, key, err)
-		}
-		if len(b) > MaxMetadataValueBytes {
-			return nil, engine.BadRequest("%s.%s is %d bytes as JSON; a metadata value may be at most %d bytes.", k, key, len(b), MaxMetadataValueBytes)
-		}
+	if err := api.ValidateMetadata(k, m); err != nil {
+		return nil, engine.BadRequest("%s", err.Error())
 	}
 	return m, nil
 }
