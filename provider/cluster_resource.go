@@ -91,7 +91,8 @@ var names = []validator.List{listvalidator.ValueStringsAre(stringvalidator.Lengt
 
 // nameRule holds an object's name to the agent's rule.
 var nameRule = []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(api.NamePattern),
-	"must be 1 to 255 characters of letters, digits, '.', '_', '~' and '-'")}
+	"must be 1 to 255 characters of letters, digits, '.', '_', '~' and '-'"),
+	stringvalidator.NoneOf(".", "..")}
 
 // notSetting refuses a config key the agent keeps for an orchestration
 // setting (grove.restart, …): such a setting is an object, which a map of

@@ -356,6 +356,12 @@ func ValidateName(field, name string) error {
 	if !nameRE.MatchString(name) {
 		return fmt.Errorf("%s %q is not valid: use 1 to 255 characters of letters, digits, '.', '_', '~' and '-'.", field, name)
 	}
+	// Senlin's pattern lets these through, but an object named so cannot
+	// be addressed: a URL path drops the segment (/v1/profiles/.. is
+	// /v1/), so its show, update and delete would reach something else.
+	if name == "." || name == ".." {
+		return fmt.Errorf("%s %q is not valid: \".\" and \"..\" cannot be looked up, since a URL path drops them; add a letter or digit.", field, name)
+	}
 	return nil
 }
 

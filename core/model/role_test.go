@@ -29,3 +29,24 @@ func TestValidateNodeRole(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateName: Senlin's pattern, without the two names a URL path
+// cannot hold.
+func TestValidateName(t *testing.T) {
+	for name, want := range map[string]string{
+		"web":                    "",
+		"a.b_c~d-e":              "",
+		"...":                    "",
+		"ウェブ":                    "",
+		"":                       "name is required.",
+		".":                      `name "." is not valid: "." and ".." cannot be looked up`,
+		"..":                     `name ".." is not valid: "." and ".." cannot be looked up`,
+		"a b":                    `name "a b" is not valid: use 1 to 255 characters`,
+		strings.Repeat("a", 256): `is not valid: use 1 to 255 characters`,
+	} {
+		err := ValidateName("name", name)
+		if (want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidateName(%q) = %v, want %q", name, err, want)
+		}
+	}
+}
