@@ -24,11 +24,10 @@ type liar struct {
 	mu sync.Mutex
 	// answer, when set for a call, replaces the driver's honest results.
 	answer map[string]func(nodes []sdk.Node) []sdk.Result
-	live   map[string]bool // physical ids created and not deleted
 }
 
 func newLiar() *liar {
-	return &liar{answer: map[string]func([]sdk.Node) []sdk.Result{}, live: map[string]bool{}}
+	return &liar{answer: map[string]func([]sdk.Node) []sdk.Result{}}
 }
 
 // lie makes the driver answer call with fn from now on.
@@ -38,37 +37,17 @@ func (l *liar) lie(call string, fn func(nodes []sdk.Node) []sdk.Result) {
 	l.answer[call] = fn
 }
 
-func (l *liar) liveIDs() map[string]bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := map[string]bool{}
-	for k := range l.live {
-		out[k] = true
-	}
-	return out
-}
-
 func (l *liar) each(call string, nodes []sdk.Node) []sdk.Result {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if fn := l.answer[call]; fn != nil {
-		out := fn(nodes)
-		for _, r := range out {
-			if r.Err == nil && r.PhysicalID != "" && call == "create" {
-				l.live[r.PhysicalID] = true
-			}
-		}
-		return out
+		return fn(nodes)
 	}
 	out := make([]sdk.Result, len(nodes))
 	for i, n := range nodes {
 		pid := n.PhysicalID
-		switch call {
-		case "create":
+		if call == "create" {
 			pid = "liar-" + n.ID
-			l.live[pid] = true
-		case "delete":
-			delete(l.live, pid)
 		}
 		out[i] = sdk.Result{ID: n.ID, PhysicalID: pid, Healthy: true}
 	}
@@ -109,9 +88,7 @@ func (panicPolicy) Attach(_ context.Context, p sdk.Spec, _ sdk.Cluster) (map[str
 func (panicPolicy) Detach(context.Context, sdk.Spec, sdk.Cluster, map[string]any) error { return nil }
 
 func (panicPolicy) Check(context.Context, sdk.CheckRequest) (sdk.CheckResult, error) {
-	var m map[string]int
-	m["x"]++
-	return sdk.CheckResult{}, nil
+	panic("a bug in the policy's check")
 }
 
 func liarPlugin(l *liar) *sdk.Plugin {
@@ -356,7 +333,7 @@ func TestHostilePolicyFailsItsActionAlone(t *testing.T) {
 	h.policy("panics", "test.panic", "1.0", `{}`)
 	h.attach(cl, "panics")
 	end = h.wait(h.act(cl, `{"scale_out": {"count": 1}}`))
-	want = "policy type test.panic panicked in check: assignment to entry in nil map"
+	want = "policy type test.panic panicked in check: a bug in the policy's check"
 	if end.Status != model.ActionFailed || !strings.Contains(end.StatusReason, want) {
 		t.Fatalf("scale-out: %s (%q), want FAILED saying %q", end.Status, end.StatusReason, want)
 	}
