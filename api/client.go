@@ -280,9 +280,14 @@ func excerpt(body []byte) string {
 }
 
 // unaddressable says why path cannot name what its caller meant, or "": a
-// segment is ".", ".." or empty (an empty name or id was put in it).
+// segment is ".", ".." or empty (an empty name or id was put in it). The
+// documents whose paths end in a slash, / and /v1/, are not objects and
+// pass.
 func unaddressable(path string) string {
 	path, _, _ = strings.Cut(path, "?")
+	if path == "/" || path == "/v1/" {
+		return ""
+	}
 	for i, seg := range strings.Split(path, "/") {
 		switch {
 		case seg == "." || seg == "..":

@@ -34,7 +34,14 @@ func TestUnaddressableNames(t *testing.T) {
 	if n := sent.Load(); n != 0 {
 		t.Errorf("%d requests reached the agent", n)
 	}
-	if _, err := c.Do(context.Background(), http.MethodGet, "/v1/clusters", nil, nil, nil); err != nil || sent.Load() != 1 {
-		t.Errorf("an ordinary path must be sent: %v", err)
+	// Ordinary paths are sent, and so are the documents whose paths end
+	// in a slash: the versions (/) and the version (/v1/).
+	for i, path := range []string{"/v1/clusters", "/", "/v1/"} {
+		if _, err := c.Do(context.Background(), http.MethodGet, path, nil, nil, nil); err != nil || sent.Load() != int32(i+1) {
+			t.Errorf("GET %s must be sent: %v", path, err)
+		}
+	}
+	if _, err := c.Do(context.Background(), http.MethodGet, "/v1/clusters/", nil, nil, nil); !IsNotFound(err) || sent.Load() != 3 {
+		t.Errorf("GET of an empty cluster id: want a 404 without a request, got %v", err)
 	}
 }
