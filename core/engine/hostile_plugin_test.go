@@ -312,6 +312,24 @@ func TestPanickingOrUnencodableDriverFailsItsNodesAlone(t *testing.T) {
 		t.Errorf("node %s is %s (%q) with physical id %q, want ERROR (%q) with physical id nan-%s", n.Name, n.Status, n.StatusReason, n.PhysicalID, want, n.ID)
 	}
 
+	// Data over the bound is not kept; the node keeps its physical id.
+	l.lie("create", func(ns []sdk.Node) []sdk.Result {
+		out := make([]sdk.Result, len(ns))
+		for i, n := range ns {
+			out[i] = sdk.Result{ID: n.ID, PhysicalID: "big-" + n.ID, Healthy: true, Data: map[string]any{"blob": strings.Repeat("x", 2<<20)}}
+		}
+		return out
+	})
+	cl, a, err = h.eng.CreateCluster(h.ctx(), caller, engine.ClusterCreate{Name: "big", Profile: "lp", DesiredCapacity: &one})
+	if end := h.wait(a, err); end.Status != model.ActionFailed {
+		t.Fatalf("create with oversized data: %s (%s), want FAILED", end.Status, end.StatusReason)
+	}
+	n = h.nodes(cl.ID)[0]
+	want = "Failed in creating node " + n.Name + ": the driver returned 2097163 bytes of data and 0 bytes of state for the node; at most 1048576 of data and 1048576 of state are kept"
+	if n.Status != model.NodeError || n.StatusReason != want || n.PhysicalID != "big-"+n.ID || n.Data["blob"] != nil {
+		t.Errorf("node %s is %s (%q) with physical id %q, want ERROR (%q) with physical id big-%s and no blob", n.Name, n.Status, n.StatusReason, n.PhysicalID, want, n.ID)
+	}
+
 	// The plugin still serves.
 	l.lie("create", nil)
 	liarCluster(h, "after", 2)

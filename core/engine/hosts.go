@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store"
@@ -586,10 +587,37 @@ func (e *Engine) RecordDriverHosts(ctx context.Context, typ string, hosts []sdk.
 		if dh.Err != "" {
 			state = model.HostDown
 		}
-		h := &model.Host{Name: dh.Name, Kind: driverHostKind(typ), Driver: typ, Labels: dh.Attributes, Load: dh.Load, State: state, Heartbeat: now}
+		labels, dropped := hostLabels(dh.Attributes)
+		if len(dropped) > 0 {
+			e.log.Warn("host attributes a driver reported were left out: they break the label rules", "type", typ, "host", dh.Name, "attributes", dropped)
+		}
+		h := &model.Host{Name: dh.Name, Kind: driverHostKind(typ), Driver: typ, Labels: labels, Load: dh.Load, State: state, Heartbeat: now}
 		if err := e.store.ReportHost(ctx, h); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// hostLabels keeps the attributes a driver reported for a host that are
+// valid labels (model.ValidHostLabels), the first MaxHostLabels of them
+// by key, and names the rest. A driver's attributes are its plugin's
+// output: a key or value an operator could not have set (a control
+// character, invalid UTF-8, a 10,000-character value), or more of them
+// than any host carries, would reach every placement and listing.
+func hostLabels(attrs map[string]string) (map[string]string, []string) {
+	var kept map[string]string
+	var dropped []string
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		v := attrs[k]
+		if len(kept) >= model.MaxHostLabels || !utf8.ValidString(k) || !utf8.ValidString(v) || model.ValidHostLabels("", map[string]string{k: v}) != nil {
+			dropped = append(dropped, strconv.Quote(k))
+			continue
+		}
+		if kept == nil {
+			kept = map[string]string{}
+		}
+		kept[k] = v
+	}
+	return kept, dropped
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/grovehq/grove/core/model"
 	"github.com/grovehq/grove/core/store/sqlite"
@@ -85,8 +88,10 @@ func TestPlaceOnHosts(t *testing.T) {
 }
 
 // TestRecordDriverHosts: what a driver's Hosts hook reports is recorded as
-// hosts of its kind, with its attributes as labels; a host it could not
-// ask is down; an agent's host of the same name is left alone.
+// hosts of its kind, with its attributes as labels, those that break the
+// label rules (and those past the most a host may carry) left out; a host
+// it could not ask is down; an agent's host of the same name is left
+// alone.
 func TestRecordDriverHosts(t *testing.T) {
 	ctx := context.Background()
 	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "grove.db"))
@@ -98,9 +103,15 @@ func TestRecordDriverHosts(t *testing.T) {
 	if err := s.ReportHost(ctx, &model.Host{Name: "me", Kind: model.HostAgent, State: model.HostUp, Heartbeat: now}); err != nil {
 		t.Fatal(err)
 	}
-	e := &Engine{store: s, cfg: Config{Now: time.Now}}
+	e := &Engine{store: s, cfg: Config{Now: time.Now}, log: hclog.NewNullLogger()}
+	many := map[string]string{}
+	for i := range model.MaxHostLabels + 5 {
+		many[fmt.Sprintf("k%03d", i)] = "v"
+	}
 	err = e.RecordDriverHosts(ctx, "container.docker", []sdk.Host{
-		{Name: "podman", Attributes: map[string]string{"os": "linux"}, Load: map[string]float64{"containers": 3}},
+		{Name: "podman", Attributes: map[string]string{"os": "linux", "bad key": "x", "esc": "\x1b[31m", "utf8": "\xff", "long": strings.Repeat("v", 256)},
+			Load: map[string]float64{"containers": 3}},
+		{Name: "crowded", Attributes: many},
 		{Name: "gone", Err: "connection refused"},
 		{Name: "me", Attributes: map[string]string{"x": "y"}},
 	})
@@ -113,6 +124,13 @@ func TestRecordDriverHosts(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, h := range hosts {
+		if h.Name == "crowded" {
+			// The first MaxHostLabels by key are kept.
+			if len(h.Labels) != model.MaxHostLabels || h.Labels["k000"] != "v" || h.Labels[fmt.Sprintf("k%03d", model.MaxHostLabels)] != "" {
+				t.Errorf("host crowded has %d labels %v; want k000 to k%03d", len(h.Labels), h.Labels, model.MaxHostLabels-1)
+			}
+			continue
+		}
 		got[h.Name] = fmt.Sprintf("%s %s %s %v %v", h.Kind, h.Driver, h.State, h.Labels, h.Load)
 	}
 	want := map[string]string{

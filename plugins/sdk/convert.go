@@ -168,6 +168,15 @@ func resultsToProto(rs []Result) []*pb.NodeResult {
 	return out
 }
 
+// MaxResultData and MaxResultState bound what the engine keeps of one
+// node's result: its data as JSON, and its state. Both are stored with the
+// node and sent back to the driver with every call about it, so a driver
+// that returns megabytes per node would fill the store and every batch.
+const (
+	MaxResultData  = 1 << 20
+	MaxResultState = 1 << 20
+)
+
 // resultsFromProto converts a plugin's results from the wire. The wire
 // code does not check that strings are UTF-8, and a plugin may pass on a
 // backend's bytes as they came; what the engine stores and shows must be
@@ -175,11 +184,21 @@ func resultsToProto(rs []Result) []*pb.NodeResult {
 // record), so reasons and messages have invalid bytes replaced, and a
 // physical id, which cannot be changed without losing the resource it
 // names, fails its node with the bytes quoted instead.
+//
+// Data and state larger than MaxResultData and MaxResultState are not
+// kept: the node fails saying so, with the physical id the driver gave,
+// so that the resource is still recorded and can be deleted.
 func resultsFromProto(rs []*pb.NodeResult) []Result {
 	out := make([]Result, len(rs))
 	for i, r := range rs {
-		out[i] = Result{ID: r.Id, PhysicalID: r.PhysicalId, State: r.State, Data: decodeMap(r.DataJson),
-			Healthy: r.Healthy, Completed: r.Completed, Reason: validUTF8(r.StatusReason), Err: ErrorFromProto(r.Error)}
+		if len(r.DataJson) > MaxResultData || len(r.State) > MaxResultState {
+			out[i] = Result{ID: r.Id, PhysicalID: r.PhysicalId, Reason: validUTF8(r.StatusReason),
+				Err: fmt.Errorf("the driver returned %d bytes of data and %d bytes of state for the node; at most %d of data and %d of state are kept",
+					len(r.DataJson), len(r.State), MaxResultData, MaxResultState)}
+		} else {
+			out[i] = Result{ID: r.Id, PhysicalID: r.PhysicalId, State: r.State, Data: decodeMap(r.DataJson),
+				Healthy: r.Healthy, Completed: r.Completed, Reason: validUTF8(r.StatusReason), Err: ErrorFromProto(r.Error)}
+		}
 		if !utf8.ValidString(r.PhysicalId) {
 			out[i].PhysicalID = ""
 			out[i].Err = fmt.Errorf("the driver returned a physical id that is not valid UTF-8: %q", r.PhysicalId)

@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -68,5 +70,32 @@ func TestResultsFromPluginAreText(t *testing.T) {
 		if !utf8.ValidString(r.Reason) || (r.Err != nil && !utf8.ValidString(r.Err.Error())) {
 			t.Errorf("node %s: not text: %q %v", r.ID, r.Reason, r.Err)
 		}
+	}
+}
+
+// A result's data or state over its bound is not kept: the node fails
+// saying how much it was sent, and keeps the physical id the driver gave,
+// so its resource is recorded and can be deleted. A result at the bound
+// is kept whole.
+func TestOversizedResultsFailTheirNode(t *testing.T) {
+	big := []byte(`{"blob":"` + strings.Repeat("x", MaxResultData) + `"}`)
+	atBound := []byte(`{"blob":"` + strings.Repeat("x", MaxResultData-len(`{"blob":""}`)) + `"}`)
+	rs := resultsFromProto([]*pb.NodeResult{
+		{Id: "a", PhysicalId: "vm-a", DataJson: big, Healthy: true},
+		{Id: "b", PhysicalId: "vm-b", State: make([]byte, MaxResultState+1), Healthy: true},
+		{Id: "c", PhysicalId: "vm-c", DataJson: atBound, State: make([]byte, MaxResultState), Healthy: true},
+	})
+	for i, want := range []string{
+		fmt.Sprintf("the driver returned %d bytes of data and 0 bytes of state for the node; at most 1048576 of data and 1048576 of state are kept", len(big)),
+		"the driver returned 0 bytes of data and 1048577 bytes of state for the node; at most 1048576 of data and 1048576 of state are kept",
+	} {
+		r := rs[i]
+		if r.Err == nil || r.Err.Error() != want || r.Data != nil || r.State != nil || r.PhysicalID == "" || r.Healthy {
+			t.Errorf("node %s: %v, data %d keys, state %d bytes, physical id %q, healthy %v; want %q, nothing kept but the physical id",
+				r.ID, r.Err, len(r.Data), len(r.State), r.PhysicalID, r.Healthy, want)
+		}
+	}
+	if c := rs[2]; c.Err != nil || len(c.State) != MaxResultState || len(c.Data["blob"].(string)) != MaxResultData-len(`{"blob":""}`) {
+		t.Errorf("node c at the bounds: %v, state %d bytes; want it kept whole", c.Err, len(c.State))
 	}
 }
