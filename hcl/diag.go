@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	hclv2 "github.com/hashicorp/hcl/v2"
@@ -33,6 +34,7 @@ func WriteDiagnostics(w io.Writer, diags hclv2.Diagnostics, files map[string]*hc
 // the subject is then underlined with carets beneath its line, as grove's
 // earlier writer did.
 func WriteDiagnosticsStyled(w io.Writer, diags hclv2.Diagnostics, files map[string]*hclv2.File, style TextStyle) error {
+	files = printable(files)
 	var buf bytes.Buffer
 	tw := hclv2.NewDiagnosticTextWriter(&buf, files, style.Width, style.Color)
 	for _, d := range diags {
@@ -49,6 +51,56 @@ func WriteDiagnosticsStyled(w io.Writer, diags hclv2.Diagnostics, files map[stri
 		}
 	}
 	return nil
+}
+
+// printable returns files whose source can be printed as snippets: each
+// character a terminal would act on rather than show (an escape sequence's
+// ESC, any other control character but tab and newline, a bidirectional
+// override that reorders what follows, a byte that is not UTF-8) becomes
+// as many '?' as it has bytes. The byte offsets of every range stay true,
+// so the writer's snippets and highlights, and the carets, still fall on
+// their subjects; the definition itself is not changed. Files with
+// nothing to replace are shared, not copied.
+func printable(files map[string]*hclv2.File) map[string]*hclv2.File {
+	var out map[string]*hclv2.File
+	for name, f := range files {
+		if f == nil || !bytes.ContainsFunc(f.Bytes, unprintable) && utf8.Valid(f.Bytes) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]*hclv2.File, len(files))
+			for k, v := range files {
+				out[k] = v
+			}
+		}
+		clean := make([]byte, 0, len(f.Bytes))
+		for src := f.Bytes; len(src) > 0; {
+			r, n := utf8.DecodeRune(src)
+			if r == utf8.RuneError && n <= 1 || unprintable(r) {
+				clean = append(clean, bytes.Repeat([]byte{'?'}, max(n, 1))...)
+			} else {
+				clean = append(clean, src[:n]...)
+			}
+			src = src[max(n, 1):]
+		}
+		c := *f
+		c.Bytes = clean
+		out[name] = &c
+	}
+	if out == nil {
+		return files
+	}
+	return out
+}
+
+// unprintable reports whether a terminal would act on r rather than show
+// it: a control character other than tab, newline and carriage return, or
+// a bidirectional control.
+func unprintable(r rune) bool {
+	if r == '\t' || r == '\n' || r == '\r' {
+		return false
+	}
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // withoutValues drops the expression and its evaluation context, with which

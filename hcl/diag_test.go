@@ -217,3 +217,37 @@ cluster "web" {
 	}
 	t.Errorf("no diagnostic names config.node.name.format and the space: %v", diags)
 }
+
+// TestDiagnosticsShowHostileSourceHarmlessly: a snippet of a definition
+// holding an escape sequence or a bidirectional override shows each such
+// character as '?' (one per byte), in plain text and in colour, so a
+// definition cannot drive the terminal or reorder what the reader sees;
+// the carets still fall under the subject.
+func TestDiagnosticsShowHostileSourceHarmlessly(t *testing.T) {
+	src := strings.Replace(badSrc, `"sometimes"`, "\"\u202esometimes\x1b[2J\"", 1)
+	def, diags := load(t, src, Options{})
+	if !diags.HasErrors() {
+		t.Fatal("the definition loaded without errors")
+	}
+	for _, style := range []TextStyle{{}, {Color: true, Width: 80}} {
+		var buf strings.Builder
+		if err := WriteDiagnosticsStyled(&buf, diags, def.Files, style); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.ContainsRune(out, '\u202e') || strings.Contains(out, "\x1b[2J") {
+			t.Errorf("color %v: the snippet carries the source's control characters:\n%q", style.Color, out)
+		}
+		if !strings.Contains(out, `???sometimes?[2J`) {
+			t.Errorf("color %v: the snippet does not show them as '?':\n%q", style.Color, out)
+		}
+		if !style.Color {
+			if got := caretColumn(out, "main.hcl", 12); got != 17 {
+				t.Errorf("carets at column %d, want 17:\n%s", got, out)
+			}
+		}
+	}
+	if def.Files["main.hcl"] != nil && !strings.ContainsRune(string(def.Files["main.hcl"].Bytes), '\u202e') {
+		t.Error("the definition's own source was changed")
+	}
+}
