@@ -170,7 +170,8 @@ const physicalLock int64 = 0x7068_7973 << 32 // "phys"
 // PhysicalHolders implements Store. It finds the ids in node_physical
 // (migration 0020) and keeps the rows whose node still holds its id.
 func (s *SQL) PhysicalHolders(ctx context.Context, physicalIDs []string) ([]model.PhysicalHolder, error) {
-	ids := slices.Sorted(slices.Values(slices.DeleteFunc(slices.Clone(physicalIDs), func(id string) bool { return id == "" })))
+	ids := slices.DeleteFunc(slices.Clone(physicalIDs), func(id string) bool { return id == "" })
+	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	if len(ids) == 0 {
 		return nil, nil
@@ -207,32 +208,23 @@ func (s *SQL) PhysicalHolders(ctx context.Context, physicalIDs []string) ([]mode
 
 // notePhysical records in node_physical the physical id each of nodes
 // holds, for PhysicalHolders; nodes without one are skipped (a row of a
-// node that gave its id up is ignored by the reads). One statement per
-// 500 nodes; a row already holding the id is not written again.
+// node that gave its id up is ignored by the reads). A row already holding
+// the id is not written again.
 func (s *SQL) notePhysical(ctx context.Context, nodes []*model.Node) error {
-	var ids, pids []string
+	var held []*model.Node
 	for _, n := range nodes {
 		if n.PhysicalID != "" {
-			ids, pids = append(ids, n.ID), append(pids, n.PhysicalID)
+			held = append(held, n)
 		}
 	}
-	const upsert = ` ON CONFLICT (node_id) DO UPDATE SET physical_id = excluded.physical_id WHERE node_physical.physical_id <> excluded.physical_id`
-	for start := 0; start < len(ids); start += 500 {
-		end := min(start+500, len(ids))
-		var err error
-		if s.dialect == "postgres" {
-			_, err = s.exec(ctx, `INSERT INTO node_physical (node_id, physical_id) SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[]))`+upsert,
-				ids[start:end], pids[start:end])
-		} else {
-			args := make([]any, 0, 2*(end-start))
-			for i := start; i < end; i++ {
-				args = append(args, ids[i], pids[i])
-			}
-			_, err = s.exec(ctx, `INSERT INTO node_physical (node_id, physical_id) VALUES `+strings.TrimSuffix(strings.Repeat("(?, ?), ", end-start), ", ")+upsert, args...)
-		}
-		if err != nil {
-			return fmt.Errorf("record the physical ids of %d nodes: %w", end-start, err)
-		}
+	if len(held) == 0 {
+		return nil
+	}
+	err := s.upsertMany(ctx, "node_physical", "node_id, physical_id",
+		" ON CONFLICT (node_id) DO UPDATE SET physical_id = excluded.physical_id WHERE node_physical.physical_id <> excluded.physical_id",
+		len(held), func(i int) []any { return []any{held[i].ID, held[i].PhysicalID} })
+	if err != nil {
+		return fmt.Errorf("record the physical ids of %d nodes: %w", len(held), err)
 	}
 	return nil
 }
