@@ -99,15 +99,18 @@ func outcome(verb string, n *model.Node, r sdk.Result, ok bool, callErr error) e
 // the last one silently could record a success that did not happen.
 func resultsByID(res []sdk.Result) map[string]sdk.Result {
 	m := make(map[string]sdk.Result, len(res))
-	seen := map[string]int{}
+	var count map[string]int // results per node, kept only for nodes answered twice
 	for _, r := range res {
-		seen[r.ID]++
-		if seen[r.ID] == 1 {
+		first, again := m[r.ID]
+		if !again {
 			m[r.ID] = r
 			continue
 		}
-		first := m[r.ID]
-		first.Err = fmt.Errorf("the driver returned %d results for it; one was expected", seen[r.ID])
+		if count == nil {
+			count = map[string]int{}
+		}
+		count[r.ID] = max(count[r.ID], 1) + 1
+		first.Err = fmt.Errorf("the driver returned %d results for it; one was expected", count[r.ID])
 		m[r.ID] = first
 	}
 	return m
