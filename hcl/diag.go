@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -68,10 +69,7 @@ func printable(files map[string]*hclv2.File) map[string]*hclv2.File {
 			continue
 		}
 		if out == nil {
-			out = make(map[string]*hclv2.File, len(files))
-			for k, v := range files {
-				out[k] = v
-			}
+			out = maps.Clone(files)
 		}
 		clean := make([]byte, 0, len(f.Bytes))
 		for src := f.Bytes; len(src) > 0; {
