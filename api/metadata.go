@@ -3,7 +3,8 @@ package api
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Limits of a metadata object (a profile's, cluster's or node's): the agent
@@ -23,12 +24,8 @@ func ValidateMetadata(field string, m map[string]any) error {
 	if len(m) > MaxMetadataKeys {
 		return fmt.Errorf("%s has %d keys; at most %d are allowed.", field, len(m), MaxMetadataKeys)
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // the first key at fault, whatever the map's order
-	for _, key := range keys {
+	// In key order: the first key at fault, whatever the map's order.
+	for _, key := range slices.Sorted(maps.Keys(m)) {
 		if key == "" {
 			return fmt.Errorf("%s: keys must not be empty.", field)
 		}
